@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs every Debian package memleak needs to build and test; safe to run again and again.
+# It must never install anything outside Debian's repositories or the npm registry, nor touch the project tree.
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config clang libclang-rt-14-dev
+  libyaml-dev libsqlite3-dev sqlite3 gnuplot-nox valgrind
+  libbenchmark-dev libbenchmark-tools
+  libjemalloc2 libjemalloc-dev libtcmalloc-minimal4 libmimalloc2.0 libmimalloc-dev
+  libexpat1-dev libonnx-testdata
+  python3 python3-onnx python3-numpy python3-scipy
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: all ${#packages[@]} Debian packages present"
+  exit 0
+fi
+
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+echo "setup: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"

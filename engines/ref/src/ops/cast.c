@@ -1,0 +1,7 @@
+/* cast.c: operator family "cast" (placeholder until its kernels land).
+ * It must never allocate at run time. */
+#include "op.h"
+
+const ref_op ref_ops_cast[] = {
+    {.name = NULL},
+};

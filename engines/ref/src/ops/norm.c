@@ -1,0 +1,7 @@
+/* norm.c: operator family "norm" (placeholder until its kernels land).
+ * It must never allocate at run time. */
+#include "op.h"
+
+const ref_op ref_ops_norm[] = {
+    {.name = NULL},
+};

@@ -1,0 +1,61 @@
+/* registry.c: finds an operator by op_type across the per-family tables, plus helpers for infer code.
+ * It must never own state: the tables are static and read-only. */
+#include <string.h>
+
+#include "op.h"
+
+static const ref_op *const families[] = {
+    ref_ops_elementwise, ref_ops_unary, ref_ops_activation, ref_ops_cast,   ref_ops_gemm,
+    ref_ops_conv,        ref_ops_pool,  ref_ops_norm,       ref_ops_reduce, ref_ops_softmax,
+    ref_ops_shape,       ref_ops_layout, ref_ops_index,     ref_ops_resize,
+};
+
+const ref_op *ref_op_find(const char *domain, const char *op_type)
+{
+    if (domain && domain[0] && strcmp(domain, "ai.onnx"))
+        return NULL;
+    for (size_t f = 0; f < sizeof families / sizeof families[0]; f++)
+        for (const ref_op *op = families[f]; op->name; op++)
+            if (!strcmp(op->name, op_type))
+                return op;
+    return NULL;
+}
+
+int ref_op_want_dtype(ref_op_ctx *c, int i, int n_types, const int *types)
+{
+    const ref_tensor *t = i < c->n_in ? c->in[i] : NULL;
+    if (!t)
+        return ref_fail(c->err, REF_E_INVALID, "input %d is required", i);
+    for (int k = 0; k < n_types; k++)
+        if (t->dtype == types[k])
+            return REF_OK;
+    return ref_fail(c->err, REF_E_UNSUPPORTED, "input %d has unsupported type %s", i,
+                    ref_dtype_name(t->dtype));
+}
+
+int ref_op_n_present(const ref_op_ctx *c)
+{
+    int n = c->n_in;
+    while (n > 0 && !c->in[n - 1])
+        n--;
+    return n;
+}
+
+int ref_op_read_ints(const ref_op_ctx *c, int i, int64_t *out, int max)
+{
+    const ref_tensor *t = i < c->n_in ? c->in[i] : NULL;
+    if (!t || !t->data)
+        return -1;
+    int64_t n = ref_tensor_numel(t);
+    if (n > max)
+        return -1;
+    for (int64_t k = 0; k < n; k++) {
+        if (t->dtype == REF_DT_INT64)
+            out[k] = ((const int64_t *)t->data)[k];
+        else if (t->dtype == REF_DT_INT32)
+            out[k] = ((const int32_t *)t->data)[k];
+        else
+            return -1;
+    }
+    return (int)n;
+}

@@ -1,0 +1,7 @@
+/* softmax.c: operator family "softmax" (placeholder until its kernels land).
+ * It must never allocate at run time. */
+#include "op.h"
+
+const ref_op ref_ops_softmax[] = {
+    {.name = NULL},
+};

@@ -1,0 +1,26 @@
+/* pool.h: the intra-op thread pool: a fixed set of workers that split one loop at a time.
+ * It must never allocate after creation: dispatching a loop is allocation-free so infer stays so. */
+#ifndef REF_POOL_H
+#define REF_POOL_H
+
+#include <stdint.h>
+#include "refengine.h"
+
+typedef struct ref_pool ref_pool;
+
+/* A pool running loops on n_threads threads in all (the caller's plus n_threads-1 workers).
+ * n_threads <= 1 gives a pool that runs everything on the caller. */
+int ref_pool_new(int n_threads, ref_pool **out, ref_error *err);
+/* Joins the workers. NULL is fine. */
+void ref_pool_free(ref_pool *p);
+/* Threads a loop runs on; 1 for NULL. */
+int ref_pool_threads(const ref_pool *p);
+
+/* fn(arg, begin, end, tid) over disjoint ranges covering [0, n), tid in [0, threads): tid indexes
+ * per-thread scratch. Ranges are at least `grain` long except the last. Returns when all are done.
+ * Ranges depend only on n, grain and the thread count, so results are reproducible. Not reentrant:
+ * a task must not call ref_parallel_for on the same pool. */
+typedef void (*ref_task_fn)(void *arg, int64_t begin, int64_t end, int tid);
+void ref_parallel_for(ref_pool *p, int64_t n, int64_t grain, ref_task_fn fn, void *arg);
+
+#endif
