@@ -263,6 +263,7 @@ typedef struct ref_gen_options {
     int image_size;      /* CNN input height and width; default 224 */
     int layers, hidden, heads, seq; /* transformer; defaults 4, 256, 4, 128 */
     int mlp_hidden;      /* mlp; default 1024 */
+    int dynamic;         /* 1: batch (and the transformer's seq) are symbolic dims "batch"/"seq" */
 } ref_gen_options;
 void ref_gen_options_init(ref_gen_options *o);
 /* Write the model to out_path (and out_path + ".data" with external data).
