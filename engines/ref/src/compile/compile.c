@@ -1,0 +1,150 @@
+/* compile.c: ref_compile and the compiled model's public getters: order, fold, plan, pre-pack.
+ * It must never modify the model it compiles: the model may be shared by several compiled models. */
+#include <string.h>
+
+#include "../alloc.h"
+#include "../inject.h"
+#include "compiled.h"
+
+static void compiled_destroy(ref_compiled *c);
+
+static int check_ops(ref_compiled *c, ref_error *err)
+{
+    for (int k = 0; k < c->n_nodes; k++) {
+        ref_exec_node *e = &c->nodes[k];
+        e->op = ref_op_find(e->node->domain, e->node->op_type);
+        if (!e->op) {
+            const char *d = e->node->domain[0] ? e->node->domain : "ai.onnx";
+            return ref_fail(err, REF_E_UNSUPPORTED, "node '%s': operator %s (domain %s) is not supported",
+                            e->node->name, e->node->op_type, d);
+        }
+    }
+    return REF_OK;
+}
+
+/* The default plan, for the declared input shapes; none (and no error) when a shape is undeclared. */
+static int default_plan(ref_compiled *c, ref_error *err)
+{
+    ref_tensor shapes[c->n_inputs > 0 ? c->n_inputs : 1];
+    for (int i = 0; i < c->n_inputs; i++) {
+        int rc = ref_input_default_shape(c, i, &shapes[i], err);
+        if (rc == REF_E_DYNAMIC) {
+            ref_error_clear(err);
+            return REF_OK;
+        }
+        if (rc)
+            return rc;
+    }
+    return ref_plan_build(c, shapes, &c->default_plan, err);
+}
+
+int ref_compile(ref_model *m, const ref_options *o, ref_compiled **out, ref_error *err)
+{
+    if (!m || !out)
+        return ref_fail(err, REF_E_INVALID, "compile: model and out are required");
+    ref_options defaults;
+    if (!o) {
+        ref_options_init(&defaults);
+        o = &defaults;
+    }
+    int rc = ref_inject_step(o, REF_STEP_COMPILE_MODEL, err);
+    if (rc)
+        return rc;
+    ref_compiled *c = ref_calloc(1, sizeof *c);
+    if (!c)
+        return ref_fail(err, REF_E_NOMEM, "compile: out of memory");
+    pthread_mutex_init(&c->prep_mu, NULL);
+    ref_model_ref(m);
+    c->model = m;
+    c->opts = *o;
+    c->opset = (int)ref_model_opset(m);
+    if (c->opset <= 0) {
+        rc = ref_fail(err, REF_E_UNSUPPORTED, "compile: the model imports no default-domain (ai.onnx) opset");
+        goto fail;
+    }
+    if ((rc = ref_graph_build(c, err)) || (rc = check_ops(c, err)) || (rc = ref_fold_constants(c, err)) ||
+        (rc = default_plan(c, err)) || (rc = ref_prepack(c, c->default_plan, err)))
+        goto fail;
+    *out = c;
+    return REF_OK;
+fail:
+    compiled_destroy(c);
+    return rc;
+}
+
+void ref_compiled_free(ref_compiled *c)
+{
+    if (!c)
+        return;
+    ref_inject_step(&c->opts, REF_STEP_RELEASE_COMPILED, NULL);
+    compiled_destroy(c);
+}
+
+static void compiled_destroy(ref_compiled *c)
+{
+    ref_plan_free(c, c->default_plan);
+    for (int k = 0; k < c->n_nodes; k++)
+        if (c->nodes[k].state)
+            c->nodes[k].op->state_free(c->nodes[k].state);
+    for (int v = 0; v < c->n_vals; v++)
+        ref_free(c->vals[v].owned);
+    ref_free(c->vals);
+    ref_free(c->nodes);
+    ref_free(c->node_ids);
+    ref_free(c->inputs);
+    ref_free(c->outputs);
+    pthread_mutex_destroy(&c->prep_mu);
+    ref_model_unref(c->model);
+    ref_free(c);
+}
+
+size_t ref_compiled_n_inputs(const ref_compiled *c) { return c ? (size_t)c->n_inputs : 0; }
+
+size_t ref_compiled_n_outputs(const ref_compiled *c) { return c ? (size_t)c->n_outputs : 0; }
+
+int ref_compiled_input(const ref_compiled *c, size_t i, ref_value_desc *out)
+{
+    if (!c || i >= (size_t)c->n_inputs)
+        return REF_E_RANGE;
+    out->name = c->vals[c->inputs[i]].name;
+    if (ref_input_default_shape(c, (int)i, &out->shape, NULL)) {
+        out->shape.rank = -1; /* undeclared shape */
+    }
+    return REF_OK;
+}
+
+int ref_compiled_output(const ref_compiled *c, size_t i, ref_value_desc *out)
+{
+    if (!c || i >= (size_t)c->n_outputs)
+        return REF_E_RANGE;
+    int v = c->outputs[i];
+    out->name = c->vals[v].name;
+    memset(&out->shape, 0, sizeof out->shape);
+    if (c->default_plan && (c->vals[v].producer < c->default_plan->dynamic_from || c->vals[v].producer < 0))
+        out->shape = c->default_plan->shapes[v];
+    else
+        out->shape.rank = -1;
+    out->shape.data = NULL;
+    return REF_OK;
+}
+
+int ref_compiled_plan_stats(const ref_compiled *c, ref_plan_stats *out, ref_error *err)
+{
+    if (!c || !out)
+        return ref_fail(err, REF_E_INVALID, "plan stats: compiled model and out are required");
+    memset(out, 0, sizeof *out);
+    const ref_plan *p = c->default_plan;
+    if (!p)
+        return ref_fail(err, REF_E_DYNAMIC, "no plan: some graph input declares no shape");
+    out->is_static = p->dynamic_from == c->n_nodes;
+    if (!out->is_static)
+        return ref_fail(err, REF_E_DYNAMIC, "no static plan: node '%s' (%s) needs a run-time value",
+                        c->nodes[p->dynamic_from].node->name, c->nodes[p->dynamic_from].node->op_type);
+    out->naive_bytes = p->naive_bytes;
+    out->planned_bytes = p->arena_bytes;
+    out->lower_bound_bytes = p->lower_bound_bytes;
+    out->n_tensors = p->n_tensors;
+    return REF_OK;
+}
+
+size_t ref_compiled_packed_bytes(const ref_compiled *c) { return c ? c->packed_bytes : 0; }

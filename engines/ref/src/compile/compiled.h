@@ -1,0 +1,107 @@
+/* compiled.h: internals of a compiled model (value table, execution order, prepared state) and its plans.
+ * Nothing here may change after ref_compile returns, except the lazily prepared states under prep_mu. */
+#ifndef REF_COMPILED_H
+#define REF_COMPILED_H
+
+#include <pthread.h>
+#include <stdbool.h>
+
+#include "../model.h"
+#include "../ops/op.h"
+
+typedef enum {
+    REF_VAL_INPUT = 0, /* graph input fed by the caller */
+    REF_VAL_CONST,     /* initializer or value folded at compile time; data always set */
+    REF_VAL_ACT        /* produced by a node */
+} ref_val_kind;
+
+typedef struct ref_value {
+    const char *name;   /* borrowed from the model */
+    ref_val_kind kind;
+    ref_tensor t;       /* dtype; shape and data for constants */
+    int producer;       /* node index in execution order, or -1 */
+    int last_use;       /* last consuming node; n_nodes when it is a graph output; -1 if unused */
+    void *owned;        /* data folded at compile time, freed with the compiled model */
+    const ref_value_info *declared; /* graph input's declared type and shape, or NULL */
+} ref_value;
+
+typedef struct ref_exec_node {
+    const ref_node *node; /* borrowed from the model */
+    const ref_op *op;
+    int *in;              /* value ids; -1 for omitted optional inputs */
+    int n_in;
+    int *out;             /* value ids; -1 for omitted optional outputs */
+    int n_out;
+    bool folded;          /* computed at compile time: its outputs are REF_VAL_CONST */
+    void *state;          /* from op->prepare */
+    bool prepared;        /* prepare ran (or the op has none) */
+} ref_exec_node;
+
+/* One memory plan: the shapes of every value for one set of input shapes, plus arena offsets. */
+typedef struct ref_plan {
+    ref_tensor *in_shapes;  /* key: dtype and dims of each graph input */
+    ref_tensor *shapes;     /* per value: dtype and dims (valid for nodes before dynamic_from) */
+    void **folded;          /* per value: data folded while planning (Shape of an activation...), owned */
+    bool *skip;             /* per node: nothing to run (folded at compile time or while planning) */
+    int64_t *offset;        /* per value: arena offset, -1 when not in the arena */
+    int64_t *scratch_off;   /* per node: offset of its run-time scratch */
+    size_t *scratch_bytes;  /* per node */
+    size_t arena_bytes, naive_bytes, lower_bound_bytes;
+    size_t n_tensors;
+    int dynamic_from;       /* first node whose output shapes need run-time values; n_nodes if none */
+} ref_plan;
+
+struct ref_compiled {
+    ref_model *model;       /* holds a reference */
+    ref_options opts;
+    int opset;
+    ref_value *vals;
+    int n_vals;
+    ref_exec_node *nodes;   /* in execution (topological) order */
+    int n_nodes;
+    int *inputs, n_inputs;  /* value ids of graph inputs (initializers excluded) */
+    int *outputs, n_outputs;
+    int *node_ids;          /* one block holding every node's in/out id arrays */
+    bool omitted_outputs;   /* some node skips an output in the middle: the arena path can't run it */
+    int max_io;             /* largest n_in or n_out of any node, to size pointer arrays */
+    ref_plan *default_plan; /* for the declared input shapes; NULL when they are not all known */
+    size_t packed_bytes;
+    pthread_mutex_t prep_mu; /* guards lazy prepare of nodes whose shapes were unknown at compile */
+};
+
+/* graph.c: build vals/nodes in topological order from the model (no shapes yet). */
+int ref_graph_build(ref_compiled *c, ref_error *err);
+
+/* fold.c: evaluate every node whose inputs are all constants; their outputs become REF_VAL_CONST. */
+int ref_fold_constants(ref_compiled *c, ref_error *err);
+
+/* Run node k once with freshly allocated outputs (ref_aligned_alloc, returned in out[], owned by the
+ * caller) and scratch; in[] gives the inputs. Used by folding and planning. */
+int ref_node_eval(const ref_compiled *c, int k, const ref_tensor *const *in, ref_tensor *out, ref_error *err);
+
+/* Set up an op context for node k over the given tensors. */
+void ref_node_ctx(const ref_compiled *c, int k, const ref_tensor *const *in, ref_tensor *const *out,
+                  ref_op_ctx *ctx, ref_error *err);
+
+/* Prefix err with "node 'name' (Op): ". Returns err's code. */
+int ref_node_fail(const ref_compiled *c, int k, ref_error *err);
+
+/* prepack.c: run op->prepare of every node with known shapes over opts.compile_threads workers. */
+int ref_prepack(ref_compiled *c, const ref_plan *p, ref_error *err);
+/* Prepare node k now if it was not (its shapes were unknown at compile); thread-safe. */
+int ref_prepare_lazy(ref_compiled *c, int k, const ref_tensor *const *in, ref_error *err);
+
+/* plan.c: shapes for the given input shapes (shape inference plus folding of shape-only subgraphs),
+ * then the memory plan. in_shapes has n_inputs entries (dtype and dims). */
+int ref_plan_build(const ref_compiled *c, const ref_tensor *in_shapes, ref_plan **out, ref_error *err);
+void ref_plan_free(const ref_compiled *c, ref_plan *p);
+/* True when p was built for exactly these input shapes. */
+bool ref_plan_matches(const ref_compiled *c, const ref_plan *p, const ref_tensor *in_shapes);
+/* Default shape of graph input i: declared dims, symbolic ones from opts.dims or 1.
+ * REF_E_DYNAMIC when the model declares no shape for it. */
+int ref_input_default_shape(const ref_compiled *c, int i, ref_tensor *out, ref_error *err);
+
+/* planner.c: offsets for the tensors of p (sizes and lifetimes known) with the given strategy. */
+int ref_plan_memory(const ref_compiled *c, ref_plan *p, int strategy, ref_error *err);
+
+#endif

@@ -1,0 +1,181 @@
+/* plan.c: builds a plan for one set of input shapes: shape inference node by node, folding of subgraphs that
+ * depend only on shapes (Shape → Gather → Concat → Reshape), then the memory plan. It must never keep a
+ * value folded from input shapes beyond the plan that owns it: another input shape gives another value. */
+#include <string.h>
+
+#include "../alloc.h"
+#include "compiled.h"
+
+int ref_input_default_shape(const ref_compiled *c, int i, ref_tensor *out, ref_error *err)
+{
+    const ref_value *v = &c->vals[c->inputs[i]];
+    const ref_value_info *d = v->declared;
+    memset(out, 0, sizeof *out);
+    out->dtype = d->elem_type;
+    if (d->rank < 0)
+        return ref_fail(err, REF_E_DYNAMIC, "graph input '%s' declares no shape", v->name);
+    if (d->rank > REF_MAX_RANK)
+        return ref_fail(err, REF_E_UNSUPPORTED, "graph input '%s' has rank %d (at most %d)", v->name, d->rank,
+                        REF_MAX_RANK);
+    out->rank = d->rank;
+    for (int j = 0; j < d->rank; j++) {
+        int64_t val = d->dims[j].value;
+        if (d->dims[j].param) {
+            val = 1; /* a symbolic dimension defaults to 1 unless an option names it */
+            for (int o = 0; o < c->opts.n_dims; o++)
+                if (!strcmp(c->opts.dims[o].name, d->dims[j].param))
+                    val = c->opts.dims[o].value;
+        } else if (val < 0) {
+            val = 1;
+        }
+        out->dims[j] = val;
+    }
+    return REF_OK;
+}
+
+void ref_plan_free(const ref_compiled *c, ref_plan *p)
+{
+    if (!p)
+        return;
+    if (p->folded)
+        for (int v = 0; v < c->n_vals; v++)
+            ref_free(p->folded[v]);
+    ref_free(p->folded);
+    ref_free(p->in_shapes);
+    ref_free(p->shapes);
+    ref_free(p->skip);
+    ref_free(p->offset);
+    ref_free(p->scratch_off);
+    ref_free(p->scratch_bytes);
+    ref_free(p);
+}
+
+bool ref_plan_matches(const ref_compiled *c, const ref_plan *p, const ref_tensor *in_shapes)
+{
+    for (int i = 0; i < c->n_inputs; i++)
+        if (p->in_shapes[i].dtype != in_shapes[i].dtype || !ref_shape_equal(&p->in_shapes[i], &in_shapes[i]))
+            return false;
+    return true;
+}
+
+static ref_plan *plan_alloc(const ref_compiled *c)
+{
+    ref_plan *p = ref_calloc(1, sizeof *p);
+    if (!p)
+        return NULL;
+    size_t nv = (size_t)(c->n_vals ? c->n_vals : 1), nn = (size_t)(c->n_nodes ? c->n_nodes : 1);
+    p->in_shapes = ref_calloc((size_t)c->n_inputs + 1, sizeof *p->in_shapes);
+    p->shapes = ref_calloc(nv, sizeof *p->shapes);
+    p->folded = ref_calloc(nv, sizeof *p->folded);
+    p->offset = ref_calloc(nv, sizeof *p->offset);
+    p->skip = ref_calloc(nn, sizeof *p->skip);
+    p->scratch_off = ref_calloc(nn, sizeof *p->scratch_off);
+    p->scratch_bytes = ref_calloc(nn, sizeof *p->scratch_bytes);
+    if (!p->in_shapes || !p->shapes || !p->folded || !p->offset || !p->skip || !p->scratch_off ||
+        !p->scratch_bytes) {
+        ref_plan_free(c, p);
+        return NULL;
+    }
+    return p;
+}
+
+/* Evaluate node k now when its outputs are knowable without run-time data. Returns 1 if folded. */
+static int try_fold(const ref_compiled *c, ref_plan *p, int k, const ref_tensor *const *in, ref_error *err)
+{
+    const ref_exec_node *e = &c->nodes[k];
+    bool known = true;
+    for (int j = 0; j < e->n_in; j++)
+        if (in[j] && !in[j]->data)
+            known = false;
+    if (!known && !e->op->value_from_shape)
+        return 0;
+    ref_tensor out[e->n_out > 0 ? e->n_out : 1];
+    int rc = ref_node_eval(c, k, in, out, err);
+    if (rc)
+        return rc == REF_E_DYNAMIC || rc == REF_E_UNSUPPORTED ? 0 : rc;
+    for (int j = 0; j < e->n_out; j++) {
+        if (e->out[j] < 0) {
+            ref_free(out[j].data);
+            continue;
+        }
+        p->shapes[e->out[j]] = out[j];
+        p->folded[e->out[j]] = out[j].data;
+    }
+    p->skip[k] = true;
+    return 1;
+}
+
+/* Shapes of node k's outputs from op->infer, and its scratch size. */
+static int infer_node(const ref_compiled *c, ref_plan *p, int k, const ref_tensor *const *in, ref_error *err)
+{
+    const ref_exec_node *e = &c->nodes[k];
+    ref_tensor dummy[e->n_out > 0 ? e->n_out : 1];
+    ref_tensor *outp[e->n_out > 0 ? e->n_out : 1];
+    for (int j = 0; j < e->n_out; j++) {
+        outp[j] = e->out[j] >= 0 ? &p->shapes[e->out[j]] : &dummy[j];
+        memset(outp[j], 0, sizeof *outp[j]);
+    }
+    ref_op_ctx ctx;
+    ref_node_ctx(c, k, in, outp, &ctx, err);
+    ctx.n_threads = c->opts.threads;
+    int rc = e->op->infer(&ctx);
+    if (rc)
+        return rc;
+    for (int j = 0; j < e->n_out; j++) {
+        outp[j]->data = NULL;
+        if (outp[j]->rank > REF_MAX_RANK || ref_dtype_size(outp[j]->dtype) == 0)
+            return ref_fail(err, REF_E_UNSUPPORTED, "output %d has unsupported type %s or rank %d", j,
+                            ref_dtype_name(outp[j]->dtype), outp[j]->rank);
+    }
+    p->scratch_bytes[k] = e->op->scratch_bytes ? e->op->scratch_bytes(&ctx) : 0;
+    return REF_OK;
+}
+
+int ref_plan_build(const ref_compiled *c, const ref_tensor *in_shapes, ref_plan **out, ref_error *err)
+{
+    ref_plan *p = plan_alloc(c);
+    if (!p)
+        return ref_fail(err, REF_E_NOMEM, "plan: out of memory for %d values", c->n_vals);
+    const ref_tensor *in[c->max_io > 0 ? c->max_io : 1];
+    int rc = REF_OK;
+    for (int i = 0; i < c->n_inputs; i++) {
+        p->in_shapes[i] = in_shapes[i];
+        p->in_shapes[i].data = NULL;
+        p->shapes[c->inputs[i]] = p->in_shapes[i];
+    }
+    for (int v = 0; v < c->n_vals; v++)
+        if (c->vals[v].kind == REF_VAL_CONST)
+            p->shapes[v] = c->vals[v].t;
+    p->dynamic_from = c->n_nodes;
+    for (int k = 0; k < c->n_nodes; k++) {
+        const ref_exec_node *e = &c->nodes[k];
+        if (e->folded) {
+            p->skip[k] = true;
+            continue;
+        }
+        for (int j = 0; j < e->n_in; j++)
+            in[j] = e->in[j] >= 0 ? &p->shapes[e->in[j]] : NULL;
+        rc = try_fold(c, p, k, in, err);
+        if (rc == 1)
+            continue;
+        if (rc == 0)
+            rc = infer_node(c, p, k, in, err);
+        if (rc == REF_E_DYNAMIC) {
+            ref_error_clear(err);
+            p->dynamic_from = k;
+            rc = REF_OK;
+            break;
+        }
+        if (rc) {
+            ref_node_fail(c, k, err);
+            goto fail;
+        }
+    }
+    if (p->dynamic_from == c->n_nodes && (rc = ref_plan_memory(c, p, c->opts.planner, err)))
+        goto fail;
+    *out = p;
+    return REF_OK;
+fail:
+    ref_plan_free(c, p);
+    return rc;
+}

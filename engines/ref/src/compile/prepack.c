@@ -1,0 +1,159 @@
+/* prepack.c: runs every operator's compile-time preparation (weight pre-packing) on compile_threads workers.
+ * Each worker owns one scratch buffer for its whole life, as OpenVINO's compile threads do, so the
+ * compile-time peak grows with the thread count. It must never let two workers prepare the same node. */
+#include <stdatomic.h>
+#include <string.h>
+
+#include "../alloc.h"
+#include "compiled.h"
+
+typedef struct {
+    ref_compiled *c;
+    const ref_plan *p;
+    int *jobs;           /* node indices to prepare */
+    int n_jobs;
+    int *status;         /* per job */
+    ref_error *errs;     /* per job, only read when its status fails */
+    _Atomic int next;
+    size_t scratch_bytes;
+    _Atomic int nomem;
+} prepack_run;
+
+static void build_inputs(const ref_compiled *c, const ref_plan *p, int k, const ref_tensor **in)
+{
+    const ref_exec_node *e = &c->nodes[k];
+    for (int j = 0; j < e->n_in; j++)
+        in[j] = e->in[j] >= 0 ? &p->shapes[e->in[j]] : NULL;
+}
+
+static int prepare_one(ref_compiled *c, int k, const ref_tensor *const *in, void *scratch, size_t bytes,
+                       ref_error *err)
+{
+    ref_exec_node *e = &c->nodes[k];
+    ref_op_ctx ctx;
+    ref_node_ctx(c, k, in, NULL, &ctx, err);
+    ctx.scratch = scratch;
+    ctx.scratch_bytes = bytes;
+    void *state = NULL;
+    int rc = e->op->prepare(&ctx, &state);
+    if (rc)
+        return rc;
+    e->state = state;
+    e->prepared = true;
+    return REF_OK;
+}
+
+static void *worker(void *arg)
+{
+    prepack_run *r = arg;
+    const ref_tensor *in[r->c->max_io > 0 ? r->c->max_io : 1];
+    void *scratch = r->scratch_bytes ? ref_aligned_alloc(r->scratch_bytes) : NULL;
+    if (r->scratch_bytes && !scratch) {
+        atomic_store(&r->nomem, 1);
+        return NULL;
+    }
+    for (int j; (j = atomic_fetch_add(&r->next, 1)) < r->n_jobs;) {
+        build_inputs(r->c, r->p, r->jobs[j], in);
+        r->status[j] = prepare_one(r->c, r->jobs[j], in, scratch, r->scratch_bytes, &r->errs[j]);
+    }
+    ref_free(scratch);
+    return NULL;
+}
+
+/* Nodes prepared now: they have a prepare, run at all, and have known shapes. Others wait for run time. */
+static int collect_jobs(ref_compiled *c, const ref_plan *p, int *jobs)
+{
+    int n = 0;
+    for (int k = 0; k < c->n_nodes; k++) {
+        ref_exec_node *e = &c->nodes[k];
+        e->prepared = !e->op->prepare || e->folded;
+        if (!e->prepared && p && k < p->dynamic_from && !p->skip[k])
+            jobs[n++] = k;
+    }
+    return n;
+}
+
+int ref_prepack(ref_compiled *c, const ref_plan *p, ref_error *err)
+{
+    int *jobs = ref_malloc(sizeof(int) * (size_t)(c->n_nodes + 1));
+    if (!jobs)
+        return ref_fail(err, REF_E_NOMEM, "compile: out of memory");
+    prepack_run r = {.c = c, .p = p, .jobs = jobs};
+    r.n_jobs = collect_jobs(c, p, jobs);
+    int rc = REF_OK;
+    const ref_tensor *in[c->max_io > 0 ? c->max_io : 1];
+    int n_workers = c->opts.compile_threads < r.n_jobs ? c->opts.compile_threads : r.n_jobs;
+    pthread_t threads[n_workers > 0 ? n_workers : 1];
+    int started = 0;
+    if (!r.n_jobs)
+        goto out;
+    for (int j = 0; j < r.n_jobs; j++) {
+        const ref_op *op = c->nodes[jobs[j]].op;
+        if (!op->prepare_scratch_bytes)
+            continue;
+        ref_op_ctx ctx;
+        build_inputs(c, p, jobs[j], in);
+        ref_node_ctx(c, jobs[j], in, NULL, &ctx, err);
+        size_t b = op->prepare_scratch_bytes(&ctx);
+        if (b > r.scratch_bytes)
+            r.scratch_bytes = b;
+    }
+    r.status = ref_calloc((size_t)r.n_jobs, sizeof *r.status);
+    r.errs = ref_calloc((size_t)r.n_jobs, sizeof *r.errs);
+    if (!r.status || !r.errs) {
+        rc = ref_fail(err, REF_E_NOMEM, "compile: out of memory");
+        goto out;
+    }
+    for (int t = 1; t < n_workers; t++) {
+        if (pthread_create(&threads[t], NULL, worker, &r))
+            break; /* fewer workers is still correct; the calling thread always works */
+        started = t;
+    }
+    worker(&r);
+    for (int t = 1; t <= started; t++)
+        pthread_join(threads[t], NULL);
+    if (atomic_load(&r.nomem)) {
+        rc = ref_fail(err, REF_E_NOMEM, "compile: out of memory for %zu bytes of worker scratch",
+                      r.scratch_bytes);
+        goto out;
+    }
+    for (int j = 0; j < r.n_jobs; j++)
+        if (r.status[j]) {
+            if (err)
+                *err = r.errs[j];
+            rc = ref_node_fail(c, jobs[j], err);
+            break;
+        }
+    for (int j = 0; j < r.n_jobs; j++) {
+        const ref_exec_node *e = &c->nodes[jobs[j]];
+        if (e->state && e->op->state_bytes)
+            c->packed_bytes += e->op->state_bytes(e->state);
+    }
+out:
+    ref_free(r.status);
+    ref_free(r.errs);
+    ref_free(jobs);
+    return rc;
+}
+
+int ref_prepare_lazy(ref_compiled *c, int k, const ref_tensor *const *in, ref_error *err)
+{
+    ref_exec_node *e = &c->nodes[k];
+    int rc = REF_OK;
+    pthread_mutex_lock(&c->prep_mu);
+    if (!e->prepared) {
+        ref_op_ctx ctx;
+        ref_node_ctx(c, k, in, NULL, &ctx, err);
+        size_t b = e->op->prepare_scratch_bytes ? e->op->prepare_scratch_bytes(&ctx) : 0;
+        void *scratch = b ? ref_aligned_alloc(b) : NULL;
+        if (b && !scratch)
+            rc = ref_fail(err, REF_E_NOMEM, "out of memory for %zu bytes of prepare scratch", b);
+        else
+            rc = prepare_one(c, k, in, scratch, b, err);
+        ref_free(scratch);
+        if (!rc && e->state && e->op->state_bytes)
+            c->packed_bytes += e->op->state_bytes(e->state);
+    }
+    pthread_mutex_unlock(&c->prep_mu);
+    return rc;
+}

@@ -1,0 +1,36 @@
+/* request.h: internals of an inference request: inputs, output bindings, plan cache, arena.
+ * A request is used by one thread at a time; it must never share mutable state with other requests. */
+#ifndef REF_REQUEST_H
+#define REF_REQUEST_H
+
+#include <stdbool.h>
+
+#include "../compile/compiled.h"
+
+struct ref_request {
+    ref_compiled *c;
+    ref_pool *pool;
+    ref_tensor *vals;          /* per value: what the operators see during this run */
+    ref_tensor *in;            /* per graph input: dtype, shape and where its data is */
+    void **in_own;             /* per graph input: the request's own copy (set_input) */
+    size_t *in_cap;
+    bool *in_set;
+    void **out_bind;           /* per graph output: caller buffer, or NULL */
+    size_t *out_bind_bytes;
+    ref_plan **cache;          /* plans for input shapes other than the default (mem_pattern on) */
+    int n_cache, cap_cache;
+    ref_plan *tmp_plan;        /* mem_pattern off: the plan of the last infer, rebuilt every time */
+    void *arena;
+    size_t arena_cap;
+    void **dyn;                /* per value: buffer allocated during the run (arena off or dynamic) */
+    const ref_tensor **in_ptrs;
+    ref_tensor **out_ptrs;
+};
+
+/* exec.c: run every node of plan p; the request's vals must be bound for p first. */
+int ref_exec_arena(ref_request *r, const ref_plan *p, ref_error *err);
+int ref_exec_per_tensor(ref_request *r, const ref_plan *p, ref_error *err);
+/* Free buffers the last per-tensor run left (graph outputs kept for ref_request_output). */
+void ref_exec_release(ref_request *r);
+
+#endif
