@@ -1,0 +1,74 @@
+/* sgemm.h: single-precision GEMM, C = alpha*op(A)*op(B) + beta*C on row-major matrices, with Goto/BLIS
+ * blocking and operands given plain or pre-packed. It must never allocate: packing buffers are the caller's scratch. */
+#ifndef REF_SGEMM_H
+#define REF_SGEMM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../pool.h"
+#include "refengine.h"
+
+/* Micro-tile and cache blocks. The packed layouts below depend on MR, NR and the K blocking, which
+ * depend on nothing but K, so a buffer packed at compile time fits every later run. */
+#define REF_SGEMM_MR 6
+#define REF_SGEMM_NR 16
+#define REF_SGEMM_KC 256  /* upper bound of a K block; blocks are balanced (ref_sgemm_kc) */
+#define REF_SGEMM_MC 144  /* rows of A kept in L2; a multiple of MR */
+#define REF_SGEMM_NC 2048 /* columns of B per packed block; a multiple of NR */
+
+/* One operand as the driver sees it. A plain one is op(X) with X stored row-major with row stride ld
+ * (X is the transpose of op(X) when trans). A packed one is a buffer from ref_sgemm_pack_a/_b for exactly
+ * the M (or N) and K of the call; ld and trans are then ignored. */
+typedef struct ref_sgemm_operand {
+    const float *data;
+    int64_t ld;
+    bool trans;
+    bool packed;
+} ref_sgemm_operand;
+
+/* K block length used for a reduction of length K (a function of K alone). */
+int64_t ref_sgemm_kc(int64_t K);
+
+/* Floats of a packed op(A) (M x K) or op(B) (K x N): edges are padded to whole MR/NR panels. */
+size_t ref_sgemm_packed_a_floats(int64_t M, int64_t K);
+size_t ref_sgemm_packed_b_floats(int64_t K, int64_t N);
+
+/* Pack op(A) (M x K) or op(B) (K x N), given as a plain operand, into dst (room for the floats above).
+ * Padding is written as zeros, so the packed bytes are a pure function of the matrix. */
+void ref_sgemm_pack_a(int64_t M, int64_t K, const ref_sgemm_operand *A, float *dst);
+void ref_sgemm_pack_b(int64_t K, int64_t N, const ref_sgemm_operand *B, float *dst);
+
+/* Scratch the driver needs for these sizes when run on n_threads threads (packing buffers of the
+ * operands that are not pre-packed). Give ref_sgemm at least this many bytes, 64-byte aligned. */
+size_t ref_sgemm_scratch_bytes(int64_t M, int64_t N, int64_t K, bool a_packed, bool b_packed, int n_threads);
+
+/* C[M x N] (row stride ldc) = alpha*op(A)*op(B) + beta*C. beta == 0 never reads C (NaNs there vanish).
+ * Work is split over whole panels of C on pool's threads (NULL: serial on the caller, which is what a
+ * task already running inside ref_parallel_for must pass); every element is reduced over K in the same
+ * order whatever the split, so results are bit-identical for any thread count. Fails with REF_E_INVALID
+ * when scratch is smaller than ref_sgemm_scratch_bytes (for the pool's thread count) or sizes are negative. */
+int ref_sgemm(ref_pool *pool, int64_t M, int64_t N, int64_t K, float alpha, const ref_sgemm_operand *A,
+              const ref_sgemm_operand *B, float beta, float *C, int64_t ldc, void *scratch,
+              size_t scratch_bytes, ref_error *err);
+
+/* Name of the micro-kernel the next call will use ("avx2-fma 6x16" or "portable 6x16"). */
+const char *ref_sgemm_kernel_name(void);
+/* Tests and benchmarks: force the portable micro-kernel even when AVX2+FMA is available. Process-wide. */
+void ref_sgemm_force_portable(bool on);
+
+/* ---- internal to the sgemm files ---- */
+
+/* Full MR x NR tile: c = alpha*sum_k a[k*MR+i]*b[k*NR+j] + beta*c, with beta == 0 not reading c. */
+typedef void (*ref_sgemm_kernel_fn)(int64_t kc, const float *a, const float *b, float *c, int64_t ldc,
+                                    float alpha, float beta);
+void ref_sgemm_kernel_avx2(int64_t kc, const float *a, const float *b, float *c, int64_t ldc, float alpha,
+                           float beta);
+
+/* Pack one block: rows [0,mc) x k [0,kc) of op(A) starting at src into MR panels; k [0,kc) x cols
+ * [0,nc) of op(B) into NR panels. src already points at the block's first element. */
+void ref_sgemm_pack_a_block(const float *src, int64_t ld, bool trans, int64_t mc, int64_t kc, float *dst);
+void ref_sgemm_pack_b_block(const float *src, int64_t ld, bool trans, int64_t kc, int64_t nc, float *dst);
+
+#endif

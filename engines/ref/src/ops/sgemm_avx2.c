@@ -1,0 +1,85 @@
+/* sgemm_avx2.c: the 6x16 AVX2+FMA micro-kernel (12 ymm accumulators, 2 for B, 1 for the A broadcast).
+ * It must never be called unless the CPU reports avx2 and fma (sgemm.c checks), nor touch C beyond 6x16. */
+#include <immintrin.h>
+
+#include "sgemm.h"
+
+#if REF_SGEMM_MR != 6 || REF_SGEMM_NR != 16
+#error "sgemm_avx2.c is written for a 6x16 tile"
+#endif
+
+/* Merge one row of accumulators into C; the three forms keep beta == 0 from reading C. */
+static inline void store_row(float *c, __m256 lo, __m256 hi, __m256 va, __m256 vb, int mode)
+{
+    if (mode == 0) {
+        _mm256_storeu_ps(c, _mm256_mul_ps(va, lo));
+        _mm256_storeu_ps(c + 8, _mm256_mul_ps(va, hi));
+    } else if (mode == 1) {
+        _mm256_storeu_ps(c, _mm256_fmadd_ps(va, lo, _mm256_loadu_ps(c)));
+        _mm256_storeu_ps(c + 8, _mm256_fmadd_ps(va, hi, _mm256_loadu_ps(c + 8)));
+    } else {
+        _mm256_storeu_ps(c, _mm256_fmadd_ps(va, lo, _mm256_mul_ps(vb, _mm256_loadu_ps(c))));
+        _mm256_storeu_ps(c + 8, _mm256_fmadd_ps(va, hi, _mm256_mul_ps(vb, _mm256_loadu_ps(c + 8))));
+    }
+}
+
+#define STEP(off)                                                                         \
+    do {                                                                                  \
+        __m256 b0 = _mm256_loadu_ps(b + (off)*16), b1 = _mm256_loadu_ps(b + (off)*16 + 8); \
+        __m256 av = _mm256_broadcast_ss(a + (off)*6 + 0);                                 \
+        c00 = _mm256_fmadd_ps(av, b0, c00);                                               \
+        c01 = _mm256_fmadd_ps(av, b1, c01);                                               \
+        av = _mm256_broadcast_ss(a + (off)*6 + 1);                                        \
+        c10 = _mm256_fmadd_ps(av, b0, c10);                                               \
+        c11 = _mm256_fmadd_ps(av, b1, c11);                                               \
+        av = _mm256_broadcast_ss(a + (off)*6 + 2);                                        \
+        c20 = _mm256_fmadd_ps(av, b0, c20);                                               \
+        c21 = _mm256_fmadd_ps(av, b1, c21);                                               \
+        av = _mm256_broadcast_ss(a + (off)*6 + 3);                                        \
+        c30 = _mm256_fmadd_ps(av, b0, c30);                                               \
+        c31 = _mm256_fmadd_ps(av, b1, c31);                                               \
+        av = _mm256_broadcast_ss(a + (off)*6 + 4);                                        \
+        c40 = _mm256_fmadd_ps(av, b0, c40);                                               \
+        c41 = _mm256_fmadd_ps(av, b1, c41);                                               \
+        av = _mm256_broadcast_ss(a + (off)*6 + 5);                                        \
+        c50 = _mm256_fmadd_ps(av, b0, c50);                                               \
+        c51 = _mm256_fmadd_ps(av, b1, c51);                                               \
+    } while (0)
+
+void ref_sgemm_kernel_avx2(int64_t kc, const float *a, const float *b, float *c, int64_t ldc, float alpha,
+                           float beta)
+{
+    __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
+    __m256 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
+    /* Pull the C tile toward L1 while the reduction runs; it is written once at the end. */
+    for (int r = 0; r < 6; r++) {
+        _mm_prefetch((const char *)(c + r * ldc), _MM_HINT_T0);
+        _mm_prefetch((const char *)(c + r * ldc + 15), _MM_HINT_T0);
+    }
+    int64_t k = 0;
+    for (; k + 4 <= kc; k += 4) {
+        _mm_prefetch((const char *)(b + 64 * 4), _MM_HINT_T0);
+        _mm_prefetch((const char *)(b + 64 * 4 + 16), _MM_HINT_T0);
+        _mm_prefetch((const char *)(b + 64 * 4 + 32), _MM_HINT_T0);
+        _mm_prefetch((const char *)(b + 64 * 4 + 48), _MM_HINT_T0);
+        STEP(0);
+        STEP(1);
+        STEP(2);
+        STEP(3);
+        a += 24;
+        b += 64;
+    }
+    for (; k < kc; k++) {
+        STEP(0);
+        a += 6;
+        b += 16;
+    }
+    __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
+    int mode = beta == 0.0f ? 0 : beta == 1.0f ? 1 : 2;
+    store_row(c + 0 * ldc, c00, c01, va, vb, mode);
+    store_row(c + 1 * ldc, c10, c11, va, vb, mode);
+    store_row(c + 2 * ldc, c20, c21, va, vb, mode);
+    store_row(c + 3 * ldc, c30, c31, va, vb, mode);
+    store_row(c + 4 * ldc, c40, c41, va, vb, mode);
+    store_row(c + 5 * ldc, c50, c51, va, vb, mode);
+}
