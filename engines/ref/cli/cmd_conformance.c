@@ -1,13 +1,214 @@
-/* cmd_conformance.c: the "refengine conformance" subcommand (not implemented yet).
- * It must never exit() itself. */
+/* cmd_conformance.c: "refengine conformance DIR...": runs ONNX backend test cases, each in its own child
+ * process so a crash or hang is one failed case, and ends with "N passed, N failed, N skipped".
+ * It must never exit 0 when any case failed. */
+#include <dirent.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "cli.h"
+#include "cli_opts.h"
+#include "conformance.h"
+
+typedef struct {
+    ref_case_opts opts;
+    int timeout_s;
+    bool fork_each, quiet;
+    int passed, failed, skipped;
+} conf_run;
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: refengine conformance [options] DIR...\n"
+            "  Runs ONNX backend test cases: each DIR is a case (holding model.onnx) or a folder of cases.\n"
+            "  Prints a line per failing or skipped case, then \"N passed, N failed, N skipped\".\n"
+            "  Exit status: 0 when nothing failed, 1 otherwise, 2 on usage errors.\n\n"
+            "  --rtol X, --atol X   tolerances (default 1e-3, 1e-5)\n"
+            "  --iterations N       infers per data set (default 1)\n"
+            "  --timeout S          seconds per case before it counts as failed (default 120)\n"
+            "  --no-fork            run cases in this process (for debuggers)\n"
+            "  --quiet              do not print skipped cases\n\n%s",
+            ref_cli_engine_help);
+}
+
+static bool is_case(const char *dir)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/model.onnx", dir);
+    return access(path, R_OK) == 0;
+}
+
+static void report(conf_run *run, const char *name, const ref_case_result *res)
+{
+    if (res->verdict == REF_CASE_PASS) {
+        run->passed++;
+    } else if (res->verdict == REF_CASE_SKIP) {
+        run->skipped++;
+        if (!run->quiet)
+            printf("skip %s: %s\n", name, res->msg);
+    } else {
+        run->failed++;
+        printf("FAIL %s: %s\n", name, res->msg);
+    }
+    fflush(stdout);
+}
+
+/* Run one case in a child; a signal, timeout or lost result is a failure. */
+static void run_forked(conf_run *run, const char *dir, ref_case_result *res)
+{
+    int fds[2];
+    if (pipe(fds)) {
+        res->verdict = REF_CASE_FAIL;
+        snprintf(res->msg, sizeof res->msg, "pipe failed");
+        return;
+    }
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fds[0]);
+        alarm((unsigned)run->timeout_s);
+        ref_case_run(dir, &run->opts, res);
+        ssize_t w = write(fds[1], res, sizeof *res);
+        _exit(w == (ssize_t)sizeof *res ? 0 : 3);
+    }
+    close(fds[1]);
+    ssize_t got = pid > 0 ? read(fds[0], res, sizeof *res) : -1;
+    close(fds[0]);
+    int status = 0;
+    if (pid > 0)
+        waitpid(pid, &status, 0);
+    if (got == (ssize_t)sizeof *res)
+        return;
+    res->verdict = REF_CASE_FAIL;
+    if (pid < 0)
+        snprintf(res->msg, sizeof res->msg, "fork failed");
+    else if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM)
+        snprintf(res->msg, sizeof res->msg, "timed out after %d s", run->timeout_s);
+    else if (WIFSIGNALED(status))
+        snprintf(res->msg, sizeof res->msg, "crashed with signal %d (%s)", WTERMSIG(status),
+                 strsignal(WTERMSIG(status)));
+    else
+        snprintf(res->msg, sizeof res->msg, "child exited with status %d and no result", WEXITSTATUS(status));
+}
+
+static void run_case(conf_run *run, const char *dir)
+{
+    ref_case_result res = {0};
+    if (run->fork_each)
+        run_forked(run, dir, &res);
+    else
+        ref_case_run(dir, &run->opts, &res);
+    /* Name the case by its last two path components, e.g. node/test_add. */
+    const char *name = dir + strlen(dir);
+    for (int slashes = 0; name > dir; name--)
+        if (name[-1] == '/' && ++slashes == 2)
+            break;
+    report(run, name, &res);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Every case directly under dir, in name order. */
+static int run_folder(conf_run *run, const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d) {
+        fprintf(stderr, "refengine conformance: cannot open %s\n", dir);
+        return -1;
+    }
+    char **names = NULL;
+    size_t n = 0, cap = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        if (e->d_name[0] == '.')
+            continue;
+        if (n == cap) {
+            cap = cap ? cap * 2 : 256;
+            char **p = realloc(names, cap * sizeof *p);
+            if (!p)
+                break;
+            names = p;
+        }
+        names[n++] = strdup(e->d_name);
+    }
+    closedir(d);
+    qsort(names, n, sizeof *names, cmp_str);
+    for (size_t i = 0; i < n; i++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        if (is_case(path))
+            run_case(run, path);
+        free(names[i]);
+    }
+    free(names);
+    return 0;
+}
 
 int ref_cli_conformance(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "refengine conformance: not implemented yet\n");
-    return 2;
+    conf_run run = {.timeout_s = 120, .fork_each = true};
+    ref_options_init(&run.opts.engine);
+    run.opts.rtol = 1e-3;
+    run.opts.atol = 1e-5;
+    run.opts.iterations = 1;
+    int first_dir = argc;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        int r = ref_cli_engine_option("conformance", argc, argv, &i, &run.opts.engine);
+        if (r < 0)
+            return 2;
+        if (r > 0)
+            continue;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(stdout);
+            return 0;
+        } else if (!strcmp(a, "--no-fork")) {
+            run.fork_each = false;
+        } else if (!strcmp(a, "--quiet")) {
+            run.quiet = true;
+        } else if ((!strcmp(a, "--rtol") || !strcmp(a, "--atol") || !strcmp(a, "--iterations") ||
+                    !strcmp(a, "--timeout")) && i + 1 < argc) {
+            double v = atof(argv[++i]);
+            if (a[2] == 'r')
+                run.opts.rtol = v;
+            else if (a[2] == 'a')
+                run.opts.atol = v;
+            else if (a[2] == 'i')
+                run.opts.iterations = v < 1 ? 1 : (int)v;
+            else
+                run.timeout_s = v < 1 ? 1 : (int)v;
+        } else if (a[0] == '-') {
+            fprintf(stderr, "refengine conformance: unknown option %s\n", a);
+            usage(stderr);
+            return 2;
+        } else {
+            first_dir = i;
+            break;
+        }
+    }
+    if (first_dir >= argc) {
+        usage(stderr);
+        return 2;
+    }
+    int bad_dirs = 0;
+    for (int i = first_dir; i < argc; i++) {
+        struct stat st;
+        if (stat(argv[i], &st) || !S_ISDIR(st.st_mode)) {
+            fprintf(stderr, "refengine conformance: %s is not a folder\n", argv[i]);
+            bad_dirs++;
+        } else if (is_case(argv[i])) {
+            run_case(&run, argv[i]);
+        } else if (run_folder(&run, argv[i])) {
+            bad_dirs++;
+        }
+    }
+    printf("%d passed, %d failed, %d skipped\n", run.passed, run.failed, run.skipped);
+    return run.failed || bad_dirs ? 1 : 0;
 }

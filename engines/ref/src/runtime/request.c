@@ -199,7 +199,7 @@ static int select_plan(ref_request *r, const ref_plan **out, ref_error *err)
         r->cache = p;
         r->cap_cache = cap;
     }
-    ref_plan *p;
+    ref_plan *p = NULL;
     if ((rc = ref_plan_build(c, r->in, &p, err)))
         return rc;
     r->cache[r->n_cache++] = p;
@@ -241,7 +241,7 @@ int ref_infer(ref_request *r, ref_error *err)
             return ref_fail(err, REF_E_STATE, "infer: input '%s' was never set",
                             r->c->vals[r->c->inputs[i]].name);
     ref_exec_release(r);
-    const ref_plan *p;
+    const ref_plan *p = NULL;
     if ((rc = select_plan(r, &p, err)))
         return rc;
     if (r->c->opts.arena && !r->c->omitted_outputs && p->dynamic_from == r->c->n_nodes) {

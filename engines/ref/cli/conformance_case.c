@@ -1,0 +1,248 @@
+/* conformance_case.c: runs one ONNX backend test case (model.onnx + test_data_set_*) and compares outputs.
+ * It must never call a case passed unless every output of every data set matched within tolerance. */
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "conformance.h"
+#include "tensor.h"
+
+#define MAX_IO 32
+
+static void verdict(ref_case_result *res, int v, const char *fmt, const char *a, const char *b)
+{
+    res->verdict = v;
+    snprintf(res->msg, sizeof res->msg, fmt, a, b);
+}
+
+/* An engine status becomes skip (unsupported) or fail (anything else). */
+static void from_status(ref_case_result *res, int rc, const char *stage, const ref_error *err)
+{
+    verdict(res, rc == REF_E_UNSUPPORTED ? REF_CASE_SKIP : REF_CASE_FAIL, "%s: %s", stage, err->msg);
+}
+
+/* IEEE binary16 bits to double, for comparing float16 outputs. */
+static double half_to_double(uint16_t h)
+{
+    int exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
+    double sign = (h & 0x8000) ? -1.0 : 1.0;
+    if (exp == 0)
+        return sign * ldexp(mant, -24);
+    if (exp == 31)
+        return mant ? NAN : sign * INFINITY;
+    return sign * ldexp(mant + 1024, exp - 25);
+}
+
+static bool is_float(int dt) { return dt == REF_DT_FLOAT || dt == REF_DT_DOUBLE; }
+
+static double value_at(const ref_tensor *t, int64_t i)
+{
+    switch (t->dtype) {
+    case REF_DT_FLOAT: return ((const float *)t->data)[i];
+    case REF_DT_DOUBLE: return ((const double *)t->data)[i];
+    case REF_DT_INT64: return (double)((const int64_t *)t->data)[i];
+    case REF_DT_INT32: return ((const int32_t *)t->data)[i];
+    case REF_DT_INT16: return ((const int16_t *)t->data)[i];
+    case REF_DT_INT8: return ((const int8_t *)t->data)[i];
+    case REF_DT_UINT8: case REF_DT_BOOL: return ((const uint8_t *)t->data)[i];
+    case REF_DT_UINT16: case REF_DT_FLOAT16: return ((const uint16_t *)t->data)[i];
+    case REF_DT_UINT32: return ((const uint32_t *)t->data)[i];
+    case REF_DT_UINT64: return (double)((const uint64_t *)t->data)[i];
+    default: return 0;
+    }
+}
+
+/* Compare got with want: shape and type exactly, values within atol + rtol*|want| for floats, exactly
+ * for the rest. NaN matches NaN. Returns 0, or writes why into why. */
+int ref_case_compare(const ref_tensor *got, const ref_tensor *want, double rtol, double atol, char *why,
+                     size_t len)
+{
+    char a[96], b[96];
+    if (got->dtype != want->dtype) {
+        snprintf(why, len, "type %s, expected %s", ref_dtype_name(got->dtype), ref_dtype_name(want->dtype));
+        return -1;
+    }
+    if (!ref_shape_equal(got, want)) {
+        snprintf(why, len, "shape %s, expected %s", ref_shape_str(got, a, sizeof a),
+                 ref_shape_str(want, b, sizeof b));
+        return -1;
+    }
+    int64_t n = ref_tensor_numel(want);
+    if (!is_float(want->dtype) && want->dtype != REF_DT_FLOAT16) {
+        size_t bytes = ref_tensor_nbytes(want);
+        if (bytes && memcmp(got->data, want->data, bytes)) {
+            for (int64_t i = 0; i < n; i++)
+                if (value_at(got, i) != value_at(want, i)) {
+                    snprintf(why, len, "element %lld is %g, expected %g", (long long)i, value_at(got, i),
+                             value_at(want, i));
+                    return -1;
+                }
+        }
+        return 0;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        double g = value_at(got, i), w = value_at(want, i);
+        if (want->dtype == REF_DT_FLOAT16) {
+            g = half_to_double((uint16_t)g);
+            w = half_to_double((uint16_t)w);
+        }
+        if (isnan(g) && isnan(w))
+            continue;
+        if (isinf(w) && g == w)
+            continue;
+        if (!(fabs(g - w) <= atol + rtol * fabs(w))) {
+            snprintf(why, len, "element %lld is %.9g, expected %.9g (rtol %g, atol %g)", (long long)i, g, w,
+                     rtol, atol);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Load dir/prefix_K.pb for K = 0.. into t[]; returns the count, or -1 with res set. */
+static int load_set(const char *dir, const char *prefix, ref_tensor *t, char **names, ref_case_result *res)
+{
+    int n = 0;
+    for (; n < MAX_IO; n++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s_%d.pb", dir, prefix, n);
+        if (access(path, R_OK))
+            break;
+        ref_error err = {0};
+        int rc = ref_tensor_load_pb(path, &t[n], &names[n], &err);
+        if (rc) {
+            from_status(res, rc, path, &err);
+            for (int j = 0; j < n; j++) {
+                ref_tensor_data_free(&t[j]);
+                ref_string_free(names[j]);
+            }
+            return -1;
+        }
+    }
+    return n;
+}
+
+static void free_set(int n, ref_tensor *t, char **names)
+{
+    for (int j = 0; j < n; j++) {
+        ref_tensor_data_free(&t[j]);
+        ref_string_free(names[j]);
+    }
+}
+
+/* Which graph input each loaded tensor feeds: by name when every name matches, else by position. */
+static void map_inputs(const ref_compiled *c, int n, char **names, int *slot)
+{
+    size_t ni = ref_compiled_n_inputs(c);
+    bool by_name = true;
+    for (int j = 0; j < n; j++) {
+        slot[j] = j;
+        bool found = false;
+        for (size_t i = 0; names[j] && i < ni; i++) {
+            ref_value_desc d;
+            ref_compiled_input(c, i, &d);
+            if (!strcmp(d.name, names[j])) {
+                found = true;
+                slot[j] = (int)i;
+            }
+        }
+        by_name = by_name && found;
+    }
+    if (!by_name)
+        for (int j = 0; j < n; j++)
+            slot[j] = j;
+}
+
+static void run_set(ref_compiled *c, const char *set_dir, const ref_case_opts *o, ref_case_result *res)
+{
+    ref_tensor in[MAX_IO], want[MAX_IO];
+    char *in_names[MAX_IO] = {0}, *out_names[MAX_IO] = {0};
+    int slot[MAX_IO];
+    int n_in = load_set(set_dir, "input", in, in_names, res);
+    if (n_in < 0)
+        return;
+    int n_out = load_set(set_dir, "output", want, out_names, res);
+    if (n_out < 0) {
+        free_set(n_in, in, in_names);
+        return;
+    }
+    ref_request *r = NULL;
+    ref_error err = {0};
+    int rc = ref_request_new(c, &r, &err);
+    if (rc) {
+        from_status(res, rc, "create_request", &err);
+        goto out;
+    }
+    map_inputs(c, n_in, in_names, slot);
+    for (int j = 0; j < n_in; j++)
+        if ((rc = ref_request_set_input(r, (size_t)slot[j], &in[j], &err))) {
+            from_status(res, rc, "set_input", &err);
+            goto out;
+        }
+    for (int it = 0; it < o->iterations; it++)
+        if ((rc = ref_infer(r, &err))) {
+            from_status(res, rc, "infer", &err);
+            goto out;
+        }
+    if ((size_t)n_out != ref_compiled_n_outputs(c)) {
+        snprintf(res->msg, sizeof res->msg, "%d reference outputs for %zu graph outputs", n_out,
+                 ref_compiled_n_outputs(c));
+        res->verdict = REF_CASE_FAIL;
+        goto out;
+    }
+    for (int j = 0; j < n_out; j++) {
+        ref_tensor got;
+        char why[256];
+        ref_request_output(r, (size_t)j, &got, &err);
+        if (ref_case_compare(&got, &want[j], o->rtol, o->atol, why, sizeof why)) {
+            res->verdict = REF_CASE_FAIL;
+            snprintf(res->msg, sizeof res->msg, "output %d: %s", j, why);
+            goto out;
+        }
+    }
+out:
+    ref_request_free(r);
+    free_set(n_in, in, in_names);
+    free_set(n_out, want, out_names);
+}
+
+void ref_case_run(const char *case_dir, const ref_case_opts *o, ref_case_result *res)
+{
+    char path[4096];
+    res->verdict = REF_CASE_PASS;
+    res->msg[0] = '\0';
+    snprintf(path, sizeof path, "%s/model.onnx", case_dir);
+    ref_model *m = NULL;
+    ref_compiled *c = NULL;
+    ref_error err = {0};
+    int rc = ref_model_read(path, &o->engine, &m, &err);
+    if (rc) {
+        from_status(res, rc, "read_model", &err);
+        return;
+    }
+    if ((rc = ref_compile(m, &o->engine, &c, &err))) {
+        from_status(res, rc, "compile", &err);
+        ref_model_free(m);
+        return;
+    }
+    DIR *d = opendir(case_dir);
+    int n_sets = 0;
+    for (struct dirent *e; d && res->verdict == REF_CASE_PASS && (e = readdir(d));) {
+        if (strncmp(e->d_name, "test_data_set_", 14))
+            continue;
+        snprintf(path, sizeof path, "%s/%s", case_dir, e->d_name);
+        run_set(c, path, o, res);
+        n_sets++;
+    }
+    if (d)
+        closedir(d);
+    if (!n_sets && res->verdict == REF_CASE_PASS) {
+        res->verdict = REF_CASE_FAIL;
+        snprintf(res->msg, sizeof res->msg, "no test_data_set_* folder");
+    }
+    ref_compiled_free(c);
+    ref_model_free(m);
+}
