@@ -39,7 +39,8 @@ static void usage(FILE *f)
 static bool is_case(const char *dir)
 {
     char path[4096];
-    snprintf(path, sizeof path, "%s/model.onnx", dir);
+    if ((size_t)snprintf(path, sizeof path, "%s/model.onnx", dir) >= sizeof path)
+        return false;
     return access(path, R_OK) == 0;
 }
 
@@ -142,8 +143,7 @@ static int run_folder(conf_run *run, const char *dir)
     qsort(names, n, sizeof *names, cmp_str);
     for (size_t i = 0; i < n; i++) {
         char path[4096];
-        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-        if (is_case(path))
+        if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, names[i]) < sizeof path && is_case(path))
             run_case(run, path);
         free(names[i]);
     }

@@ -1,6 +1,7 @@
 /* cmd_run.c: "refengine run MODEL": read, compile and infer repeatedly; prints latency quantiles, per-phase
  * memory peaks (VmHWM reset before each phase) and the planned arena. It must never report a figure it did
  * not measure: missing /proc fields print as "n/a". */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "refengine.h"
+
 static int check_passed_, check_failed_;
 
 #define CHECK(cond)                                                                   \
@@ -18,6 +20,9 @@ static int check_passed_, check_failed_;
         }                                                                             \
     } while (0)
 
+/* Message of an error record that may be NULL (a function, so &err never trips -Waddress). */
+static inline const char *check_msg_(const ref_error *e) { return e ? e->msg : ""; }
+
 /* Check a status call succeeded; on failure print the ref_error message. */
 #define CHECK_OK(expr, errp)                                                                  \
     do {                                                                                      \
@@ -27,7 +32,7 @@ static int check_passed_, check_failed_;
         } else {                                                                              \
             check_failed_++;                                                                  \
             fprintf(stderr, "%s:%d: %s returned %d: %s\n", __FILE__, __LINE__, #expr, rc_,   \
-                    (errp) ? (errp)->msg : "");                                               \
+                    check_msg_(errp));                                                        \
         }                                                                                     \
     } while (0)
 
