@@ -15,8 +15,8 @@ static int check_ops(ref_compiled *c, ref_error *err)
         e->op = ref_op_find(e->node->domain, e->node->op_type);
         if (!e->op) {
             const char *d = e->node->domain[0] ? e->node->domain : "ai.onnx";
-            return ref_fail(err, REF_E_UNSUPPORTED, "node '%s': operator %s (domain %s) is not supported",
-                            e->node->name, e->node->op_type, d);
+            ref_fail(err, REF_E_UNSUPPORTED, "operator %s (domain %s) is not supported", e->node->op_type, d);
+            return ref_node_fail(c, k, err);
         }
     }
     return REF_OK;
@@ -58,11 +58,13 @@ int ref_compile(ref_model *m, const ref_options *o, ref_compiled **out, ref_erro
     c->model = m;
     c->opts = *o;
     c->opset = (int)ref_model_opset(m);
-    if (c->opset <= 0) {
-        rc = ref_fail(err, REF_E_UNSUPPORTED, "compile: the model imports no default-domain (ai.onnx) opset");
+    if ((rc = ref_graph_build(c, err)) || (rc = check_ops(c, err)))
+        goto fail;
+    if (c->opset <= 0 && c->n_nodes > 0) {
+        rc = ref_fail(err, REF_E_PARSE, "compile: the model imports no default-domain (ai.onnx) opset");
         goto fail;
     }
-    if ((rc = ref_graph_build(c, err)) || (rc = check_ops(c, err)) || (rc = ref_fold_constants(c, err)) ||
+    if ((rc = ref_fold_constants(c, err)) ||
         (rc = default_plan(c, err)) || (rc = ref_prepack(c, c->default_plan, err)))
         goto fail;
     *out = c;
