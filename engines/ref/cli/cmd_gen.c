@@ -201,7 +201,7 @@ int ref_cli_gen(int argc, char **argv)
                     o.arch);
     ref_gen_stats st;
     if (ref_gen_write(&o, out_path, &st, &err)) {
-        fprintf(stderr, "refengine gen: %s: %s\n", ref_status_name(err.code), err.msg);
+        fprintf(stderr, "refengine %s (%s)\n", err.msg, ref_status_name(err.code));
         return 1;
     }
     print_summary(&o, out_path, &st);

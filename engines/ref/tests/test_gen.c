@@ -605,7 +605,14 @@ static void test_bad_options(void)
     o.arch = NULL;
     expect_invalid(o, "arch");
 
+    /* Options an architecture does not use are not checked. */
     ref_error err = {0};
+    o = small("mlp");
+    o.heads = 3;
+    o.width_mult = NAN;
+    o.image_size = 0;
+    CHECK_OK(ref_gen_validate(&o, &err), &err);
+
     o = small("mlp");
     CHECK(ref_gen_model(&o, NULL, &err) == REF_E_INVALID);
     CHECK(ref_gen_model(&o, "", &err) == REF_E_INVALID);

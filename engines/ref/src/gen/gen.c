@@ -8,7 +8,8 @@
 
 /* One protobuf message cannot exceed 2 GiB; stay clear of it so the graph around the weights still fits. */
 #define INLINE_WEIGHT_LIMIT ((size_t)2000000000)
-#define EXTERNAL_WEIGHT_LIMIT ((size_t)64 << 30)
+/* The whole model is built in memory before it is written; this keeps a typo from eating the machine. */
+#define EXTERNAL_WEIGHT_LIMIT ((size_t)8 << 30)
 
 void ref_gen_options_init(ref_gen_options *o)
 {
@@ -46,6 +47,7 @@ static int check_range(const char *what, int v, int lo, int hi, ref_error *err)
     return REF_OK;
 }
 
+/* Options an architecture does not use are not checked: callers may leave any value there. */
 int ref_gen_validate(const ref_gen_options *o, ref_error *err)
 {
     if (!o || !o->arch)
@@ -53,20 +55,26 @@ int ref_gen_validate(const ref_gen_options *o, ref_error *err)
     if (!known_arch(o->arch))
         return ref_fail(err, REF_E_INVALID, "gen: unknown arch '%s' (expected one of %s)", o->arch,
                         ref_gen_arch_names());
-    int rc;
-    if ((rc = check_range("batch", o->batch, 1, 65536, err)) ||
-        (rc = check_range("image_size", o->image_size, 8, 4096, err)) ||
-        (rc = check_range("layers", o->layers, 1, 1024, err)) ||
-        (rc = check_range("hidden", o->hidden, 1, 65536, err)) ||
-        (rc = check_range("heads", o->heads, 1, 65536, err)) ||
-        (rc = check_range("seq", o->seq, 1, 1 << 20, err)) ||
-        (rc = check_range("mlp_hidden", o->mlp_hidden, 1, 1 << 20, err)))
+    int rc = check_range("batch", o->batch, 1, 65536, err);
+    if (rc)
         return rc;
-    if (!(o->width_mult > 0.0f && o->width_mult <= 8.0f))
+    if (!strcmp(o->arch, "mlp"))
+        return check_range("mlp_hidden", o->mlp_hidden, 1, 1 << 20, err);
+    if (!strcmp(o->arch, "transformer")) {
+        if ((rc = check_range("layers", o->layers, 1, 1024, err)) ||
+            (rc = check_range("hidden", o->hidden, 1, 65536, err)) ||
+            (rc = check_range("heads", o->heads, 1, 65536, err)) || (rc = check_range("seq", o->seq, 1, 1 << 20, err)))
+            return rc;
+        if (o->hidden % o->heads)
+            return ref_fail(err, REF_E_INVALID, "gen: hidden = %d is not a multiple of heads = %d", o->hidden,
+                            o->heads);
+        return REF_OK;
+    }
+    if ((rc = check_range("image_size", o->image_size, 8, 4096, err)))
+        return rc;
+    /* Written so NaN fails too. */
+    if (!strcmp(o->arch, "mobilenetv2") && !(o->width_mult > 0.0f && o->width_mult <= 8.0f))
         return ref_fail(err, REF_E_INVALID, "gen: width_mult = %g is out of range (0, 8]", (double)o->width_mult);
-    if (o->hidden % o->heads)
-        return ref_fail(err, REF_E_INVALID, "gen: hidden = %d is not a multiple of heads = %d", o->hidden,
-                        o->heads);
     return REF_OK;
 }
 
@@ -118,7 +126,7 @@ int ref_gen_write(const ref_gen_options *o, const char *out_path, ref_gen_stats 
         return rc;
     rc = ref_onnx_write(m, out_path, o->external_data != 0, err);
     ref_model_unref(m);
-    return rc;
+    return rc ? ref_fail_prefix(err, "gen %s: ", o->arch) : REF_OK;
 }
 
 int ref_gen_model(const ref_gen_options *o, const char *out_path, ref_error *err)
