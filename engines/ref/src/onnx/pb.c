@@ -57,8 +57,9 @@ int ref_pb_fail(ref_pb_trace *tr, size_t at, int code, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
-    const char *path = tr->len ? tr->path : (tr->root ? tr->root : "message");
-    return ref_fail(tr->err, code, "%s%s%s @ byte %zu: %s", path, tr->field ? "." : "",
+    /* At the root a field names itself ("graph @ byte 0"); the root's name only stands in for an empty path. */
+    const char *path = tr->len ? tr->path : tr->field ? "" : tr->root ? tr->root : "message";
+    return ref_fail(tr->err, code, "%s%s%s @ byte %zu: %s", path, tr->field && tr->len ? "." : "",
                     tr->field ? tr->field : "", at, what);
 }
 

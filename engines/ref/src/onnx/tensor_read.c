@@ -105,7 +105,7 @@ static int scan_external_entry(scan *s, ref_pb *r)
         if (!val_len)
             return ref_pb_fail(r->tr, val_at, REF_E_PARSE, "external_data %s is empty", is_off ? "offset" : "length");
         for (size_t i = 0; i < val_len; i++) {
-            if (val[i] < '0' || val[i] > '9' || n > (UINT64_MAX - 9) / 10)
+            if (val[i] < '0' || val[i] > '9' || n > (UINT64_MAX - (uint64_t)(val[i] - '0')) / 10)
                 return ref_pb_fail(r->tr, val_at, REF_E_PARSE, "external_data %s '%.*s' is not a byte count",
                                    is_off ? "offset" : "length", (int)(val_len > 32 ? 32 : val_len), val);
             n = n * 10 + (uint64_t)(val[i] - '0');

@@ -1,0 +1,798 @@
+/* test_onnx_read.c: the ONNX reader on real test-data models and tensors, on hand-encoded protobufs covering every
+ * typed *_data field in packed and unpacked form, and on external data (mapped, read, and escape attempts).
+ * It must never generate fixtures by any means other than our own protobuf writer. */
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "alloc.h"
+#include "check.h"
+#include "model.h"
+#include "onnx/pb.h"
+
+#define DATA "/usr/share/libonnx-testdata/data"
+
+static ref_error err;
+static char tmpdir[64];
+
+static const ref_attr *attr(const ref_node *n, const char *name) { return ref_node_attr(n, name); }
+
+static ref_options opts_mmap(int on)
+{
+    ref_options o;
+    ref_options_init(&o);
+    o.mmap = on;
+    return o;
+}
+
+/* ================================================================================================
+ * Real models and tensors
+ * ============================================================================================== */
+
+static void test_conv_strides_padding(void)
+{
+    ref_model *m = NULL;
+    CHECK_OK(ref_model_read(DATA "/node/test_conv_with_strides_padding/model.onnx", NULL, &m, &err), &err);
+    if (!m)
+        return;
+    CHECK(m->ir_version == 6 && ref_model_opset(m) == 11);
+    CHECK(!strcmp(m->producer_name, "backend-test"));
+    CHECK(!strcmp(m->graph.name, "test_conv_with_strides_padding"));
+    CHECK(m->graph.n_nodes == 1 && m->graph.n_inits == 0);
+    const ref_node *n = &m->graph.nodes[0];
+    CHECK(!strcmp(n->op_type, "Conv") && !strcmp(n->domain, "") && !strcmp(n->name, ""));
+    CHECK(n->n_inputs == 2 && !strcmp(n->inputs[0], "x") && !strcmp(n->inputs[1], "W"));
+    CHECK(n->n_outputs == 1 && !strcmp(n->outputs[0], "y"));
+    CHECK(n->n_attrs == 3);
+    const int64_t *v;
+    CHECK(ref_attr_ints(n, "kernel_shape", &v) == 2 && v[0] == 3 && v[1] == 3);
+    CHECK(ref_attr_ints(n, "pads", &v) == 4 && v[0] == 1 && v[3] == 1);
+    CHECK(ref_attr_ints(n, "strides", &v) == 2 && v[0] == 2 && v[1] == 2);
+    CHECK(attr(n, "strides")->type == REF_ATTR_INTS);
+    CHECK(m->graph.n_inputs == 2 && m->graph.n_outputs == 1);
+    const ref_value_info *x = &m->graph.inputs[0], *y = &m->graph.outputs[0];
+    CHECK(!strcmp(x->name, "x") && x->elem_type == REF_DT_FLOAT && x->rank == 4);
+    CHECK(x->dims[0].value == 1 && x->dims[2].value == 7 && x->dims[3].value == 5 && !x->dims[3].param);
+    CHECK(!strcmp(y->name, "y") && y->rank == 4 && y->dims[2].value == 4 && y->dims[3].value == 3);
+    ref_model_info info;
+    ref_model_get_info(m, &info);
+    CHECK(info.n_nodes == 1 && info.n_initializers == 0 && info.opset == 11 && info.ir_version == 6);
+    ref_model_free(m);
+}
+
+static void test_pytorch_conv2d(int mmap_on)
+{
+    ref_options o = opts_mmap(mmap_on);
+    ref_model *m = NULL;
+    CHECK_OK(ref_model_read(DATA "/pytorch-converted/test_Conv2d/model.onnx", &o, &m, &err), &err);
+    if (!m)
+        return;
+    CHECK(m->ir_version == 3 && ref_model_opset(m) == 6 && !strcmp(m->producer_name, "pytorch"));
+    CHECK(m->path && strstr(m->path, "test_Conv2d/model.onnx"));
+    CHECK(m->opts.mmap == mmap_on);
+    CHECK(m->graph.n_nodes == 1 && m->graph.n_inits == 2);
+    const ref_node *n = &m->graph.nodes[0];
+    CHECK(!strcmp(n->op_type, "Conv") && n->n_inputs == 3 && n->n_attrs == 5);
+    CHECK(attr(n, "group")->type == REF_ATTR_INT && ref_attr_int_or(n, "group", 0) == 1);
+    const int64_t *v;
+    CHECK(ref_attr_ints(n, "kernel_shape", &v) == 2 && v[0] == 3 && v[1] == 2);
+    const ref_initializer *w = ref_model_find_init(m, "1"), *b = ref_model_find_init(m, "2");
+    CHECK(w && b);
+    if (!w || !b)
+        goto out;
+    CHECK(w->t.dtype == REF_DT_FLOAT && w->t.rank == 4 && w->t.dims[0] == 4 && w->t.dims[1] == 3 &&
+          w->t.dims[2] == 3 && w->t.dims[3] == 2 && w->nbytes == 288);
+    CHECK(b->t.rank == 1 && b->t.dims[0] == 4 && b->nbytes == 16);
+    /* Values from onnx.numpy_helper.to_array of the same file. */
+    const float *wf = w->t.data, *bf = b->t.data;
+    CHECK_NEAR(wf[0], -0.14294092, 1e-7);
+    CHECK_NEAR(wf[71], -0.10345209, 1e-7);
+    CHECK_NEAR(bf[0], -0.17454392, 1e-7);
+    CHECK_NEAR(bf[3], 0.18244947, 1e-7);
+    /* The raw bytes sit at file offsets that are multiples of 4 here or not: either way the storage must
+     * say which, and mmap off must always copy. */
+    if (!mmap_on) {
+        CHECK(w->storage == REF_STORAGE_HEAP && b->storage == REF_STORAGE_HEAP);
+        CHECK(((uintptr_t)w->t.data % 64) == 0);
+    } else {
+        for (int k = 0; k < 2; k++) {
+            const ref_initializer *in = k ? b : w;
+            const uint8_t *p = in->t.data, *map = m->maps[0].addr;
+            bool inside = m->n_maps == 1 && p >= map && p + in->nbytes <= map + m->maps[0].len;
+            CHECK(in->storage == REF_STORAGE_MAPPED ? inside && (uintptr_t)p % 4 == 0
+                                                    : !inside && (uintptr_t)p % 64 == 0);
+        }
+    }
+    ref_model_info info;
+    ref_model_get_info(m, &info);
+    CHECK(info.weight_bytes == 304);
+    CHECK(mmap_on ? info.mapped_bytes <= 304 : info.mapped_bytes == 0);
+out:
+    ref_model_free(m);
+}
+
+static void test_constant_tensor_attr(void)
+{
+    ref_model *m = NULL;
+    CHECK_OK(ref_model_read(DATA "/node/test_constant/model.onnx", NULL, &m, &err), &err);
+    if (!m)
+        return;
+    const ref_node *n = &m->graph.nodes[0];
+    CHECK(!strcmp(n->op_type, "Constant") && n->n_inputs == 0 && n->n_outputs == 1);
+    const ref_attr *a = attr(n, "value");
+    CHECK(a && a->type == REF_ATTR_TENSOR && a->t);
+    if (a && a->t) {
+        CHECK(a->t->dtype == REF_DT_FLOAT && a->t->rank == 2 && a->t->dims[0] == 5 && a->t->dims[1] == 5);
+        const float *f = a->t->data;
+        CHECK_NEAR(f[0], 1.764052391052246, 1e-7);
+        CHECK_NEAR(f[24], 2.269754648208618, 1e-7);
+    }
+    ref_model_free(m);
+}
+
+static void test_load_pb(void)
+{
+    ref_tensor t;
+    char *name = NULL;
+    CHECK_OK(ref_tensor_load_pb(DATA "/node/test_conv_with_strides_padding/test_data_set_0/input_0.pb", &t, &name, &err),
+             &err);
+    CHECK(name && !strcmp(name, "x"));
+    CHECK(t.dtype == REF_DT_FLOAT && t.rank == 4 && t.dims[2] == 7 && t.dims[3] == 5);
+    CHECK(t.data && ((const float *)t.data)[4] == 4.0f && ((const float *)t.data)[34] == 34.0f);
+    ref_tensor_data_free(&t);
+    CHECK(t.data == NULL);
+    ref_string_free(name);
+    CHECK_OK(ref_tensor_load_pb(DATA "/node/test_conv_with_strides_padding/test_data_set_0/output_0.pb", &t, NULL, &err),
+             &err);
+    CHECK(t.rank == 4 && t.dims[2] == 4 && t.dims[3] == 3);
+    CHECK(((const float *)t.data)[0] == 12.0f && ((const float *)t.data)[3] == 63.0f);
+    ref_tensor_data_free(&t);
+    CHECK_OK(ref_tensor_load_pb(DATA "/pytorch-converted/test_Conv2d/test_data_set_0/output_0.pb", &t, NULL, &err),
+             &err);
+    CHECK(t.rank == 4 && t.dims[0] == 2 && t.dims[1] == 4 && t.dims[2] == 5 && t.dims[3] == 4);
+    CHECK_NEAR(((const float *)t.data)[0], -0.3713104, 1e-6);
+    ref_tensor_data_free(&t);
+    ref_tensor_data_free(NULL);
+    ref_string_free(NULL);
+    ref_tensor keep = {.dtype = 99};
+    CHECK(ref_tensor_load_pb("/nonexistent/x.pb", &keep, NULL, &err) == REF_E_IO);
+    CHECK(strstr(err.msg, "/nonexistent/x.pb") && keep.dtype == 99);
+}
+
+/* Every model and tensor of the test data reads, with mmap on and off; only UNSUPPORTED may refuse. */
+static void test_all_testdata(void)
+{
+    static const char *suites[] = {"node", "pytorch-converted", "pytorch-operator", "simple"};
+    int models = 0, tensors = 0, unsupported = 0, non_tensor_files = 0;
+    for (size_t s = 0; s < sizeof suites / sizeof suites[0]; s++) {
+        char dirpath[512];
+        snprintf(dirpath, sizeof dirpath, "%s/%s", DATA, suites[s]);
+        DIR *d = opendir(dirpath);
+        if (!d)
+            continue;
+        struct dirent *e;
+        while ((e = readdir(d)) != NULL) {
+            if (e->d_name[0] == '.')
+                continue;
+            char path[1024];
+            snprintf(path, sizeof path, "%s/%s/model.onnx", dirpath, e->d_name);
+            int non_tensor = 0; /* some graph input or output is a sequence, map or optional */
+            for (int mm = 0; mm < 2; mm++) {
+                ref_options o = opts_mmap(mm);
+                ref_model *m = NULL;
+                int rc = ref_model_read(path, &o, &m, &err);
+                for (size_t i = 0; m && i < m->graph.n_inputs; i++)
+                    non_tensor |= m->graph.inputs[i].elem_type == 0;
+                for (size_t i = 0; m && i < m->graph.n_outputs; i++)
+                    non_tensor |= m->graph.outputs[i].elem_type == 0;
+                if (rc == REF_E_UNSUPPORTED) {
+                    unsupported += mm;
+                    if (mm)
+                        printf("note: %s\n", err.msg);
+                } else {
+                    CHECK(rc == 0);
+                    if (rc)
+                        fprintf(stderr, "%s\n", err.msg);
+                }
+                models += mm;
+                ref_model_free(m);
+            }
+            for (int k = 0; k < 4; k++) {
+                const char *kinds[] = {"input", "output"};
+                for (int io = 0; io < 2; io++) {
+                    snprintf(path, sizeof path, "%s/%s/test_data_set_0/%s_%d.pb", dirpath, e->d_name, kinds[io], k);
+                    if (access(path, R_OK))
+                        continue;
+                    ref_tensor t;
+                    int rc = ref_tensor_load_pb(path, &t, NULL, &err);
+                    /* Files of non-tensor values hold other protos: they may fail, cleanly. */
+                    CHECK(rc == 0 || rc == REF_E_UNSUPPORTED || (non_tensor && rc == REF_E_PARSE));
+                    if (rc && rc != REF_E_UNSUPPORTED && !non_tensor)
+                        fprintf(stderr, "%s\n", err.msg);
+                    non_tensor_files += non_tensor && rc;
+                    if (!rc)
+                        ref_tensor_data_free(&t);
+                    tensors++;
+                }
+            }
+        }
+        closedir(d);
+    }
+    printf("test data: %d models (%d unsupported), %d tensor files (%d non-tensor files refused)\n", models,
+           unsupported, tensors, non_tensor_files);
+    CHECK(models > 1000 && tensors > 2000);
+}
+
+/* ================================================================================================
+ * Hand-encoded TensorProtos: every typed field, packed and unpacked
+ * ============================================================================================== */
+
+static int parse_tensor(const ref_pbw *w, ref_tensor *t, void **data)
+{
+    return ref_onnx_parse_tensor(w->buf, w->len, t, data, NULL, &err);
+}
+
+static void dims_field(ref_pbw *w, const int64_t *d, int n, int packed)
+{
+    if (packed)
+        ref_pbw_packed_i64(w, 1, d, (size_t)n);
+    else
+        for (int i = 0; i < n; i++)
+            ref_pbw_i64(w, 1, d[i]);
+}
+
+static void test_typed_fields(void)
+{
+    const int64_t d23[] = {2, 3};
+    for (int packed = 0; packed < 2; packed++) {
+        ref_pbw w;
+        ref_tensor t;
+        void *data;
+        /* int64_data with negatives (10-byte varints), split over two fields when packed. */
+        const int64_t i64[] = {-1, 0, 1, INT64_MIN, INT64_MAX, -300};
+        ref_pbw_init(&w);
+        dims_field(&w, d23, 2, packed);
+        ref_pbw_i64(&w, 2, REF_DT_INT64);
+        if (packed) {
+            ref_pbw_packed_i64(&w, 7, i64, 2);
+            ref_pbw_packed_i64(&w, 7, i64 + 2, 4);
+        } else {
+            for (int i = 0; i < 6; i++)
+                ref_pbw_i64(&w, 7, i64[i]);
+        }
+        CHECK_OK(parse_tensor(&w, &t, &data), &err);
+        CHECK(t.rank == 2 && t.dims[0] == 2 && t.dims[1] == 3 && t.dtype == REF_DT_INT64);
+        CHECK(data && !memcmp(data, i64, sizeof i64));
+        ref_free(data);
+        ref_pbw_free(&w);
+
+        /* float_data */
+        const float fl[] = {1.5f, -0.0f, 3.25f, -1e30f, 7.0f, 0.125f};
+        ref_pbw_init(&w);
+        ref_pbw_i64(&w, 2, REF_DT_FLOAT); /* data_type before dims: order must not matter */
+        dims_field(&w, d23, 2, packed);
+        if (packed)
+            ref_pbw_packed_f32(&w, 4, fl, 6);
+        else
+            for (int i = 0; i < 6; i++)
+                ref_pbw_f32(&w, 4, fl[i]);
+        CHECK_OK(parse_tensor(&w, &t, &data), &err);
+        CHECK(data && !memcmp(data, fl, sizeof fl));
+        ref_free(data);
+        ref_pbw_free(&w);
+
+        /* double_data (fixed64) */
+        const double db[] = {1.0 / 3, -2.5};
+        const int64_t d2[] = {2};
+        ref_pbw_init(&w);
+        dims_field(&w, d2, 1, packed);
+        ref_pbw_i64(&w, 2, REF_DT_DOUBLE);
+        if (packed) {
+            ref_pbw_tag(&w, 10, REF_PB_LEN);
+            ref_pbw_varint(&w, 16);
+            for (int i = 0; i < 2; i++) {
+                uint64_t u;
+                memcpy(&u, &db[i], 8);
+                ref_pbw_fixed64(&w, u);
+            }
+        } else {
+            ref_pbw_f64(&w, 10, db[0]);
+            ref_pbw_f64(&w, 10, db[1]);
+        }
+        CHECK_OK(parse_tensor(&w, &t, &data), &err);
+        CHECK(data && !memcmp(data, db, sizeof db));
+        ref_free(data);
+        ref_pbw_free(&w);
+
+        /* uint64_data for uint32 and uint64 */
+        const int64_t u64v[] = {(int64_t)UINT64_C(0xffffffffffffffff), 5};
+        for (int dt = 0; dt < 2; dt++) {
+            ref_pbw_init(&w);
+            dims_field(&w, d2, 1, packed);
+            ref_pbw_i64(&w, 2, dt ? REF_DT_UINT64 : REF_DT_UINT32);
+            if (packed)
+                ref_pbw_packed_i64(&w, 11, u64v, 2);
+            else
+                for (int i = 0; i < 2; i++)
+                    ref_pbw_i64(&w, 11, u64v[i]);
+            CHECK_OK(parse_tensor(&w, &t, &data), &err);
+            if (dt)
+                CHECK(data && ((uint64_t *)data)[0] == UINT64_MAX && ((uint64_t *)data)[1] == 5);
+            else
+                CHECK(data && ((uint32_t *)data)[0] == 0xffffffffu && ((uint32_t *)data)[1] == 5);
+            ref_free(data);
+            ref_pbw_free(&w);
+        }
+
+        /* int32_data for every narrow type: values and expected little-endian bytes. */
+        static const struct { int dtype; int64_t v[2]; uint8_t bytes[8]; size_t nbytes; } narrow[] = {
+            {REF_DT_INT32, {-2, 70000}, {0xfe, 0xff, 0xff, 0xff, 0x70, 0x11, 0x01, 0x00}, 8},
+            {REF_DT_INT16, {-2, 300}, {0xfe, 0xff, 0x2c, 0x01}, 4},
+            {REF_DT_UINT16, {65535, 1}, {0xff, 0xff, 0x01, 0x00}, 4},
+            {REF_DT_INT8, {-128, 127}, {0x80, 0x7f}, 2},
+            {REF_DT_UINT8, {255, 0}, {0xff, 0x00}, 2},
+            {REF_DT_BOOL, {1, 0}, {0x01, 0x00}, 2},
+            {REF_DT_FLOAT16, {0x3c00, 0xc000}, {0x00, 0x3c, 0x00, 0xc0}, 4},  /* 1.0, -2.0 */
+            {REF_DT_BFLOAT16, {0x3f80, 0x4049}, {0x80, 0x3f, 0x49, 0x40}, 4}, /* 1.0, ~3.14 */
+        };
+        for (size_t k = 0; k < sizeof narrow / sizeof narrow[0]; k++) {
+            ref_pbw_init(&w);
+            dims_field(&w, d2, 1, packed);
+            ref_pbw_i64(&w, 2, narrow[k].dtype);
+            if (packed)
+                ref_pbw_packed_i64(&w, 5, narrow[k].v, 2);
+            else
+                for (int i = 0; i < 2; i++)
+                    ref_pbw_i64(&w, 5, narrow[k].v[i]);
+            int rc = parse_tensor(&w, &t, &data);
+            CHECK_OK(rc, &err);
+            CHECK(!rc && t.dtype == narrow[k].dtype && !memcmp(data, narrow[k].bytes, narrow[k].nbytes));
+            if (!rc)
+                ref_free(data);
+            ref_pbw_free(&w);
+        }
+    }
+}
+
+/* Build a small TensorProto; kind selects the flaw. */
+static int bad_tensor(int kind)
+{
+    ref_pbw w;
+    ref_tensor t;
+    void *data = NULL;
+    const int64_t d23[] = {2, 3}, dneg[] = {2, -1}, dbig[] = {INT64_C(1) << 40, INT64_C(1) << 40},
+                  d9[] = {1, 1, 1, 1, 1, 1, 1, 1, 1};
+    const float f6[6] = {0};
+    ref_pbw_init(&w);
+    ref_pbw_str(&w, 8, "w");
+    switch (kind) {
+    case 0: dims_field(&w, d23, 2, 1); ref_pbw_i64(&w, 2, 1); ref_pbw_bytes(&w, 9, f6, 12); break;  /* 12 != 24 */
+    case 1: dims_field(&w, dneg, 2, 1); ref_pbw_i64(&w, 2, 1); break;                                /* dim < 0 */
+    case 2: dims_field(&w, dbig, 2, 0); ref_pbw_i64(&w, 2, 1); break;                                /* overflow */
+    case 3: dims_field(&w, d9, 9, 1); ref_pbw_i64(&w, 2, 1); ref_pbw_bytes(&w, 9, f6, 4); break;     /* rank 9 */
+    case 4: dims_field(&w, d23, 2, 1); ref_pbw_i64(&w, 2, 7); ref_pbw_packed_f32(&w, 4, f6, 6); break; /* float_data */
+    case 5: dims_field(&w, d23, 2, 1); ref_pbw_i64(&w, 2, 1); ref_pbw_packed_f32(&w, 4, f6, 6);
+            ref_pbw_bytes(&w, 9, f6, 24); break;                                                     /* both */
+    case 6: dims_field(&w, d23, 2, 1); ref_pbw_i64(&w, 2, 1); ref_pbw_tag(&w, 3, REF_PB_LEN);
+            ref_pbw_varint(&w, 0); break;                                                            /* segment */
+    case 7: dims_field(&w, d23, 2, 1); ref_pbw_i64(&w, 2, 14); break;                                /* complex64 */
+    case 8: dims_field(&w, d23, 2, 1); break;                                                        /* no type */
+    case 9: dims_field(&w, d23, 2, 1); ref_pbw_i64(&w, 2, 1); ref_pbw_u64(&w, 14, 1); break;         /* ext */
+    case 10: dims_field(&w, d23, 2, 1); ref_pbw_f32(&w, 2, 1.0f); break;                             /* wire */
+    default: break;
+    }
+    int rc = parse_tensor(&w, &t, &data);
+    ref_pbw_free(&w);
+    if (!rc)
+        ref_free(data);
+    return rc;
+}
+
+static void test_bad_tensors(void)
+{
+    CHECK(bad_tensor(0) == REF_E_PARSE);
+    CHECK(strstr(err.msg, "'w'") && strstr(err.msg, "12 bytes") && strstr(err.msg, "needs 24") &&
+          strstr(err.msg, "@ byte"));
+    CHECK(bad_tensor(1) == REF_E_PARSE && strstr(err.msg, "dims @ byte") && strstr(err.msg, "negative"));
+    CHECK(bad_tensor(2) == REF_E_PARSE && strstr(err.msg, "overflows"));
+    CHECK(bad_tensor(3) == REF_E_UNSUPPORTED && strstr(err.msg, "rank 9"));
+    CHECK(bad_tensor(4) == REF_E_PARSE && strstr(err.msg, "float_data given for a int64 tensor"));
+    CHECK(bad_tensor(5) == REF_E_PARSE && strstr(err.msg, "both raw_data and float_data"));
+    CHECK(bad_tensor(6) == REF_E_UNSUPPORTED && strstr(err.msg, "segment @ byte"));
+    CHECK(bad_tensor(7) == REF_E_UNSUPPORTED && strstr(err.msg, "data type 14"));
+    CHECK(bad_tensor(8) == REF_E_PARSE && strstr(err.msg, "no data_type"));
+    CHECK(bad_tensor(9) == REF_E_UNSUPPORTED && strstr(err.msg, "external"));
+    CHECK(bad_tensor(10) == REF_E_PARSE && strstr(err.msg, "data_type @ byte 7: wire type 5 (fixed32), expected 0 (varint)"));
+
+    /* Strings keep shape and type; no data, not an error. */
+    ref_pbw w;
+    ref_pbw_init(&w);
+    const int64_t d2[] = {2};
+    dims_field(&w, d2, 1, 1);
+    ref_pbw_i64(&w, 2, REF_DT_STRING);
+    ref_pbw_str(&w, 6, "ab");
+    ref_pbw_str(&w, 6, "c");
+    ref_tensor t;
+    void *data = (void *)1;
+    CHECK_OK(parse_tensor(&w, &t, &data), &err);
+    CHECK(t.dtype == REF_DT_STRING && t.rank == 1 && t.dims[0] == 2 && data == NULL);
+    ref_pbw_free(&w);
+}
+
+/* ================================================================================================
+ * Hand-encoded models: attribute kinds and type inference, required fields, error paths
+ * ============================================================================================== */
+
+/* A model whose one node carries attributes without `type` (inferred) and unknown fields everywhere. */
+static void encode_attr_model(ref_pbw *w, int omit_op_type)
+{
+    ref_pbw_init(w);
+    ref_pbw_i64(w, 1, 8);
+    ref_pbw_str(w, 2, "handmade");
+    ref_pbw_u64(w, 99, 5); /* unknown */
+    size_t g = ref_pbw_begin(w, 7);
+    size_t n = ref_pbw_begin(w, 1);
+    ref_pbw_str(w, 1, "a");
+    ref_pbw_str(w, 1, "");
+    ref_pbw_str(w, 2, "y");
+    if (!omit_op_type)
+        ref_pbw_str(w, 4, "Foo");
+    ref_pbw_str(w, 7, "com.example");
+    ref_pbw_f32(w, 1000, 1.0f); /* unknown, fixed32 */
+    size_t a = ref_pbw_begin(w, 5);
+    ref_pbw_str(w, 1, "alpha");
+    ref_pbw_f32(w, 2, 0.5f);
+    ref_pbw_end(w, a);
+    a = ref_pbw_begin(w, 5);
+    ref_pbw_str(w, 1, "axes");
+    ref_pbw_i64(w, 8, -1); /* unpacked */
+    const int64_t more[] = {2, -3};
+    ref_pbw_packed_i64(w, 8, more, 2);
+    ref_pbw_end(w, a);
+    a = ref_pbw_begin(w, 5);
+    ref_pbw_str(w, 1, "mode");
+    ref_pbw_bytes(w, 4, "li\0ear", 6);
+    ref_pbw_end(w, a);
+    a = ref_pbw_begin(w, 5);
+    ref_pbw_str(w, 1, "names");
+    ref_pbw_str(w, 9, "p");
+    ref_pbw_str(w, 9, "qr");
+    ref_pbw_end(w, a);
+    a = ref_pbw_begin(w, 5);
+    ref_pbw_str(w, 1, "body");
+    size_t sub = ref_pbw_begin(w, 6);
+    ref_pbw_str(w, 2, "subgraph");
+    ref_pbw_end(w, sub);
+    ref_pbw_end(w, a);
+    a = ref_pbw_begin(w, 5);
+    ref_pbw_str(w, 1, "value");
+    size_t t = ref_pbw_begin(w, 5);
+    ref_pbw_i64(w, 2, REF_DT_INT8);
+    ref_pbw_i64(w, 5, -5);
+    ref_pbw_end(w, t);
+    ref_pbw_end(w, a);
+    a = ref_pbw_begin(w, 5);
+    ref_pbw_str(w, 1, "scales");
+    ref_pbw_f32(w, 7, 2.0f); /* unpacked floats */
+    ref_pbw_f32(w, 7, 4.0f);
+    ref_pbw_i64(w, 20, REF_ATTR_FLOATS);
+    ref_pbw_end(w, a);
+    ref_pbw_end(w, n);
+    ref_pbw_str(w, 2, "g");
+    size_t vi = ref_pbw_begin(w, 11);
+    ref_pbw_str(w, 1, "a");
+    size_t ty = ref_pbw_begin(w, 2), tt = ref_pbw_begin(w, 1);
+    ref_pbw_i64(w, 1, REF_DT_FLOAT);
+    size_t sh = ref_pbw_begin(w, 2), dm = ref_pbw_begin(w, 1);
+    ref_pbw_str(w, 2, "batch");
+    ref_pbw_end(w, dm);
+    dm = ref_pbw_begin(w, 1); /* neither value nor param: unknown */
+    ref_pbw_end(w, dm);
+    dm = ref_pbw_begin(w, 1);
+    ref_pbw_i64(w, 1, 8);
+    ref_pbw_end(w, dm);
+    ref_pbw_end(w, sh);
+    ref_pbw_end(w, tt);
+    ref_pbw_end(w, ty);
+    ref_pbw_end(w, vi);
+    vi = ref_pbw_begin(w, 12); /* output without a type */
+    ref_pbw_str(w, 1, "y");
+    ref_pbw_end(w, vi);
+    ref_pbw_end(w, g);
+    size_t op = ref_pbw_begin(w, 8);
+    ref_pbw_str(w, 1, "");
+    ref_pbw_i64(w, 2, 17);
+    ref_pbw_end(w, op);
+}
+
+static void test_attr_kinds(void)
+{
+    ref_pbw w;
+    encode_attr_model(&w, 0);
+    ref_model *m = NULL;
+    CHECK_OK(ref_model_read_buffer(w.buf, w.len, NULL, &m, &err), &err);
+    ref_pbw_free(&w);
+    if (!m)
+        return;
+    CHECK(m->ir_version == 8 && ref_model_opset(m) == 17 && !strcmp(m->producer_name, "handmade"));
+    CHECK(m->path == NULL && !strcmp(m->graph.name, "g"));
+    const ref_node *n = &m->graph.nodes[0];
+    CHECK(!strcmp(n->op_type, "Foo") && !strcmp(n->domain, "com.example"));
+    CHECK(n->n_inputs == 2 && !strcmp(n->inputs[1], "") && n->n_attrs == 7);
+    const ref_attr *a = attr(n, "alpha");
+    CHECK(a && a->type == REF_ATTR_FLOAT && a->f == 0.5f);
+    const int64_t *iv;
+    CHECK(ref_attr_ints(n, "axes", &iv) == 3 && iv[0] == -1 && iv[1] == 2 && iv[2] == -3);
+    a = attr(n, "mode");
+    CHECK(a && a->type == REF_ATTR_STRING && a->s_len == 6 && !memcmp(a->s, "li\0ear", 7));
+    a = attr(n, "names");
+    CHECK(a && a->type == REF_ATTR_STRINGS && a->n == 2 && !strcmp(a->strings[0], "p") && !strcmp(a->strings[1], "qr"));
+    a = attr(n, "body");
+    CHECK(a && a->type == REF_ATTR_GRAPH && a->has_graph);
+    a = attr(n, "value");
+    CHECK(a && a->type == REF_ATTR_TENSOR && a->t && a->t->dtype == REF_DT_INT8 && a->t->rank == 0);
+    CHECK(a && a->t && a->t->data && *(const int8_t *)a->t->data == -5);
+    const float *fv;
+    CHECK(ref_attr_floats(n, "scales", &fv) == 2 && fv[0] == 2.0f && fv[1] == 4.0f);
+    const ref_value_info *in = &m->graph.inputs[0];
+    CHECK(in->elem_type == REF_DT_FLOAT && in->rank == 3);
+    CHECK(in->dims[0].value == -1 && !strcmp(in->dims[0].param, "batch"));
+    CHECK(in->dims[1].value == -1 && in->dims[1].param == NULL);
+    CHECK(in->dims[2].value == 8);
+    CHECK(m->graph.outputs[0].elem_type == 0 && m->graph.outputs[0].rank == -1);
+    ref_model_free(m);
+
+    encode_attr_model(&w, 1);
+    m = NULL;
+    CHECK(ref_model_read_buffer(w.buf, w.len, NULL, &m, &err) == REF_E_PARSE && m == NULL);
+    CHECK(strstr(err.msg, "graph.node[0] @ byte ") && strstr(err.msg, "op_type"));
+    ref_pbw_free(&w);
+}
+
+static void test_model_errors(void)
+{
+    ref_model *m = NULL;
+    CHECK(ref_model_read_buffer("", 0, NULL, &m, &err) == REF_E_PARSE && m == NULL);
+    CHECK(!strcmp(err.msg, "model @ byte 0: model has no graph"));
+    const uint8_t noopset[] = {0x08, 0x08, 0x3a, 0x00};
+    CHECK(ref_model_read_buffer(noopset, sizeof noopset, NULL, &m, &err) == REF_E_PARSE);
+    CHECK(strstr(err.msg, "no opset_import"));
+    const uint8_t twographs[] = {0x3a, 0x00, 0x3a, 0x00};
+    CHECK(ref_model_read_buffer(twographs, sizeof twographs, NULL, &m, &err) == REF_E_PARSE);
+    CHECK(strstr(err.msg, "second graph"));
+    const uint8_t wire[] = {0x3d, 0, 0, 0, 0}; /* graph as fixed32 */
+    CHECK(ref_model_read_buffer(wire, sizeof wire, NULL, &m, &err) == REF_E_PARSE);
+    CHECK(!strcmp(err.msg, "graph @ byte 0: wire type 5 (fixed32), expected 2 (length-delimited)"));
+    const uint8_t group[] = {0x3a, 0x02, 0x0b, 0x0c};
+    CHECK(ref_model_read_buffer(group, sizeof group, NULL, &m, &err) == REF_E_PARSE);
+    CHECK(strstr(err.msg, "graph @ byte 2") && strstr(err.msg, "groups"));
+    CHECK(ref_model_read("/nonexistent/model.onnx", NULL, &m, &err) == REF_E_IO && m == NULL);
+    CHECK(strstr(err.msg, "/nonexistent/model.onnx"));
+    ref_model_free(NULL);
+}
+
+/* ================================================================================================
+ * Files: alignment of embedded raw data, external data and escapes
+ * ============================================================================================== */
+
+static void write_file(const char *path, const void *p, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    CHECK(f != NULL);
+    if (!f)
+        return;
+    CHECK(fwrite(p, 1, n, f) == n);
+    fclose(f);
+}
+
+static const float W6[6] = {1, 2, 3, 4, 5, 6};
+
+/* A model with one float initializer [2,3] named name; ext_loc NULL embeds raw_data, "" omits the location. */
+static void encode_init_model(ref_pbw *w, const char *name, const char *ext_loc, const char *ext_off,
+                              const char *ext_len)
+{
+    const int64_t d23[] = {2, 3};
+    ref_pbw_init(w);
+    ref_pbw_i64(w, 1, 8);
+    size_t g = ref_pbw_begin(w, 7);
+    size_t n = ref_pbw_begin(w, 1);
+    ref_pbw_str(w, 1, name);
+    ref_pbw_str(w, 2, "y");
+    ref_pbw_str(w, 4, "Identity");
+    ref_pbw_end(w, n);
+    ref_pbw_str(w, 2, "g");
+    size_t t = ref_pbw_begin(w, 5);
+    ref_pbw_packed_i64(w, 1, d23, 2);
+    ref_pbw_i64(w, 2, REF_DT_FLOAT);
+    ref_pbw_str(w, 8, name);
+    if (ext_loc) {
+        const char *kv[3][2] = {{"location", ext_loc}, {"offset", ext_off}, {"length", ext_len}};
+        for (int i = 0; i < 3; i++) {
+            if (!kv[i][1] || !kv[i][1][0])
+                continue;
+            size_t e = ref_pbw_begin(w, 13);
+            ref_pbw_str(w, 1, kv[i][0]);
+            ref_pbw_str(w, 2, kv[i][1]);
+            ref_pbw_end(w, e);
+        }
+        ref_pbw_u64(w, 14, 1);
+    } else {
+        ref_pbw_bytes(w, 9, W6, sizeof W6);
+    }
+    ref_pbw_end(w, t);
+    ref_pbw_end(w, g);
+    size_t op = ref_pbw_begin(w, 8);
+    ref_pbw_i64(w, 2, 13);
+    ref_pbw_end(w, op);
+}
+
+/* The offset of W6's bytes in the encoding (they are unique there). */
+static size_t find_raw(const ref_pbw *w)
+{
+    for (size_t i = 0; i + sizeof W6 <= w->len; i++)
+        if (!memcmp(w->buf + i, W6, sizeof W6))
+            return i;
+    return SIZE_MAX;
+}
+
+static void test_embedded_alignment(void)
+{
+    int seen[2] = {0, 0};
+    const char *names[] = {"w", "ww", "www", "wwww"};
+    for (int k = 0; k < 4; k++) {
+        ref_pbw w;
+        encode_init_model(&w, names[k], NULL, NULL, NULL);
+        size_t off = find_raw(&w);
+        char path[128];
+        snprintf(path, sizeof path, "%s/align%d.onnx", tmpdir, k);
+        write_file(path, w.buf, w.len);
+        ref_pbw_free(&w);
+        for (int mm = 0; mm < 2; mm++) {
+            ref_options o = opts_mmap(mm);
+            ref_model *m = NULL;
+            CHECK_OK(ref_model_read(path, &o, &m, &err), &err);
+            if (!m)
+                continue;
+            const ref_initializer *in = &m->graph.inits[0];
+            CHECK(!memcmp(in->t.data, W6, sizeof W6));
+            if (mm && off % 4 == 0) {
+                CHECK(in->storage == REF_STORAGE_MAPPED && m->n_maps == 1);
+                CHECK((const uint8_t *)in->t.data == (const uint8_t *)m->maps[0].addr + off);
+            } else {
+                CHECK(in->storage == REF_STORAGE_HEAP && (uintptr_t)in->t.data % 64 == 0);
+            }
+            seen[off % 4 == 0]++;
+            ref_model_info info;
+            ref_model_get_info(m, &info);
+            CHECK(info.weight_bytes == 24 && info.mapped_bytes == (in->storage == REF_STORAGE_MAPPED ? 24u : 0u));
+            ref_model_free(m);
+        }
+    }
+    CHECK(seen[0] && seen[1]); /* both the aligned and the misaligned path ran */
+}
+
+static int read_ext(const char *loc, const char *off, const char *len, int mmap_on, ref_model **out)
+{
+    ref_pbw w;
+    encode_init_model(&w, "w", loc, off, len);
+    char path[128];
+    snprintf(path, sizeof path, "%s/model/ext.onnx", tmpdir);
+    write_file(path, w.buf, w.len);
+    ref_pbw_free(&w);
+    ref_options o = opts_mmap(mmap_on);
+    *out = NULL;
+    return ref_model_read(path, &o, out, &err);
+}
+
+/* The read fails with code and a message containing what; a model read by mistake is freed. */
+static int ext_fails(const char *loc, const char *off, const char *len, int mmap_on, int code, const char *what)
+{
+    ref_model *m;
+    int rc = read_ext(loc, off, len, mmap_on, &m);
+    ref_model_free(m);
+    if (rc != code || !strstr(err.msg, what) || m) {
+        fprintf(stderr, "ext_fails(%s): rc %d: %s\n", loc, rc, err.msg);
+        return 0;
+    }
+    return 1;
+}
+
+static void test_external(void)
+{
+    char p[256], q[256];
+    snprintf(p, sizeof p, "%s/model", tmpdir);
+    mkdir(p, 0755);
+    /* w.bin: 8 bytes of junk, then the 24 bytes. */
+    uint8_t blob[40] = {0};
+    memcpy(blob + 8, W6, sizeof W6);
+    snprintf(p, sizeof p, "%s/model/w.bin", tmpdir);
+    write_file(p, blob, sizeof blob);
+    snprintf(p, sizeof p, "%s/model/sub", tmpdir);
+    mkdir(p, 0755);
+    snprintf(p, sizeof p, "%s/model/sub/v.bin", tmpdir);
+    write_file(p, W6, sizeof W6);
+    snprintf(p, sizeof p, "%s/outside.bin", tmpdir);
+    write_file(p, W6, sizeof W6);
+    snprintf(q, sizeof q, "%s/model/link.bin", tmpdir);
+    CHECK(symlink(p, q) == 0);             /* points out of the folder */
+    snprintf(q, sizeof q, "%s/model/inlink.bin", tmpdir);
+    CHECK(symlink("sub/v.bin", q) == 0);   /* stays inside */
+
+    for (int mm = 0; mm < 2; mm++) {
+        ref_model *m;
+        CHECK_OK(read_ext("w.bin", "8", "24", mm, &m), &err);
+        if (m) {
+            const ref_initializer *in = &m->graph.inits[0];
+            CHECK(!memcmp(in->t.data, W6, sizeof W6));
+            CHECK(in->storage == (mm ? REF_STORAGE_MAPPED : REF_STORAGE_HEAP));
+            CHECK(m->n_maps == (mm ? 2u : 0u)); /* the model file and w.bin */
+            ref_model_free(m);
+        }
+        CHECK_OK(read_ext("sub/v.bin", NULL, NULL, mm, &m), &err); /* no offset, no length: whole file */
+        if (m) {
+            CHECK(!memcmp(m->graph.inits[0].t.data, W6, sizeof W6));
+            ref_model_free(m);
+        }
+        CHECK_OK(read_ext("inlink.bin", "0", "24", mm, &m), &err);
+        ref_model_free(m);
+        CHECK(read_ext("w.bin", "2", "24", mm, &m) == 0); /* misaligned in the mapping: copied */
+        if (m) {
+            CHECK(m->graph.inits[0].storage == REF_STORAGE_HEAP);
+            ref_model_free(m);
+        }
+
+        CHECK(ext_fails("../outside.bin", "0", "24", mm, REF_E_PARSE, "escapes the model folder"));
+        CHECK(strstr(err.msg, "ext.onnx: graph.initializer[0] @ byte "));
+        CHECK(ext_fails("sub/../../outside.bin", "0", "24", mm, REF_E_PARSE, "escapes the model folder"));
+        CHECK(ext_fails(p, "0", "24", mm, REF_E_PARSE, "absolute"));
+        CHECK(ext_fails("link.bin", "0", "24", mm, REF_E_PARSE, "outside the model folder"));
+        CHECK(ext_fails("w.bin", "20", "24", mm, REF_E_PARSE, "lie outside"));
+        CHECK(ext_fails("w.bin", "8", "20", mm, REF_E_PARSE, "needs 24"));
+        CHECK(ext_fails("w.bin", "-8", "24", mm, REF_E_PARSE, "not a byte count"));
+        CHECK(ext_fails("w.bin", "18446744073709551615", "24", mm, REF_E_PARSE, "lie outside"));
+        CHECK(ext_fails("w.bin", "8", "18446744073709551615", mm, REF_E_PARSE, "lie outside"));
+        CHECK(ext_fails("w.bin", "99999999999999999999", "24", mm, REF_E_PARSE, "not a byte count"));
+        CHECK(ext_fails("missing.bin", "0", "24", mm, REF_E_IO, "missing.bin"));
+        CHECK(ext_fails("sub", "0", "24", mm, REF_E_IO, "not a regular file"));
+        CHECK(ext_fails("", NULL, NULL, mm, REF_E_PARSE, "without a location"));
+    }
+    /* From memory there is no folder to resolve in. */
+    ref_pbw w;
+    encode_init_model(&w, "w", "w.bin", "8", "24");
+    ref_model *m = NULL;
+    CHECK(ref_model_read_buffer(w.buf, w.len, NULL, &m, &err) == REF_E_UNSUPPORTED && !m);
+    ref_pbw_free(&w);
+}
+
+int main(void)
+{
+    if (access(DATA "/node/test_constant/model.onnx", R_OK))
+        CHECK_SKIP("libonnx-testdata is not installed");
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/test_onnx_read.XXXXXX");
+    if (!mkdtemp(tmpdir))
+        CHECK_SKIP("cannot create a temporary folder");
+    ref_alloc_stats s0, s1;
+    ref_alloc_get_stats(&s0);
+    test_conv_strides_padding();
+    test_pytorch_conv2d(1);
+    test_pytorch_conv2d(0);
+    test_constant_tensor_attr();
+    test_load_pb();
+    test_typed_fields();
+    test_bad_tensors();
+    test_attr_kinds();
+    test_model_errors();
+    test_embedded_alignment();
+    test_external();
+    test_all_testdata();
+    ref_alloc_get_stats(&s1);
+    CHECK(s1.live_bytes == s0.live_bytes);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    CHECK(system(cmd) == 0);
+    return check_summary();
+}
