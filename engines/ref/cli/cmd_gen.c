@@ -26,7 +26,7 @@ static const gen_opt gen_opts[] = {
     {"out", OPT_PATH, 0, NULL, "FILE.onnx  where to write the model (required)"},
     {"external-data", OPT_FLAG, OFF(external_data), NULL, "weights to FILE.onnx.data at 4096-aligned offsets"},
     {"batch", OPT_INT, OFF(batch), NULL, "N  batch size (default 1)"},
-    {"seed", OPT_U64, OFF(seed), NULL, "S  weight seed; same seed, same bytes (default 1)"},
+    {"seed", OPT_U64, OFF(seed), NULL, "S  weight seed, decimal or 0x-hex; same seed, same bytes (default 1)"},
     {"dynamic", OPT_FLAG, OFF(dynamic), NULL, "symbolic dims \"batch\" (and \"seq\" for transformer)"},
     {"width-mult", OPT_FLOAT, OFF(width_mult), "mobilenetv2", "F  channel width multiplier (default 1.0)"},
     {"image-size", OPT_INT, OFF(image_size), "mobilenetv2 resnet18 resnet50", "N  input height and width (default 224)"},
@@ -68,7 +68,9 @@ static int set_value(const gen_opt *op, const char *v, ref_gen_options *o, const
         return 0;
     }
     case OPT_U64: {
-        unsigned long long x = strtoull(v, &end, 0);
+        /* Decimal or 0x-hex; never octal, so "010" is ten. */
+        int hex = v[0] == '0' && (v[1] == 'x' || v[1] == 'X');
+        unsigned long long x = strtoull(v, &end, hex ? 16 : 10);
         if (errno || end == v || *end || v[0] == '-')
             break;
         *(uint64_t *)field = (uint64_t)x;

@@ -111,6 +111,23 @@ static ref_model *gen_read(const ref_gen_options *o, const char *name)
     return rc ? NULL : m;
 }
 
+/* Node names, node outputs and initializer names are each unique, and no output shadows an initializer. */
+static void check_names(const ref_model *m)
+{
+    const ref_graph *g = &m->graph;
+    int dup = 0;
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        for (size_t j = 0; j < i; j++)
+            dup += !strcmp(g->nodes[i].name, g->nodes[j].name) ||
+                   !strcmp(g->nodes[i].outputs[0], g->nodes[j].outputs[0]);
+        dup += ref_model_find_init(m, g->nodes[i].outputs[0]) != NULL;
+    }
+    for (size_t i = 0; i < g->n_inits; i++)
+        for (size_t j = 0; j < i; j++)
+            dup += !strcmp(g->inits[i].name, g->inits[j].name);
+    CHECK(dup == 0);
+}
+
 static int count_op(const ref_model *m, const char *op)
 {
     int n = 0;
@@ -163,6 +180,7 @@ static void check_ops(const ref_model *m, const struct op_count *want, size_t n_
             fprintf(stderr, "  %s: %d nodes, expected %d\n", want[i].op, got, want[i].n);
     }
     CHECK(m->graph.n_nodes == total);
+    check_names(m);
 }
 
 /* Input 0 and output 0 are float with exactly these dims (param names where dims[i] < 0). */
