@@ -6,6 +6,8 @@
 
 #include "gen_builder.h"
 
+/* Each returns the name of what it made (a layer's output, or a tensor), or NULL once b has failed. */
+
 /* Variance gains of the weight initializer: He's 2 for layers reading a ReLU's output (which halves the second
  * moment), 1 for layers reading a signed input. Either way the pre-activations keep their variance. */
 #define REF_GEN_GAIN_RELU 2.0f
