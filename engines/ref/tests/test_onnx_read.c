@@ -138,16 +138,15 @@ static void test_load_pb(void)
 {
     ref_tensor t;
     char *name = NULL;
-    CHECK_OK(ref_tensor_load_pb(DATA "/node/test_conv_with_strides_padding/test_data_set_0/input_0.pb", &t, &name, &err),
-             &err);
+#define CONV_SET DATA "/node/test_conv_with_strides_padding/test_data_set_0"
+    CHECK_OK(ref_tensor_load_pb(CONV_SET "/input_0.pb", &t, &name, &err), &err);
     CHECK(name && !strcmp(name, "x"));
     CHECK(t.dtype == REF_DT_FLOAT && t.rank == 4 && t.dims[2] == 7 && t.dims[3] == 5);
     CHECK(t.data && ((const float *)t.data)[4] == 4.0f && ((const float *)t.data)[34] == 34.0f);
     ref_tensor_data_free(&t);
     CHECK(t.data == NULL);
     ref_string_free(name);
-    CHECK_OK(ref_tensor_load_pb(DATA "/node/test_conv_with_strides_padding/test_data_set_0/output_0.pb", &t, NULL, &err),
-             &err);
+    CHECK_OK(ref_tensor_load_pb(CONV_SET "/output_0.pb", &t, NULL, &err), &err);
     CHECK(t.rank == 4 && t.dims[2] == 4 && t.dims[3] == 3);
     CHECK(((const float *)t.data)[0] == 12.0f && ((const float *)t.data)[3] == 63.0f);
     ref_tensor_data_free(&t);
@@ -406,7 +405,8 @@ static void test_bad_tensors(void)
     CHECK(bad_tensor(7) == REF_E_UNSUPPORTED && strstr(err.msg, "data type 14"));
     CHECK(bad_tensor(8) == REF_E_PARSE && strstr(err.msg, "no data_type"));
     CHECK(bad_tensor(9) == REF_E_UNSUPPORTED && strstr(err.msg, "external"));
-    CHECK(bad_tensor(10) == REF_E_PARSE && strstr(err.msg, "data_type @ byte 7: wire type 5 (fixed32), expected 0 (varint)"));
+    CHECK(bad_tensor(10) == REF_E_PARSE &&
+          strstr(err.msg, "data_type @ byte 7: wire type 5 (fixed32), expected 0 (varint)"));
 
     /* Strings keep shape and type; no data, not an error. */
     ref_pbw w;
@@ -573,6 +573,28 @@ static void test_model_errors(void)
     CHECK(ref_model_read("/nonexistent/model.onnx", NULL, &m, &err) == REF_E_IO && m == NULL);
     CHECK(strstr(err.msg, "/nonexistent/model.onnx"));
     ref_model_free(NULL);
+    /* err may be NULL: the status must survive. */
+    CHECK(ref_model_read("/nonexistent/model.onnx", NULL, &m, NULL) == REF_E_IO);
+    CHECK(ref_model_read_buffer(group, sizeof group, NULL, &m, NULL) == REF_E_PARSE && m == NULL);
+    ref_tensor t;
+    CHECK(ref_tensor_load_pb(DATA "/node/test_constant/model.onnx", &t, NULL, NULL) == REF_E_PARSE);
+    /* A TENSOR attribute must carry its tensor. */
+    ref_pbw w;
+    ref_pbw_init(&w);
+    size_t g = ref_pbw_begin(&w, 7), n = ref_pbw_begin(&w, 1);
+    ref_pbw_str(&w, 4, "Constant");
+    size_t a = ref_pbw_begin(&w, 5);
+    ref_pbw_str(&w, 1, "value");
+    ref_pbw_i64(&w, 20, REF_ATTR_TENSOR);
+    ref_pbw_end(&w, a);
+    ref_pbw_end(&w, n);
+    ref_pbw_end(&w, g);
+    size_t op = ref_pbw_begin(&w, 8);
+    ref_pbw_i64(&w, 2, 13);
+    ref_pbw_end(&w, op);
+    CHECK(ref_model_read_buffer(w.buf, w.len, NULL, &m, &err) == REF_E_PARSE);
+    CHECK(strstr(err.msg, "graph.node[0].attribute[0] @ byte 16: TENSOR attribute 'value' without a tensor") != NULL);
+    ref_pbw_free(&w);
 }
 
 /* ================================================================================================

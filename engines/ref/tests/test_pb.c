@@ -1,5 +1,5 @@
-/* test_pb.c: unit tests of the protobuf wire format: varints (10-byte negatives, overflow), fixed widths, tags,
- * lengths, packed vs unpacked repeats, skipping, error paths and offsets, and the writer. It must never pass on a no-op. */
+/* test_pb.c: the protobuf wire format: varints (10-byte negatives, overflow), fixed widths, tags, lengths,
+ * packed vs unpacked repeats, skipping, error paths and offsets, the writer. It must never pass on a no-op. */
 #include <string.h>
 
 #include "alloc.h"

@@ -88,7 +88,8 @@ static int resolve(ref_ext *x, ref_pb_trace *tr, size_t at, const char *loc, cha
     size_t dl = strlen(x->dir_real);
     bool root = dl == 1 && x->dir_real[0] == '/';
     if (!root && (strncmp(real, x->dir_real, dl) != 0 || real[dl] != '/'))
-        return ref_pb_fail(tr, at, REF_E_PARSE, "external data location '%s' resolves to '%s', outside the model folder",
+        return ref_pb_fail(tr, at, REF_E_PARSE,
+                           "external data location '%s' resolves to '%s', outside the model folder",
                            loc, real);
     return REF_OK;
 }
@@ -138,7 +139,7 @@ int ref_ext_load(ref_ext *x, ref_pb_trace *tr, size_t at, const ref_tensor_pb *t
 {
     if (!x->dir)
         return ref_pb_fail(tr, at, REF_E_UNSUPPORTED,
-                           "tensor " REF_TPB_NAME_FMT " has external data, which needs a model folder (read from a file)",
+                           "tensor " REF_TPB_NAME_FMT " has external data, which needs a model folder",
                            REF_TPB_NAME_ARG(tp));
     char loc[PATH_MAX], real[PATH_MAX];
     ref_ext_file *f = NULL;
@@ -156,7 +157,8 @@ int ref_ext_load(ref_ext *x, ref_pb_trace *tr, size_t at, const ref_tensor_pb *t
                            (unsigned long long)off, (unsigned long long)len, loc, f->size);
     if (len != tp->nbytes) {
         char shape[128];
-        return ref_pb_fail(tr, at, REF_E_PARSE, "tensor " REF_TPB_NAME_FMT ": external length %llu, shape %s %s needs %zu",
+        return ref_pb_fail(tr, at, REF_E_PARSE,
+                           "tensor " REF_TPB_NAME_FMT ": external length %llu, shape %s %s needs %zu",
                            REF_TPB_NAME_ARG(tp), (unsigned long long)len, ref_shape_str(&tp->t, shape, sizeof shape),
                            ref_dtype_name(tp->t.dtype), tp->nbytes);
     }
@@ -168,7 +170,8 @@ int ref_ext_load(ref_ext *x, ref_pb_trace *tr, size_t at, const ref_tensor_pb *t
     }
     void *p = ref_model_heap_alloc(x->m, (size_t)len);
     if (!p)
-        return ref_pb_fail(tr, at, REF_E_NOMEM, "out of memory for %llu bytes of external data", (unsigned long long)len);
+        return ref_pb_fail(tr, at, REF_E_NOMEM, "out of memory for %llu bytes of external data",
+                           (unsigned long long)len);
     if (f->addr) {
         memcpy(p, f->addr + off, (size_t)len);
     } else if (len && (rc = ref_fd_pread_all(f->fd, p, (size_t)len, off)) != 0) {

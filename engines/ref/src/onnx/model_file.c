@@ -43,7 +43,9 @@ static int load_file(ref_model *m, const char *path, const char *dir, ref_error 
         rc = ref_onnx_parse(m, buf, len, dir, err);
         ref_free(buf);
     }
-    return rc ? ref_fail_prefix(err, "%s: ", path) : REF_OK;
+    if (rc)
+        ref_fail_prefix(err, "%s: ", path); /* keeps rc: with err NULL it would answer REF_E_INVALID */
+    return rc;
 }
 
 int ref_model_read(const char *path, const ref_options *o, ref_model **out, ref_error *err)

@@ -1,6 +1,5 @@
 /* read.c: ModelProto and everything under it (graph, nodes, attributes, value infos, types) into the IR.
- * It must never do file I/O itself (external data goes through external.c) nor keep a pointer into the
- * input buffer unless mmap is on and the caller keeps that buffer alive for the model's life. */
+ * It must never do file I/O (external.c does), nor keep pointers into the input unless mmap is on. */
 #include <limits.h>
 #include <string.h>
 
@@ -296,6 +295,10 @@ static int parse_attr(rd *c, ref_pb *msg, void *arg)
         return ref_pb_fail(&c->tr, start, REF_E_PARSE, "attribute without a name");
     if (!s.has_type)
         a->type = infer_attr_type(&s);
+    if (a->type == REF_ATTR_TENSOR && !a->t)
+        return ref_pb_fail(&c->tr, start, REF_E_PARSE, "TENSOR attribute '%s' without a tensor", a->name);
+    if (!a->s)
+        a->s = ""; /* proto default: ops may read s of any STRING attribute */
     return attr_lists(c, &again, a, &s);
 }
 
@@ -632,9 +635,10 @@ static int parse_model(rd *c, ref_pb *r)
 /* True when buf lies inside one of the model's registered file mappings. */
 static bool in_mapping(const ref_model *m, const uint8_t *buf, size_t len)
 {
+    uintptr_t b = (uintptr_t)buf;
     for (size_t i = 0; i < m->n_maps; i++) {
-        const uint8_t *a = m->maps[i].addr;
-        if (buf >= a && len <= m->maps[i].len && (size_t)(buf - a) <= m->maps[i].len - len)
+        uintptr_t a = (uintptr_t)m->maps[i].addr;
+        if (b >= a && len <= m->maps[i].len && b - a <= m->maps[i].len - len)
             return true;
     }
     return false;

@@ -232,7 +232,8 @@ static int check_data(scan *s, ref_pb_trace *tr)
     uint64_t have = tp->n_typed ? (uint64_t)tp->n_typed * es : tp->raw_len;
     if (have != tp->nbytes) {
         char shape[128];
-        return ref_pb_fail(tr, tp->at, REF_E_PARSE, "tensor " REF_TPB_NAME_FMT ": %llu bytes of data, shape %s %s needs %zu",
+        return ref_pb_fail(tr, tp->at, REF_E_PARSE,
+                           "tensor " REF_TPB_NAME_FMT ": %llu bytes of data, shape %s %s needs %zu",
                            REF_TPB_NAME_ARG(tp), (unsigned long long)have, ref_shape_str(&tp->t, shape, sizeof shape),
                            ref_dtype_name(tp->t.dtype), tp->nbytes);
     }
@@ -324,7 +325,8 @@ int ref_onnx_parse_tensor(const uint8_t *buf, size_t len, ref_tensor *t, void **
     if (rc)
         return rc;
     if (tp.external)
-        return ref_pb_fail(&tr, 0, REF_E_UNSUPPORTED, "tensor " REF_TPB_NAME_FMT ": external data in a standalone tensor",
+        return ref_pb_fail(&tr, 0, REF_E_UNSUPPORTED,
+                           "tensor " REF_TPB_NAME_FMT ": external data in a standalone tensor",
                            REF_TPB_NAME_ARG(&tp));
     void *data = NULL;
     char *nm = NULL;
@@ -360,8 +362,10 @@ int ref_tensor_load_pb(const char *path, ref_tensor *out, char **name, ref_error
     void *data;
     rc = ref_onnx_parse_tensor(buf, len, &t, &data, name, err);
     ref_free(buf);
-    if (rc)
-        return ref_fail_prefix(err, "%s: ", path);
+    if (rc) {
+        ref_fail_prefix(err, "%s: ", path);
+        return rc;
+    }
     t.data = data;
     *out = t;
     return REF_OK;

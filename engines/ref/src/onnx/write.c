@@ -1,6 +1,5 @@
 /* write.c: serialize the IR as an ONNX ModelProto (packed numbers, raw_data weights, optional external data file).
- * It must never leave a half-written file under the final name: both files go to temp names and are renamed.
- * Two defaults keep onnx.checker happy: ir_version <= 0 is written as 8, an empty graph name as "graph". */
+ * It must never leave a half-written file under the final name: both files go to temp names and are renamed. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -16,6 +15,8 @@
 
 #define EXT_MIN_BYTES 1024
 #define EXT_ALIGN 4096
+/* Two defaults keep onnx.checker happy: ir_version <= 0 is written as 8 (ONNX 1.12's IR),
+ * and an empty graph name as "graph". */
 #define DEFAULT_IR_VERSION 8
 
 typedef struct wr {
@@ -90,7 +91,8 @@ static int w_attr(wr *c, const ref_node *n, const ref_attr *a)
     case REF_ATTR_STRING: ref_pbw_bytes(w, 4, a->s ? a->s : "", a->s ? a->s_len : 0); break;
     case REF_ATTR_TENSOR:
         if (!a->t || tensor_bytes(a->t, &nbytes) || (!a->t->data && nbytes && a->t->dtype != REF_DT_STRING))
-            return ref_fail(c->err, REF_E_INVALID, "node '%s' (%s) attribute '%s': tensor without a valid shape or data",
+            return ref_fail(c->err, REF_E_INVALID,
+                            "node '%s' (%s) attribute '%s': tensor without a valid shape or data",
                             n->name, n->op_type, a->name);
         w_tensor(c, 5, NULL, a->t, nbytes, UINT64_MAX);
         break;
