@@ -159,6 +159,8 @@ static int reshape_target(ref_op_ctx *c, int64_t *shape)
         return ref_fail(c->err, REF_E_INVALID, "Reshape: shape input is required");
     if (t->dtype != REF_DT_INT64 && t->dtype != REF_DT_INT32)
         return ref_fail(c->err, REF_E_UNSUPPORTED, "Reshape: shape must be int64, not %s", ref_dtype_name(t->dtype));
+    if (ref_tensor_numel(t) == 0)
+        return 0; /* a scalar: no values needed */
     if (!t->data)
         return ref_fail(c->err, REF_E_DYNAMIC, "Reshape: shape input is not known before run");
     if (ref_tensor_numel(t) > REF_MAX_RANK)

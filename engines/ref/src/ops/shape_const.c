@@ -114,9 +114,9 @@ int ref_constant_of_shape_infer(ref_op_ctx *c)
     if (n > REF_MAX_RANK)
         return ref_fail(c->err, REF_E_UNSUPPORTED, "ConstantOfShape: rank %lld exceeds %d", (long long)n,
                         REF_MAX_RANK);
-    if (!s->data)
+    if (!s->data && n > 0)
         return ref_fail(c->err, REF_E_DYNAMIC, "ConstantOfShape: shape input is not known before run");
-    const int64_t *dims = s->data;
+    const int64_t *dims = n > 0 ? s->data : NULL;
     for (int64_t d = 0; d < n; d++)
         if (dims[d] < 0)
             return ref_fail(c->err, REF_E_SHAPE, "ConstantOfShape: negative dim %lld at %lld", (long long)dims[d],
