@@ -1,7 +1,191 @@
-/* conv.c: operator family "conv" (placeholder until its kernels land).
- * It must never allocate at run time. */
-#include "op.h"
+/* conv.c: operator family "conv": Conv as GEMM of pre-packed weights W_g[cout_g, cin_g*k] with column
+ * tiles im2col'ed straight into packed form (1x1 stride-1 convs pack X directly), depthwise convs by a
+ * direct kernel; ConvTranspose lives in conv_transpose.c. It must never allocate at run time. */
+#include <stdatomic.h>
+#include <string.h>
+
+#include "../alloc.h"
+#include "conv_ops.h"
+#include "sgemm.h"
+
+#define NR REF_SGEMM_NR
+
+/* Packed column tiles aim at L2 (512 KiB on the Zen 3 this was tuned on). */
+#define TILE_TARGET_BYTES (512 * 1024)
+
+static int conv_infer(ref_op_ctx *c)
+{
+    ref_conv_geom g;
+    int rc = ref_conv_geom_init(c, false, &g);
+    if (rc)
+        return rc;
+    ref_conv_out_shape(&g, c->out[0]);
+    return REF_OK;
+}
+
+/* True for a convolution whose column matrix is X itself. */
+static bool is_pointwise(const ref_conv_geom *g)
+{
+    for (int d = 0; d < REF_CONV_SP; d++)
+        if (g->k[d] != 1 || g->stride[d] != 1 || g->pad_lo[d] || g->pad_hi[d])
+            return false;
+    return true;
+}
+
+/* Column tiling of the output: tiles of whole NR panels, at most ~TILE_TARGET_BYTES packed, and enough of
+ * them to keep every thread busy. Each element's reduction does not depend on the tiling. */
+static void conv_tiles(const ref_conv_geom *g, int n_threads, int64_t *tile, int64_t *n_tiles)
+{
+    int64_t kdim = g->cin_g * g->k_size, jobs = g->batch * g->group;
+    int64_t cap = TILE_TARGET_BYTES / (int64_t)sizeof(float) / kdim / NR * NR;
+    if (cap < NR)
+        cap = NR;
+    int64_t nt = (g->out_size + cap - 1) / cap;
+    while (n_threads > 1 && (jobs * nt) % n_threads && jobs * nt < 8 * n_threads && nt * NR < g->out_size)
+        nt++;
+    int64_t t = (g->out_size + nt - 1) / nt;
+    *tile = (t + NR - 1) / NR * NR;
+    *n_tiles = (g->out_size + *tile - 1) / *tile;
+}
+
+typedef struct conv_sizes {
+    size_t packed_w_bytes; /* run-time packed weights, when prepare did not pack them */
+    size_t tile_bytes;     /* one thread's packed column tile */
+    int64_t tile, n_tiles;
+} conv_sizes;
+
+static void conv_sizes_of(const ref_conv_geom *g, bool prepacked, int n_threads, conv_sizes *s)
+{
+    int64_t kdim = g->cin_g * g->k_size;
+    conv_tiles(g, n_threads, &s->tile, &s->n_tiles);
+    s->tile_bytes = ref_align_up(sizeof(float) * ref_sgemm_packed_b_floats(kdim, s->tile), REF_ALIGN);
+    s->packed_w_bytes = prepacked ? 0
+                                  : ref_align_up(sizeof(float) * ref_sgemm_packed_a_floats(g->cout_g, kdim) *
+                                                     (size_t)g->group,
+                                                 REF_ALIGN);
+}
+
+static size_t conv_scratch_bytes(const ref_op_ctx *c)
+{
+    ref_conv_geom g;
+    ref_error e;
+    ref_op_ctx cc = *c;
+    cc.err = &e;
+    if (ref_conv_geom_init(&cc, false, &g) || ref_conv_is_depthwise(&g) || g.out_size == 0)
+        return 0;
+    conv_sizes s;
+    conv_sizes_of(&g, ref_conv_has_packed(c), c->n_threads, &s);
+    return s.packed_w_bytes + s.tile_bytes * (size_t)(c->n_threads < 1 ? 1 : c->n_threads);
+}
+
+typedef struct conv_job {
+    const ref_conv_geom *g;
+    const float *x, *bias, *wp; /* wp: packed weights, group g at wp + g*group_floats */
+    size_t group_floats;
+    float *y;
+    char *tiles;
+    conv_sizes s;
+    bool pointwise;
+    atomic_int rc;
+} conv_job;
+
+/* One task = one (image, group, column tile): pack the tile, seed C with the bias, one serial GEMM. */
+static void conv_task(void *arg, int64_t begin, int64_t end, int tid)
+{
+    conv_job *j = arg;
+    const ref_conv_geom *g = j->g;
+    float *buf = (float *)(j->tiles + (size_t)tid * j->s.tile_bytes);
+    int64_t kdim = g->cin_g * g->k_size;
+    for (int64_t t = begin; t < end; t++) {
+        int64_t ti = t % j->s.n_tiles, ng = t / j->s.n_tiles, n = ng / g->group, gi = ng % g->group;
+        int64_t col0 = ti * j->s.tile, ncols = g->out_size - col0 < j->s.tile ? g->out_size - col0 : j->s.tile;
+        const float *xg = j->x + (n * g->cin + gi * g->cin_g) * g->in_size;
+        float *yg = j->y + (n * g->cout + gi * g->cout_g) * g->out_size + col0;
+        if (j->pointwise) {
+            ref_sgemm_operand xb = {.data = xg + col0, .ld = g->in_size};
+            ref_sgemm_pack_b(kdim, ncols, &xb, buf);
+        } else {
+            ref_conv_im2col_packed(g, xg, col0, ncols, buf);
+        }
+        float beta = 0.0f;
+        if (j->bias) {
+            for (int64_t m = 0; m < g->cout_g; m++)
+                for (int64_t q = 0; q < ncols; q++)
+                    yg[m * g->out_size + q] = j->bias[gi * g->cout_g + m];
+            beta = 1.0f;
+        }
+        ref_sgemm_operand a = {.data = j->wp + (size_t)gi * j->group_floats, .packed = true};
+        ref_sgemm_operand b = {.data = buf, .packed = true};
+        int rc = ref_sgemm(NULL, g->cout_g, ncols, kdim, 1.0f, &a, &b, beta, yg, g->out_size, NULL, 0, NULL);
+        if (rc)
+            atomic_store(&j->rc, rc);
+    }
+}
+
+static int conv_run(ref_op_ctx *c)
+{
+    ref_conv_geom g;
+    int rc = ref_conv_geom_init(c, false, &g);
+    if (rc)
+        return rc;
+    const float *x = c->in[0]->data, *w = c->in[1]->data;
+    const float *bias = g.has_bias ? c->in[2]->data : NULL;
+    float *y = c->out[0]->data;
+    if (g.batch == 0 || g.cout == 0)
+        return REF_OK;
+    if (ref_conv_is_depthwise(&g)) {
+        ref_conv_depthwise(&g, x, w, bias, y, c->pool);
+        return REF_OK;
+    }
+    const ref_conv_state *st = c->state && ((const ref_conv_state *)c->state)->packed ? c->state : NULL;
+    int64_t kdim = g.cin_g * g.k_size;
+    if (st && (st->m != g.cout_g || st->kdim != kdim || st->group != g.group))
+        return ref_fail(c->err, REF_E_STATE, "packed weights are %lldx%lld x %lld groups, the node needs %lldx%lld",
+                        (long long)st->m, (long long)st->kdim, (long long)st->group, (long long)g.cout_g,
+                        (long long)kdim);
+    conv_job j = {.g = &g, .x = x, .bias = bias, .y = y, .pointwise = is_pointwise(&g)};
+    int threads = c->n_threads < 1 ? 1 : c->n_threads;
+    conv_sizes_of(&g, st != NULL, threads, &j.s);
+    size_t need = j.s.packed_w_bytes + j.s.tile_bytes * (size_t)threads;
+    if (c->scratch_bytes < need)
+        return ref_fail(c->err, REF_E_INVALID, "scratch of %zu bytes, %zu needed", c->scratch_bytes, need);
+    j.group_floats = ref_sgemm_packed_a_floats(g.cout_g, kdim);
+    if (st) {
+        j.wp = st->packed;
+    } else {
+        float *wp = c->scratch;
+        for (int64_t gi = 0; gi < g.group; gi++) {
+            ref_sgemm_operand a = {.data = w + gi * g.cout_g * kdim, .ld = kdim};
+            ref_sgemm_pack_a(g.cout_g, kdim, &a, wp + (size_t)gi * j.group_floats);
+        }
+        j.wp = wp;
+    }
+    j.tiles = (char *)c->scratch + j.s.packed_w_bytes;
+    int64_t tasks = g.batch * g.group * j.s.n_tiles;
+    double task_flops = 2.0 * (double)g.cout_g * (double)kdim * (double)j.s.tile;
+    int64_t grain = task_flops >= 5e5 ? 1 : (int64_t)(5e5 / task_flops) + 1;
+    ref_parallel_for(c->pool, tasks, grain, conv_task, &j);
+    if ((rc = atomic_load(&j.rc)))
+        return ref_fail(c->err, rc, "conv GEMM failed (status %d)", rc);
+    return REF_OK;
+}
 
 const ref_op ref_ops_conv[] = {
+    {.name = "Conv",
+     .infer = conv_infer,
+     .prepare = ref_conv_prepare,
+     .prepare_scratch_bytes = ref_conv_prepare_scratch_bytes,
+     .state_free = ref_conv_state_free,
+     .state_bytes = ref_conv_state_bytes,
+     .scratch_bytes = conv_scratch_bytes,
+     .run = conv_run},
+    {.name = "ConvTranspose",
+     .infer = ref_conv_transpose_infer,
+     .prepare = ref_conv_prepare,
+     .prepare_scratch_bytes = ref_conv_prepare_scratch_bytes,
+     .state_free = ref_conv_state_free,
+     .state_bytes = ref_conv_state_bytes,
+     .scratch_bytes = ref_conv_transpose_scratch_bytes,
+     .run = ref_conv_transpose_run},
     {.name = NULL},
 };

@@ -1,0 +1,75 @@
+/* conv_ops.h: what Conv and ConvTranspose share: geometry from shapes and attributes (lifted to 3 spatial
+ * dims), packed per-group weights, and the kernels' entry points. It must never allocate at run time. */
+#ifndef REF_CONV_OPS_H
+#define REF_CONV_OPS_H
+
+#include "op.h"
+
+/* Spatial dims the kernels handle. 1-D and 2-D convolutions are lifted to 3-D with leading unit dims
+ * (size, kernel, stride and dilation 1, no padding), so one im2col and one col2im serve all three. */
+#define REF_CONV_SP 3
+
+typedef struct ref_conv_geom {
+    int nsp;                      /* spatial rank as given, 1..3 */
+    bool transpose;               /* ConvTranspose */
+    int64_t batch, cin, cout, group;
+    int64_t cin_g, cout_g;        /* channels per group */
+    int64_t in[REF_CONV_SP], out[REF_CONV_SP], k[REF_CONV_SP];
+    int64_t stride[REF_CONV_SP], dil[REF_CONV_SP], pad_lo[REF_CONV_SP], pad_hi[REF_CONV_SP];
+    int64_t in_size, out_size, k_size; /* products over the spatial dims */
+    bool has_bias;
+} ref_conv_geom;
+
+/* Geometry from c->in[0] (X), c->in[1] (W), the optional bias c->in[2] and the attributes. Fails with
+ * REF_E_SHAPE (ranks, channel counts, kernel_shape vs W, pads, non-positive output) or REF_E_UNSUPPORTED
+ * (more than 3 spatial dims, unknown auto_pad, non-float), with the reason in c->err. */
+int ref_conv_geom_init(ref_op_ctx *c, bool transpose, ref_conv_geom *g);
+
+/* Output dims [N, Cout, spatial...] of g. */
+void ref_conv_out_shape(const ref_conv_geom *g, ref_tensor *y);
+
+/* Weights packed once as the sgemm A operand per group: Conv's W_g [cout_g, cin_g*k] and
+ * ConvTranspose's W_g^T [cout_g*k, cin_g]. Group g's panels start at packed + g*group_floats. */
+typedef struct ref_conv_state {
+    float *packed; /* NULL when W was not a constant at prepare time */
+    size_t group_floats;
+    int64_t group, m, kdim; /* per group, A is m x kdim */
+} ref_conv_state;
+
+/* The A operand's shape per group, from W's shape and the group attribute alone (what prepare knows). */
+void ref_conv_a_shape(const ref_tensor *w, int64_t group, bool transpose, int64_t *m, int64_t *kdim);
+
+/* Pack every group of w (contiguous float32, Conv or ConvTranspose layout) into dst, staging each
+ * group's A through stage (m*kdim floats): a plain copy for Conv, the transposed copy ConvTranspose needs. */
+void ref_conv_pack_weights(const float *w, int64_t group, int64_t m, int64_t kdim, bool transpose, float *stage,
+                           float *dst);
+
+/* prepare / prepare_scratch_bytes / state_free / state_bytes shared by both ops. */
+int ref_conv_prepare(ref_op_ctx *c, void **state);
+size_t ref_conv_prepare_scratch_bytes(const ref_op_ctx *c);
+void ref_conv_state_free(void *state);
+size_t ref_conv_state_bytes(const void *state);
+/* True when prepare packs this node's weights (constant float W, and not a depthwise Conv). */
+bool ref_conv_will_pack(const ref_op_ctx *c);
+/* Whether run will find packed weights: the state says once prepare ran (it always leaves one, packed
+ * or not); before that (the first memory plan) the constant-ness of W predicts it. */
+bool ref_conv_has_packed(const ref_op_ctx *c);
+
+/* Depthwise Conv (cin_g == 1, group == cin): direct kernel, no im2col. */
+bool ref_conv_is_depthwise(const ref_conv_geom *g);
+void ref_conv_depthwise(const ref_conv_geom *g, const float *x, const float *w, const float *bias, float *y,
+                        ref_pool *pool);
+
+/* im2col of columns [col0, col0+ncols) of group image x_g ([cin_g, in spatial]) written directly in the
+ * sgemm packed-B layout for K = cin_g*k_size, N = ncols (ref_sgemm_packed_b_floats floats). */
+void ref_conv_im2col_packed(const ref_conv_geom *g, const float *x_g, int64_t col0, int64_t ncols, float *dst);
+
+/* col2im for ConvTranspose: y_c[out spatial] += col_c[k_size rows x in_size] for one output channel. */
+void ref_conv_col2im(const ref_conv_geom *g, const float *col_c, float *y_c);
+
+/* ConvTranspose entry points (conv_transpose.c). */
+int ref_conv_transpose_infer(ref_op_ctx *c);
+size_t ref_conv_transpose_scratch_bytes(const ref_op_ctx *c);
+int ref_conv_transpose_run(ref_op_ctx *c);
+
+#endif

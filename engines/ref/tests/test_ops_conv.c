@@ -1,0 +1,391 @@
+/* test_ops_conv.c: Conv and ConvTranspose against naive direct loops written here (1-D/2-D/3-D, groups,
+ * dilations, strides, every auto_pad, depthwise, 1x1), pre-packed vs run-time packed and 1 vs 2 threads.
+ * It must never compare the engine with itself alone: every case has an independent reference. */
+#include <math.h>
+#include <string.h>
+#include <time.h>
+
+#include "alloc.h"
+#include "check.h"
+#include "model.h"
+#include "op_harness.h"
+#include "tensor.h"
+
+static uint64_t rng = 0x9E3779B97F4A7C15ull;
+static float frand(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (float)((double)(rng >> 11) / 9007199254740992.0 * 2.0 - 1.0);
+}
+
+typedef struct cv_case {
+    const char *name;
+    int nsp;
+    int64_t n, cin, cout, group;
+    int64_t in[3], k[3], stride[3], dil[3];
+    int64_t pads[6];      /* explicit pads the naive reference uses: begins then ends */
+    const char *auto_pad; /* given to the op instead of pads when non-NULL */
+    bool bias;
+    int64_t opad[3];      /* ConvTranspose output_padding */
+    int64_t oshape[3];    /* ConvTranspose output_shape attribute when oshape[0] > 0 */
+} cv_case;
+
+/* ---- naive references over lifted 3-D geometry (index d of 3 for spatial dim i of nsp) ---- */
+
+typedef struct lifted {
+    int64_t in[3], k[3], s[3], d[3], lo[3], out[3];
+} lifted;
+
+static void lift(const cv_case *t, bool transpose, lifted *L)
+{
+    for (int d = 0; d < 3; d++) {
+        L->in[d] = L->k[d] = L->s[d] = L->d[d] = L->out[d] = 1;
+        L->lo[d] = 0;
+    }
+    for (int i = 0; i < t->nsp; i++) {
+        int d = 3 - t->nsp + i;
+        L->in[d] = t->in[i];
+        L->k[d] = t->k[i];
+        L->s[d] = t->stride[i] ? t->stride[i] : 1;
+        L->d[d] = t->dil[i] ? t->dil[i] : 1;
+        L->lo[d] = t->pads[i];
+        int64_t span = (L->k[d] - 1) * L->d[d] + 1, hi = t->pads[i + t->nsp];
+        L->out[d] = transpose ? (L->in[d] - 1) * L->s[d] + t->opad[i] + span - L->lo[d] - hi
+                              : (L->in[d] + L->lo[d] + hi - span) / L->s[d] + 1;
+    }
+}
+
+static int64_t prod3(const int64_t *v) { return v[0] * v[1] * v[2]; }
+
+static void naive_conv(const cv_case *t, const lifted *L, const float *x, const float *w, const float *b,
+                       float *y)
+{
+    int64_t cig = t->cin / t->group, cog = t->cout / t->group, isz = prod3(L->in), osz = prod3(L->out);
+    int64_t ksz = prod3(L->k);
+    for (int64_t n = 0; n < t->n; n++)
+        for (int64_t m = 0; m < t->cout; m++)
+            for (int64_t o = 0; o < osz; o++) {
+                int64_t oc[3] = {o / (L->out[1] * L->out[2]), o / L->out[2] % L->out[1], o % L->out[2]};
+                double acc = b ? b[m] : 0.0;
+                for (int64_t ci = 0; ci < cig; ci++)
+                    for (int64_t kq = 0; kq < ksz; kq++) {
+                        int64_t kc[3] = {kq / (L->k[1] * L->k[2]), kq / L->k[2] % L->k[1], kq % L->k[2]};
+                        int64_t ic[3];
+                        bool inside = true;
+                        for (int d = 0; d < 3; d++) {
+                            ic[d] = oc[d] * L->s[d] - L->lo[d] + kc[d] * L->d[d];
+                            inside = inside && ic[d] >= 0 && ic[d] < L->in[d];
+                        }
+                        if (!inside)
+                            continue;
+                        int64_t c = (m / cog) * cig + ci;
+                        acc += (double)x[(n * t->cin + c) * isz + (ic[0] * L->in[1] + ic[1]) * L->in[2] + ic[2]] *
+                               w[(m * cig + ci) * ksz + kq];
+                    }
+                y[(n * t->cout + m) * osz + o] = (float)acc;
+            }
+}
+
+static void naive_convt(const cv_case *t, const lifted *L, const float *x, const float *w, const float *b,
+                        float *y)
+{
+    int64_t cig = t->cin / t->group, cog = t->cout / t->group, isz = prod3(L->in), osz = prod3(L->out);
+    int64_t ksz = prod3(L->k);
+    double *acc = calloc((size_t)(t->n * t->cout * osz), sizeof(double));
+    for (int64_t n = 0; n < t->n; n++)
+        for (int64_t c = 0; c < t->cin; c++)
+            for (int64_t i = 0; i < isz; i++) {
+                int64_t ic[3] = {i / (L->in[1] * L->in[2]), i / L->in[2] % L->in[1], i % L->in[2]};
+                for (int64_t mg = 0; mg < cog; mg++)
+                    for (int64_t kq = 0; kq < ksz; kq++) {
+                        int64_t kc[3] = {kq / (L->k[1] * L->k[2]), kq / L->k[2] % L->k[1], kq % L->k[2]};
+                        int64_t oc[3];
+                        bool inside = true;
+                        for (int d = 0; d < 3; d++) {
+                            oc[d] = ic[d] * L->s[d] - L->lo[d] + kc[d] * L->d[d];
+                            inside = inside && oc[d] >= 0 && oc[d] < L->out[d];
+                        }
+                        if (!inside)
+                            continue;
+                        int64_t m = (c / cig) * cog + mg;
+                        acc[(n * t->cout + m) * osz + (oc[0] * L->out[1] + oc[1]) * L->out[2] + oc[2]] +=
+                            (double)x[(n * t->cin + c) * isz + i] * w[(c * cog + mg) * ksz + kq];
+                    }
+            }
+    for (int64_t n = 0; n < t->n; n++)
+        for (int64_t m = 0; m < t->cout; m++)
+            for (int64_t o = 0; o < osz; o++)
+                y[(n * t->cout + m) * osz + o] = (float)(acc[(n * t->cout + m) * osz + o] + (b ? b[m] : 0.0));
+    free(acc);
+}
+
+/* ---- running the op ---- */
+
+/* A 2-thread pool made once, then left to start: pool.c's workers read the loop generation only when
+ * they first run, so a loop dispatched before that is never picked up (a hang). oh_run makes a fresh
+ * pool per call, so 2-thread runs go through run_on_pool2, which is oh_run with this pool. */
+static ref_pool *pool2;
+
+static int run_on_pool2(const ref_node *n, int n_in, const ref_tensor *const *in, ref_tensor *out,
+                        unsigned const_mask, ref_error *err)
+{
+    const ref_op *op = ref_op_find(n->domain, n->op_type);
+    ref_tensor shown[4];
+    const ref_tensor *shown_p[4];
+    ref_tensor *out_p[1] = {out};
+    for (int i = 0; i < n_in; i++) {
+        shown_p[i] = NULL;
+        if (in[i]) {
+            shown[i] = *in[i];
+            if (!(const_mask & (1u << i)))
+                shown[i].data = NULL;
+            shown_p[i] = &shown[i];
+        }
+    }
+    memset(out, 0, sizeof *out);
+    ref_op_ctx c = {.node = n, .opset = 17, .n_in = n_in, .n_out = 1, .in = shown_p, .out = out_p,
+                    .pool = pool2, .n_threads = ref_pool_threads(pool2), .err = err};
+    void *state = NULL, *scratch = NULL;
+    int rc = op->infer(&c);
+    if (rc)
+        return rc;
+    out->data = ref_aligned_alloc(ref_tensor_nbytes(out) + 1);
+    size_t ws = op->prepare_scratch_bytes ? op->prepare_scratch_bytes(&c) : 0;
+    void *wscratch = ref_aligned_alloc(ws + 1);
+    c.scratch = wscratch;
+    c.scratch_bytes = ws;
+    rc = op->prepare(&c, &state);
+    ref_free(wscratch);
+    if (!rc) {
+        for (int i = 0; i < n_in; i++)
+            shown_p[i] = in[i];
+        c.state = state;
+        size_t sb = op->scratch_bytes ? op->scratch_bytes(&c) : 0;
+        scratch = ref_aligned_alloc(sb + 1);
+        c.scratch = scratch;
+        c.scratch_bytes = sb;
+        rc = op->run(&c);
+    }
+    op->state_free(state);
+    ref_free(scratch);
+    return rc;
+}
+
+static ref_node *make_node(ref_model *m, const cv_case *t, bool transpose)
+{
+    ref_node *nd = oh_node(m, transpose ? "ConvTranspose" : "Conv", t->bias ? 3 : 2, 1);
+    int64_t ones[3] = {1, 1, 1};
+    oh_attr_ints(m, nd, "kernel_shape", (size_t)t->nsp, t->k);
+    oh_attr_ints(m, nd, "strides", (size_t)t->nsp, t->stride[0] ? t->stride : ones);
+    oh_attr_ints(m, nd, "dilations", (size_t)t->nsp, t->dil[0] ? t->dil : ones);
+    if (t->group != 1)
+        oh_attr_int(m, nd, "group", t->group);
+    if (t->auto_pad)
+        oh_attr_str(m, nd, "auto_pad", t->auto_pad);
+    else if (!t->oshape[0])
+        oh_attr_ints(m, nd, "pads", 2 * (size_t)t->nsp, t->pads);
+    if (transpose && (t->opad[0] || t->opad[1] || t->opad[2]))
+        oh_attr_ints(m, nd, "output_padding", (size_t)t->nsp, t->opad);
+    if (t->oshape[0])
+        oh_attr_ints(m, nd, "output_shape", (size_t)t->nsp, t->oshape);
+    return nd;
+}
+
+static void run_case(const cv_case *t, bool transpose)
+{
+    lifted L;
+    lift(t, transpose, &L);
+    int64_t xd[5] = {t->n, t->cin}, wd[5], yd[5] = {t->n, t->cout}, bd[1] = {t->cout};
+    wd[0] = transpose ? t->cin : t->cout;
+    wd[1] = transpose ? t->cout / t->group : t->cin / t->group;
+    for (int i = 0; i < t->nsp; i++) {
+        xd[2 + i] = t->in[i];
+        wd[2 + i] = t->k[i];
+        yd[2 + i] = L.out[3 - t->nsp + i];
+    }
+    int rank = t->nsp + 2;
+    size_t xn = (size_t)(t->n * t->cin * prod3(L.in)), wn = (size_t)(wd[0] * wd[1] * prod3(L.k));
+    size_t yn = (size_t)(t->n * t->cout * prod3(L.out));
+    float *x = malloc(xn * 4), *w = malloc(wn * 4), *b = malloc((size_t)t->cout * 4), *want = malloc(yn * 4);
+    for (size_t i = 0; i < xn; i++)
+        x[i] = frand();
+    for (size_t i = 0; i < wn; i++)
+        w[i] = frand();
+    for (int64_t i = 0; i < t->cout; i++)
+        b[i] = frand();
+    (transpose ? naive_convt : naive_conv)(t, &L, x, w, t->bias ? b : NULL, want);
+
+    ref_model *m = ref_model_new();
+    ref_node *nd = make_node(m, t, transpose);
+    ref_tensor X = oh_tensor(REF_DT_FLOAT, rank, xd, x), W = oh_tensor(REF_DT_FLOAT, rank, wd, w);
+    ref_tensor B = oh_tensor(REF_DT_FLOAT, 1, bd, b);
+    const ref_tensor *in[3] = {&X, &W, t->bias ? &B : NULL};
+    ref_tensor ref_out, out;
+    ref_error e = {0}, *err = &e;
+    const struct { unsigned mask; int threads; } runs[] = {{6, 1}, {0, 1}, {6, 2}, {0, 2}};
+    for (size_t r = 0; r < 4; r++) {
+        int rc = runs[r].threads == 2 ? run_on_pool2(nd, t->bias ? 3 : 2, in, &out, runs[r].mask, err)
+                                      : oh_run(nd, 17, t->bias ? 3 : 2, in, 1, r ? &out : &ref_out,
+                                               runs[r].mask, 1, err);
+        CHECK_OK(rc, err);
+        if (rc) {
+            fprintf(stderr, "  case %s%s\n", transpose ? "T " : "", t->name);
+            continue;
+        }
+        ref_tensor *o = r ? &out : &ref_out;
+        CHECK(o->rank == rank && !memcmp(o->dims, yd, sizeof(int64_t) * (size_t)rank));
+        if (r == 0) {
+            int bad = 0;
+            for (size_t i = 0; i < yn; i++)
+                if (!(fabsf(((float *)o->data)[i] - want[i]) <= 1e-4f + 1e-4f * fabsf(want[i])) && bad++ < 3)
+                    fprintf(stderr, "%s%s: y[%zu] = %g, want %g\n", transpose ? "T " : "", t->name, i,
+                            ((float *)o->data)[i], want[i]);
+            CHECK(bad == 0);
+        } else {
+            bool same = !memcmp(out.data, ref_out.data, yn * 4);
+            CHECK(same);
+            if (!same)
+                fprintf(stderr, "%s%s: run %zu differs from the first\n", transpose ? "T " : "", t->name, r);
+            oh_free_outputs(1, &out);
+        }
+    }
+    oh_free_outputs(1, &ref_out);
+    ref_model_free(m);
+    free(x);
+    free(w);
+    free(b);
+    free(want);
+}
+
+static const cv_case conv_cases[] = {
+    {"2d basic pad1", 2, 1, 1, 1, 1, {5, 5}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, NULL, false, {0}, {0}},
+    {"1d stride dil bias", 1, 2, 3, 4, 1, {11}, {3}, {2}, {2}, {1, 2}, NULL, true, {0}, {0}},
+    {"1d k1", 1, 1, 5, 7, 1, {13}, {1}, {1}, {1}, {0, 0}, NULL, true, {0}, {0}},
+    {"2d groups", 2, 1, 4, 6, 2, {7, 9}, {3, 2}, {2, 1}, {1, 2}, {1, 0, 2, 1}, NULL, true, {0}, {0}},
+    {"2d batch", 2, 3, 3, 5, 1, {8, 6}, {2, 3}, {1, 1}, {1, 1}, {0, 1, 0, 1}, NULL, false, {0}, {0}},
+    {"3d", 3, 1, 2, 3, 1, {5, 6, 4}, {2, 3, 2}, {1, 2, 1}, {1, 1, 1}, {1, 0, 1, 0, 1, 1}, NULL, true, {0}, {0}},
+    {"3d groups dil", 3, 2, 6, 9, 3, {6, 5, 7}, {2, 2, 3}, {2, 1, 2}, {2, 1, 1}, {0, 1, 1, 1, 0, 2}, NULL, true, {0}, {0}},
+    {"same_upper", 2, 1, 3, 4, 1, {5, 6}, {3, 4}, {2, 1}, {1, 1}, {1, 1, 1, 2}, "SAME_UPPER", true, {0}, {0}},
+    {"same_lower", 2, 1, 3, 4, 1, {5, 6}, {3, 4}, {2, 1}, {1, 1}, {1, 2, 1, 1}, "SAME_LOWER", true, {0}, {0}},
+    {"valid", 2, 1, 3, 4, 1, {7, 6}, {3, 2}, {2, 2}, {1, 1}, {0, 0, 0, 0}, "VALID", false, {0}, {0}},
+    {"same 1d dil", 1, 1, 2, 2, 1, {9}, {3}, {1}, {3}, {3, 3}, "SAME_UPPER", false, {0}, {0}},
+    {"depthwise 3x3", 2, 1, 8, 8, 8, {10, 12}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, NULL, true, {0}, {0}},
+    {"depthwise mult2 s2", 2, 2, 4, 8, 4, {9, 11}, {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}, NULL, true, {0}, {0}},
+    {"depthwise dil asym", 2, 1, 3, 3, 3, {8, 8}, {3, 2}, {1, 3}, {2, 1}, {2, 0, 1, 1}, NULL, false, {0}, {0}},
+    {"depthwise 1d", 1, 1, 5, 5, 5, {20}, {5}, {1}, {1}, {2, 2}, NULL, true, {0}, {0}},
+    {"depthwise 3d", 3, 1, 4, 4, 4, {4, 5, 6}, {3, 3, 3}, {1, 1, 2}, {1, 1, 1}, {1, 1, 1, 1, 1, 1}, NULL, true, {0}, {0}},
+    {"1x1", 2, 1, 16, 24, 1, {9, 7}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, NULL, true, {0}, {0}},
+    {"1x1 groups batch", 2, 2, 8, 12, 4, {5, 5}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, NULL, false, {0}, {0}},
+    {"1x1 stride2", 2, 1, 6, 5, 1, {9, 8}, {1, 1}, {2, 2}, {1, 1}, {0, 0, 0, 0}, NULL, true, {0}, {0}},
+    {"1x1 padded", 2, 1, 3, 4, 1, {4, 4}, {1, 1}, {1, 1}, {1, 1}, {1, 0, 0, 1}, NULL, true, {0}, {0}},
+    {"many tiles", 2, 1, 64, 40, 1, {30, 30}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, NULL, true, {0}, {0}},
+    {"big k blocks", 2, 1, 70, 13, 1, {9, 10}, {3, 3}, {1, 1}, {1, 1}, {0, 1, 1, 0}, NULL, true, {0}, {0}},
+    {"kernel larger than padded", 2, 1, 2, 3, 1, {3, 3}, {3, 3}, {3, 3}, {1, 1}, {0, 0, 0, 0}, NULL, true, {0}, {0}},
+};
+
+static const cv_case convt_cases[] = {
+    {"2d s2 pads opad", 2, 1, 3, 4, 1, {4, 5}, {3, 3}, {2, 2}, {1, 1}, {1, 0, 1, 1}, NULL, true, {1, 0}, {0}},
+    {"1d dil", 1, 2, 2, 3, 1, {6}, {3}, {1}, {2}, {0, 1}, NULL, false, {0}, {0}},
+    {"3d", 3, 1, 2, 3, 1, {3, 4, 3}, {2, 3, 2}, {2, 1, 2}, {1, 1, 1}, {0, 1, 0, 1, 0, 1}, NULL, true, {0}, {0}},
+    {"2d groups", 2, 2, 4, 6, 2, {5, 4}, {2, 3}, {1, 2}, {1, 1}, {0, 0, 1, 1}, NULL, true, {0}, {0}},
+    /* output_shape [10, 8] from in 3x3, k 3, strides (3, 2): natural 9x7, total padding -1 -> the extra
+     * row and column go at the end (as in ONNX's test_convtranspose_output_shape) */
+    {"output_shape", 2, 1, 1, 2, 1, {3, 3}, {3, 3}, {3, 2}, {1, 1}, {0, 0, -1, -1}, NULL, false, {0, 0},
+     {10, 8}},
+    {"output_shape shrink", 2, 1, 2, 2, 1, {3, 4}, {3, 3}, {2, 2}, {1, 1}, {1, 1, 0, 1}, NULL, true, {0, 0},
+     {6, 7}},
+    /* SAME_UPPER: output = in*stride = 6; total padding 1 goes to the end */
+    {"same_upper", 2, 1, 1, 2, 1, {3, 3}, {3, 3}, {2, 2}, {1, 1}, {0, 0, 1, 1}, "SAME_UPPER", false, {0}, {0}},
+    {"same_lower", 2, 1, 1, 2, 1, {3, 3}, {3, 3}, {2, 2}, {1, 1}, {1, 1, 0, 0}, "SAME_LOWER", true, {0}, {0}},
+    {"bigger", 2, 1, 32, 16, 1, {12, 12}, {4, 4}, {2, 2}, {1, 1}, {1, 1, 1, 1}, NULL, true, {0}, {0}},
+};
+
+/* Hand-computed: 5x5 ramp 0..24 with a 3x3 box filter and pad 1; ConvTranspose of a 3x3 ramp, ones. */
+static void hand_values(void)
+{
+    float x[25], w[9], y[25], xt[9], wt[18], yt[50];
+    for (int i = 0; i < 25; i++)
+        x[i] = (float)i;
+    for (int i = 0; i < 9; i++)
+        w[i] = 1.0f, xt[i] = (float)i;
+    for (int i = 0; i < 18; i++)
+        wt[i] = 1.0f;
+    int64_t xd[4] = {1, 1, 5, 5}, wd[4] = {1, 1, 3, 3}, pads[4] = {1, 1, 1, 1};
+    ref_model *m = ref_model_new();
+    ref_node *nd = oh_node(m, "Conv", 2, 1);
+    oh_attr_ints(m, nd, "pads", 4, pads);
+    ref_tensor X = oh_tensor(REF_DT_FLOAT, 4, xd, x), W = oh_tensor(REF_DT_FLOAT, 4, wd, w), out;
+    const ref_tensor *in[2] = {&X, &W};
+    ref_error e = {0}, *err = &e;
+    CHECK_OK(oh_run(nd, 11, 2, in, 1, &out, 2, 1, err), err);
+    memcpy(y, out.data, sizeof y);
+    oh_free_outputs(1, &out);
+    CHECK(y[0] == 12.0f && y[6] == 54.0f && y[24] == 84.0f);
+    ref_node *nt = oh_node(m, "ConvTranspose", 2, 1);
+    int64_t xtd[4] = {1, 1, 3, 3}, wtd[4] = {1, 2, 3, 3};
+    ref_tensor XT = oh_tensor(REF_DT_FLOAT, 4, xtd, xt), WT = oh_tensor(REF_DT_FLOAT, 4, wtd, wt);
+    const ref_tensor *int_[2] = {&XT, &WT};
+    CHECK_OK(oh_run(nt, 11, 2, int_, 1, &out, 2, 1, err), err);
+    CHECK(out.dims[1] == 2 && out.dims[2] == 5 && out.dims[3] == 5);
+    memcpy(yt, out.data, sizeof yt);
+    oh_free_outputs(1, &out);
+    CHECK(yt[0] == 0.0f && yt[6] == 8.0f && yt[12] == 36.0f && yt[25 + 12] == 36.0f && yt[24] == 8.0f);
+    ref_model_free(m);
+}
+
+static int infer_status(const char *op, int rank_x, const int64_t *xd, const int64_t *wd, int dtype,
+                        const char *attr, const char *sval, int64_t ival, char *msg)
+{
+    ref_model *m = ref_model_new();
+    ref_node *nd = oh_node(m, op, 2, 1);
+    if (attr && sval)
+        oh_attr_str(m, nd, attr, sval);
+    else if (attr)
+        oh_attr_int(m, nd, attr, ival);
+    float buf[4096] = {0};
+    ref_tensor X = oh_tensor(dtype, rank_x, xd, buf), W = oh_tensor(dtype, rank_x, wd, buf), out;
+    const ref_tensor *in[2] = {&X, &W};
+    ref_error e = {0};
+    int rc = oh_run(nd, 17, 2, in, 1, &out, 2, 1, &e);
+    strcpy(msg, e.msg);
+    oh_free_outputs(1, &out);
+    ref_model_free(m);
+    return rc;
+}
+
+static void errors(void)
+{
+    char msg[512];
+    int64_t x[6] = {1, 3, 5, 5, 2, 2}, w[6] = {4, 3, 3, 3, 1, 1}, w2[6] = {4, 2, 3, 3, 1, 1};
+    CHECK(infer_status("Conv", 4, x, w2, REF_DT_FLOAT, NULL, NULL, 0, msg) == REF_E_SHAPE);
+    CHECK(strstr(msg, "channels") != NULL);
+    CHECK(infer_status("Conv", 4, x, w, REF_DT_FLOAT, "auto_pad", "SAME", 0, msg) == REF_E_UNSUPPORTED);
+    CHECK(infer_status("Conv", 4, x, w, REF_DT_INT32, NULL, NULL, 0, msg) == REF_E_UNSUPPORTED);
+    CHECK(infer_status("Conv", 6, x, w, REF_DT_FLOAT, NULL, NULL, 0, msg) == REF_E_UNSUPPORTED);
+    CHECK(infer_status("Conv", 4, x, w, REF_DT_FLOAT, "group", NULL, 2, msg) == REF_E_SHAPE);
+    int64_t big[4] = {4, 3, 7, 7};
+    CHECK(infer_status("Conv", 4, x, big, REF_DT_FLOAT, NULL, NULL, 0, msg) == REF_E_SHAPE);
+    CHECK(strstr(msg, "no output") != NULL);
+    int64_t wt[4] = {2, 3, 3, 3};
+    CHECK(infer_status("ConvTranspose", 4, x, wt, REF_DT_FLOAT, NULL, NULL, 0, msg) == REF_E_SHAPE);
+}
+
+int main(void)
+{
+    ref_error e = {0}, *err = &e;
+    CHECK_OK(ref_pool_new(2, &pool2, err), err);
+    nanosleep(&(struct timespec){.tv_nsec = 50 * 1000 * 1000}, NULL);
+    hand_values();
+    for (size_t i = 0; i < sizeof conv_cases / sizeof conv_cases[0]; i++)
+        run_case(&conv_cases[i], false);
+    for (size_t i = 0; i < sizeof convt_cases / sizeof convt_cases[0]; i++)
+        run_case(&convt_cases[i], true);
+    errors();
+    ref_pool_free(pool2);
+    ref_alloc_stats st;
+    ref_alloc_get_stats(&st);
+    CHECK(st.live_bytes == 0);
+    return check_summary();
+}
