@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# The reference engine against the ONNX backend test suite (Debian's libonnx-testdata).
+# It must never pass with a failing case: the targets are 0 failed, >= 380 passed in node/, >= 100 in the other three.
+set -euo pipefail
+data=/usr/share/libonnx-testdata/data
+bin="${MLK_BIN_DIR:?MLK_BIN_DIR must point at build/bin}"
+if [ ! -d "$data/node" ]; then
+  echo "SKIP: $data not found (Debian package libonnx-testdata)"
+  exit 77
+fi
+
+summary() { tail -n 1 | sed -E 's/^([0-9]+) passed, ([0-9]+) failed, ([0-9]+) skipped$/\1 \2 \3/'; }
+
+status=0
+out_node=$("$bin/refengine" conformance --quiet "$data/node") || status=1
+echo "$out_node" | grep -v '^[0-9]* passed' || true
+read -r node_pass node_fail node_skip < <(echo "$out_node" | summary)
+echo "node: $node_pass passed, $node_fail failed, $node_skip skipped"
+
+out_rest=$("$bin/refengine" conformance --quiet "$data/pytorch-converted" "$data/pytorch-operator" "$data/simple") || status=1
+echo "$out_rest" | grep -v '^[0-9]* passed' || true
+read -r rest_pass rest_fail rest_skip < <(echo "$out_rest" | summary)
+echo "pytorch-converted + pytorch-operator + simple: $rest_pass passed, $rest_fail failed, $rest_skip skipped"
+
+# Threads and arena off must not change any verdict: rerun node/ that way.
+out_t2=$("$bin/refengine" conformance --quiet --threads 2 --arena off --iterations 2 "$data/node") || status=1
+read -r t2_pass t2_fail t2_skip < <(echo "$out_t2" | summary)
+echo "node, threads 2, arena off, 2 iterations: $t2_pass passed, $t2_fail failed, $t2_skip skipped"
+
+fail=0
+[ "$node_fail" -eq 0 ] || { echo "FAIL: $node_fail failed in node/"; fail=1; }
+[ "$rest_fail" -eq 0 ] || { echo "FAIL: $rest_fail failed outside node/"; fail=1; }
+[ "$t2_fail" -eq 0 ] || { echo "FAIL: $t2_fail failed with threads 2 / arena off"; fail=1; }
+[ "$node_pass" -ge 380 ] || { echo "FAIL: only $node_pass passed in node/ (target 380)"; fail=1; }
+[ "$rest_pass" -ge 100 ] || { echo "FAIL: only $rest_pass passed in the other three (target 100)"; fail=1; }
+[ "$t2_pass" -eq "$node_pass" ] || { echo "FAIL: threads 2 / arena off passed $t2_pass, not $node_pass"; fail=1; }
+[ "$status" -eq 0 ] || [ "$fail" -eq 1 ] || { echo "FAIL: refengine conformance exited non-zero"; fail=1; }
+exit "$fail"
