@@ -448,6 +448,44 @@ static void test_pad(void)
                     60));
     oh_free_outputs(1, &y);
 
+}
+
+/* A 1-D int32 Pad at opset 13 with pads [b, e]. */
+static int pad_1d(const char *mode, const int32_t *x, int64_t n, int64_t b, int64_t e, const void *value,
+                  int value_dtype, ref_tensor *y)
+{
+    ref_node *nd = node("Pad", value ? 3 : 2, 1);
+    oh_attr_str(M, nd, "mode", mode);
+    int64_t two = 2, pads[2] = {b, e};
+    ref_tensor tx = T(REF_DT_INT32, 1, &n, x), tp = T(REF_DT_INT64, 1, &two, pads);
+    ref_tensor tv = T(value_dtype, 0, NULL, value);
+    const ref_tensor *in[3] = {&tx, &tp, &tv};
+    return run(nd, 13, nd->n_inputs, in, 1, y, ALL);
+}
+
+static void test_pad_forms(void)
+{
+    ref_tensor y;
+    int64_t d34[2] = {3, 4};
+    static const int64_t pads[4] = {0, 2, 0, 0};
+    static const int32_t x3[3] = {1, 2, 3};
+    CHECK_OK(pad_1d("wrap", x3, 3, 2, 2, NULL, 0, &y), &E);
+    CHECK(bytes_are(&y, (int32_t[]){2, 3, 1, 2, 3, 1, 2}, 28));
+    oh_free_outputs(1, &y);
+    CHECK_OK(pad_1d("reflect", x3, 3, 4, 0, NULL, 0, &y), &E); /* wider than the input: reflects again */
+    CHECK(bytes_are(&y, (int32_t[]){1, 2, 3, 2, 1, 2, 3}, 28));
+    oh_free_outputs(1, &y);
+    int32_t seven = 7;
+    CHECK_OK(pad_1d("constant", x3, 3, 1, 1, &seven, REF_DT_INT32, &y), &E);
+    CHECK(bytes_are(&y, (int32_t[]){7, 1, 2, 3, 7}, 20));
+    oh_free_outputs(1, &y);
+    float fseven = 7;
+    CHECK(pad_1d("constant", x3, 3, 1, 1, &fseven, REF_DT_FLOAT, &y) == REF_E_SHAPE);
+    CHECK(pad_1d("edge", x3, 0, 1, 1, NULL, 0, &y) == REF_E_SHAPE); /* nothing to repeat */
+    CHECK_OK(pad_1d("constant", x3, 0, 1, 1, &seven, REF_DT_INT32, &y), &E);
+    CHECK(bytes_are(&y, (int32_t[]){7, 7}, 8));
+    oh_free_outputs(1, &y);
+
     /* negative pads crop: drop row 0, add a column before, drop the last column */
     CHECK_OK(pad_op("constant", 11, (int64_t[]){-1, 1, 0, -1}, 4, NULL, NULL, 0, ALL, &y), &E);
     CHECK(shape_is(&y, REF_DT_FLOAT, 2, (int64_t[]){2, 2}) && bytes_are(&y, (float[]){0, 2.3f, 0, 4.5f}, 16));
@@ -626,6 +664,7 @@ int main(void)
     test_split();
     test_tile_expand();
     test_pad();
+    test_pad_forms();
     test_depth_space();
     test_trilu();
     ref_pool_free(POOL2);
