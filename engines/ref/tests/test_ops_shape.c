@@ -1,5 +1,4 @@
-/* test_ops_shape.c: unit tests of the "shape" operator family (Shape, Size, Reshape, Flatten, Squeeze,
- * Unsqueeze, Identity, Dropout, Constant, ConstantOfShape, Range) with hand-computed expectations.
+/* test_ops_shape.c: unit tests of the "shape" family (Shape..Range) with hand-computed expectations.
  * It must never pass without checking values: every case compares shapes and every output element. */
 #include <math.h>
 #include <string.h>

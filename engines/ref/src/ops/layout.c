@@ -1,5 +1,4 @@
-/* layout.c: operator family "layout": Concat and Split here, and the table naming the family's other members
- * (Transpose, DepthToSpace, SpaceToDepth, Tile, Expand, Pad, Trilu in layout_*.c).
+/* layout.c: the "layout" family table (most members live in layout_*.c), plus Concat and Split.
  * It must never allocate at run time; every output byte is written exactly once, by one thread. */
 #include <string.h>
 

@@ -1,6 +1,5 @@
-/* layout_copy.h: data-movement kernels shared by the shape and layout operator families: parallel byte
- * copies, strided gathers (transpose, expand, tile, depth/space) and element fills. They never allocate and
- * never look at element values, so they serve every fixed-size dtype alike. */
+/* layout_copy.h: data-movement kernels shared by the shape and layout families: copies, strided gathers, fills.
+ * They must never allocate nor look at element values, so they serve every fixed-size dtype alike. */
 #ifndef REF_LAYOUT_COPY_H
 #define REF_LAYOUT_COPY_H
 

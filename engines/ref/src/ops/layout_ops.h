@@ -1,5 +1,5 @@
-/* layout_ops.h: the members of the "layout" operator family defined outside layout.c; their entries live in
- * layout.c's table. Each never allocates at run time and writes only its own outputs. */
+/* layout_ops.h: infer/run pairs (op.h contract) of the "layout" ops defined outside layout.c, listed in its table.
+ * They must never allocate at run time, and write only their own outputs. */
 #ifndef REF_LAYOUT_OPS_H
 #define REF_LAYOUT_OPS_H
 

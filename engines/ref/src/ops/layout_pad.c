@@ -1,5 +1,4 @@
-/* layout_pad.c: Pad in modes constant, reflect, edge (and wrap), with pads/value attributes before opset 11,
- * pads and constant_value inputs from 11, an axes input from 18, and negative pads that crop.
+/* layout_pad.c: Pad: constant/reflect/edge/wrap, attributes before opset 11, inputs after, axes from 18, crops.
  * It must never allocate, and never read the input outside its bounds whatever the pads say. */
 #include <string.h>
 

@@ -1,5 +1,4 @@
-/* shape.c: operator family "shape": ops that only reinterpret or report a shape (Shape, Size, Reshape, Flatten,
- * Squeeze, Unsqueeze, Identity, Dropout at inference) plus the constant producers in shape_const.c.
+/* shape.c: the "shape" family table, and Shape, Size, Reshape, Flatten, Squeeze, Unsqueeze, Identity, Dropout.
  * It must never allocate at run time, nor let an output alias its input: run always copies. */
 #include <string.h>
 

@@ -1,6 +1,5 @@
-/* shape_const.h: the constant-producing members of the "shape" family (Constant, ConstantOfShape, Range),
- * whose entries live in shape.c's table. They never allocate; their values are computed by run (at fold time
- * when the inputs are known). */
+/* shape_const.h: infer/run pairs (op.h contract) of Constant, ConstantOfShape and Range, listed in shape.c's table.
+ * They must never allocate; values are computed by run, at fold time when the inputs are known. */
 #ifndef REF_SHAPE_CONST_H
 #define REF_SHAPE_CONST_H
 
