@@ -41,8 +41,10 @@ static void *worker_main(void *v)
     ref_pool *p = ((worker_arg *)v)->p;
     int tid = ((worker_arg *)v)->tid;
     ref_free(v);
+    /* Start from generation 0, not from what is current when this thread first runs: a loop may have
+     * been dispatched before it got here, and it must still take its share of that loop. */
+    uint64_t seen = 0;
     pthread_mutex_lock(&p->mu);
-    uint64_t seen = p->generation;
     for (;;) {
         while (!p->stop && p->generation == seen)
             pthread_cond_wait(&p->wake, &p->mu);
