@@ -72,11 +72,13 @@ static int add_sources(ref_compiled *c, name_index *ix, ref_error *err)
         /* Older models list initializers among the inputs too; the initializer wins. */
         if (index_find(ix, g->inputs[i].name) >= 0)
             continue;
-        if (!ref_dtype_size(g->inputs[i].elem_type))
+        if (!g->inputs[i].elem_type)
             return ref_fail(err, REF_E_UNSUPPORTED,
-                            "graph input '%s' is not a tensor of a supported type (elem_type %d; sequence, map "
-                            "and optional inputs are unsupported)",
-                            g->inputs[i].name, g->inputs[i].elem_type);
+                            "graph input '%s' is not a tensor (sequence, map and optional inputs are unsupported)",
+                            g->inputs[i].name);
+        if (!ref_dtype_size(g->inputs[i].elem_type))
+            return ref_fail(err, REF_E_UNSUPPORTED, "graph input '%s' has unsupported element type %s (%d)",
+                            g->inputs[i].name, ref_dtype_name(g->inputs[i].elem_type), g->inputs[i].elem_type);
         if ((rc = add_value(c, ix, g->inputs[i].name, REF_VAL_INPUT, &id, err)))
             return rc;
         c->vals[id].t.dtype = g->inputs[i].elem_type;
