@@ -1,0 +1,26 @@
+/* heap_shim.h: what libmemleak_heap.so exports: exact live-heap accounting under any allocator.
+ * The shim must never change what an allocation returns: it only counts, then forwards to the next definition. */
+#ifndef MLK_HEAP_SHIM_H
+#define MLK_HEAP_SHIM_H
+
+#include <stdint.h>
+
+typedef struct mlk_heap_stats {
+    int64_t live_bytes;    /* usable bytes of every block allocated and not yet freed */
+    int64_t peak_bytes;    /* highest live_bytes since the last mlk_heap_reset_peak */
+    int64_t n_allocs;      /* malloc, calloc, realloc(NULL), memalign family, operator new */
+    int64_t n_frees;       /* free of non-NULL, realloc to 0, operator delete */
+    int64_t n_reallocs;    /* realloc of a live block */
+    int64_t total_bytes;   /* usable bytes ever allocated */
+} mlk_heap_stats;
+
+/* Resolve with dlsym(RTLD_DEFAULT, MLK_HEAP_STATS_SYMBOL): present only when the shim is preloaded. */
+#define MLK_HEAP_STATS_SYMBOL "mlk_heap_get_stats"
+#define MLK_HEAP_RESET_PEAK_SYMBOL "mlk_heap_reset_peak"
+typedef void (*mlk_heap_get_stats_fn)(mlk_heap_stats *out);
+typedef void (*mlk_heap_reset_peak_fn)(void);
+
+void mlk_heap_get_stats(mlk_heap_stats *out);
+void mlk_heap_reset_peak(void);
+
+#endif

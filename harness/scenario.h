@@ -1,0 +1,98 @@
+/* scenario.h: a memleak scenario file (YAML) parsed into a plain struct, with file:line:col on every error.
+ * It must never run anything or touch the file system beyond reading the scenario file itself. */
+#ifndef MLK_SCENARIO_H
+#define MLK_SCENARIO_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "status.h"
+
+/* Where a YAML node starts, 1-based. */
+typedef struct mlk_loc {
+    int line, col;
+} mlk_loc;
+
+/* Pipeline steps, in the order a full pipeline runs them. */
+typedef enum mlk_step {
+    MLK_STEP_LOAD_ENGINE = 0,
+    MLK_STEP_READ_MODEL,
+    MLK_STEP_COMPILE_MODEL,
+    MLK_STEP_CREATE_REQUEST, /* create the request and set its inputs */
+    MLK_STEP_INFER,
+    MLK_STEP_RELEASE_REQUEST,
+    MLK_STEP_RELEASE_COMPILED,
+    MLK_STEP_RELEASE_MODEL,
+    MLK_STEP_UNLOAD_ENGINE,
+    MLK_STEP_COUNT
+} mlk_step;
+
+/* "load_engine", ... ; NULL for an out-of-range value. */
+const char *mlk_step_name(mlk_step s);
+/* -1 when name is not a step. */
+int mlk_step_from_name(const char *name);
+
+typedef struct mlk_kv {
+    char *key;
+    char *value; /* scalars keep their YAML text: "on", "2", "0.5" */
+    mlk_loc loc;
+} mlk_kv;
+
+typedef struct mlk_axis {
+    char *name;
+    char **values; /* at least one */
+    mlk_loc *value_locs;
+    int n_values;
+    mlk_loc loc;
+} mlk_axis;
+
+typedef enum { MLK_MODEL_PATH = 0, MLK_MODEL_GENERATE = 1 } mlk_model_kind;
+
+typedef struct mlk_model_spec {
+    mlk_model_kind kind;
+    char *path;       /* MLK_MODEL_PATH: as written; relative paths are relative to the scenario's folder */
+    char *generate;   /* MLK_MODEL_GENERATE: the architecture ("mlp", "mobilenetv2", ...) */
+    mlk_kv *gen;      /* the other keys of the generate mapping: external_data, batch, seed, width_mult,
+                         image_size, layers, hidden, heads, seq, mlp_hidden, dynamic */
+    int n_gen;
+    char **inputs;    /* optional: `inputs: [a.pb, b.pb]`, serialized TensorProto per graph input */
+    int n_inputs;
+    mlk_loc loc;
+} mlk_model_spec;
+
+typedef enum { MLK_DETECTOR_MEMLEAK = 0, MLK_DETECTOR_OPENVINO = 1 } mlk_detector_kind;
+
+typedef struct mlk_scenario {
+    char *path;          /* as given to mlk_scenario_load, or the name passed to mlk_scenario_parse */
+    char *text;          /* the whole file, NUL-terminated: stored with every run */
+    char *name;          /* required */
+    char *engine;        /* required: "ref", "ort", ... */
+    mlk_model_spec model; /* required */
+    mlk_step *setup, *pipeline, *teardown; /* pipeline required and non-empty */
+    int n_setup, n_pipeline, n_teardown;
+    int iterations;      /* measured iterations; default 100, >= 1 */
+    int warmup;          /* unmeasured-for-verdict iterations first; default 10, >= 0 */
+    mlk_axis *axes;      /* matrix: may be absent (one cell); an axis with no values is an error */
+    int n_axes;
+    mlk_kv *engine_options; /* fixed options for every cell */
+    int n_engine_options;
+    int64_t leak_bytes_per_iter; /* thresholds.leak_bytes_per_iter; default 1024 */
+    double timeout_s;    /* per cell; default 600 */
+    int64_t memory_limit_mb; /* per worker; 0 = none (default) */
+    mlk_detector_kind detector; /* `detector: memleak|openvino`; default memleak */
+    bool heap;           /* `heap: on|off`: preload the heap-accounting shim; default on */
+} mlk_scenario;
+
+/* Read and parse a scenario file. On failure *out is untouched and err->msg starts with
+ * "PATH:LINE:COL: " and says what was expected (MLK_E_PARSE), or names the file (MLK_E_IO). */
+int mlk_scenario_load(const char *path, mlk_scenario **out, mlk_error *err);
+
+/* Parse scenario text; name stands for the file in messages. */
+int mlk_scenario_parse(const char *text, size_t len, const char *name, mlk_scenario **out, mlk_error *err);
+
+void mlk_scenario_free(mlk_scenario *s);
+
+/* The axis named name, or NULL. */
+const mlk_axis *mlk_scenario_axis(const mlk_scenario *s, const char *name);
+
+#endif
