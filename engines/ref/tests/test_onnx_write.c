@@ -436,7 +436,7 @@ static void test_errors(void)
     CHECK(ref_onnx_write(m, "/nonexistent/dir/x.onnx", false, &err) == REF_E_IO);
     CHECK(strstr(err.msg, "/nonexistent/dir/x.onnx") != NULL);
     CHECK(ref_onnx_write(m, "/nonexistent/dir/x.onnx", true, &err) == REF_E_IO);
-    CHECK(strstr(err.msg, "/nonexistent/dir/x.onnx.data") != NULL);
+    CHECK(strstr(err.msg, "/nonexistent/dir/x.onnx") != NULL);
     /* A GRAPH attribute cannot be written: the error names node and attribute, and no file appears. */
     ref_attr *a = &m->graph.nodes[2].attrs[1];
     a->type = REF_ATTR_GRAPH;
@@ -453,6 +453,13 @@ static void test_errors(void)
     CHECK(ref_onnx_write(m, path, false, &err) == REF_E_INVALID && strstr(err.msg, "'B'"));
     m->graph.inits[1].t.data = keep;
     CHECK(ref_onnx_write(NULL, path, false, &err) == REF_E_INVALID);
+    /* The data file cannot take its name (a folder is in the way): the error names it, no model appears. */
+    char blocked[128], blocked_data[140];
+    snprintf(blocked, sizeof blocked, "%s/blocked.onnx", tmpdir);
+    snprintf(blocked_data, sizeof blocked_data, "%s.data", blocked);
+    CHECK(mkdir(blocked_data, 0755) == 0);
+    CHECK(ref_onnx_write(m, blocked, true, &err) == REF_E_IO);
+    CHECK(strstr(err.msg, "blocked.onnx.data") != NULL && access(blocked, F_OK) != 0);
     CHECK(count_tmp_files() == 0);
     ref_model_unref(m);
 }
@@ -461,8 +468,9 @@ static void test_errors(void)
 static void test_oom_loop(void)
 {
     ref_model *m = build_model();
-    char path[128];
+    char path[128], data[140];
     snprintf(path, sizeof path, "%s/oom.onnx", tmpdir);
+    snprintf(data, sizeof data, "%s.data", path);
     int k, rc = -1, clean = 1;
     for (k = 0; k < 1000 && rc != 0; k++) {
         ref_alloc_stats s0, s1;
@@ -472,7 +480,7 @@ static void test_oom_loop(void)
         ref_alloc_fail_after(-1, 0);
         ref_alloc_get_stats(&s1);
         if (rc)
-            clean &= rc == REF_E_NOMEM && access(path, F_OK) != 0;
+            clean &= rc == REF_E_NOMEM && access(path, F_OK) != 0 && access(data, F_OK) != 0;
         clean &= s1.live_bytes == s0.live_bytes;
     }
     CHECK(rc == 0 && clean && k > 1);

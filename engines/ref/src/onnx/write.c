@@ -311,26 +311,14 @@ static int write_data_file(wr *c, const char *data_path)
     return finish_temp(rc, fd, tmp, data_path, c->err);
 }
 
-static int write_model_file(wr *c, const char *path)
-{
-    char *tmp;
-    int fd, rc = open_temp(path, &tmp, &fd, c->err);
-    if (rc)
-        return rc;
-    int e = write_at(fd, c->w.buf, c->w.len, 0);
-    if (e)
-        rc = ref_fail(c->err, REF_E_IO, "%s: write failed: %s", path, strerror(-e));
-    return finish_temp(rc, fd, tmp, path, c->err);
-}
-
 int ref_onnx_write(const ref_model *m, const char *path, bool external_data, ref_error *err)
 {
     if (!m || !path)
         return ref_fail(err, REF_E_INVALID, "ref_onnx_write: model and path are required");
     wr c = {.m = m, .err = err};
     ref_pbw_init(&c.w);
-    char *data_path = NULL;
-    int rc = REF_OK;
+    char *data_path = NULL, *tmp = NULL;
+    int fd = -1, rc = REF_OK;
     if (external_data) {
         size_t n = strlen(path);
         if (!(data_path = ref_malloc(n + 6))) {
@@ -344,11 +332,16 @@ int ref_onnx_write(const ref_model *m, const char *path, bool external_data, ref
         if ((rc = plan_external(&c)) != 0)
             goto done;
     }
-    if ((rc = w_model(&c)) != 0)
+    /* Everything that allocates happens before the data file is renamed into place, so running out of
+     * memory never leaves a new data file next to an old model. */
+    if ((rc = w_model(&c)) != 0 || (rc = open_temp(path, &tmp, &fd, err)) != 0)
         goto done;
-    if (c.data_bytes && (rc = write_data_file(&c, data_path)) != 0)
-        goto done;
-    rc = write_model_file(&c, path);
+    if (c.data_bytes)
+        rc = write_data_file(&c, data_path);
+    int e = rc ? 0 : write_at(fd, c.w.buf, c.w.len, 0);
+    if (e)
+        rc = ref_fail(err, REF_E_IO, "%s: write failed: %s", path, strerror(-e));
+    rc = finish_temp(rc, fd, tmp, path, err);
 done:
     ref_pbw_free(&c.w);
     ref_free(c.offsets);
