@@ -16,7 +16,7 @@
 static ref_model *M;
 static ref_error err;
 
-/* Run n with inputs in[] (NULL for omitted) and compare float output 0 with want (numel of want_n). */
+/* Run n through oh_run with inputs in[] (NULL for omitted), clearing err first. */
 static int run(const ref_node *n, int opset, int n_in, const ref_tensor *const *in, int n_out, ref_tensor *out,
                unsigned mask, int threads)
 {
@@ -162,7 +162,7 @@ static void test_gather_elements_nd(void)
     check_floats(&y, (const float[]){2, 3, 4, 5}, 4);
     oh_free_outputs(1, &y);
 
-    /* GatherND, full tuples: indices [2,2] pick scalars data[1][0][*]... with k=2: slices of 2 */
+    /* GatherND without batch dims: indices [2,2] (k = 2) pick rows data[1][1] and data[0][1] */
     int64_t gt[] = {1, 1, 0, 1};
     ref_tensor T = oh_tensor(REF_DT_INT64, 2, DIMS(2, 2), gt);
     const ref_tensor *int_[] = {&D, &T};
