@@ -1,0 +1,80 @@
+/* store.h: memleak's SQLite store (db_): runs, cells, streamed samples, step statistics, for resume and reports.
+ * It must never hold a write transaction open across a wait: runs sharing one db stay live with short ones. */
+#ifndef MLK_STORE_H
+#define MLK_STORE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sample.h"
+#include "status.h"
+
+#define DB_SCHEMA_VERSION 1
+
+typedef struct db_store db_store;
+
+/* Open (creating if needed) the db at path: schema, WAL, busy timeout, foreign keys. */
+int db_open(const char *path, db_store **out, mlk_error *err);
+void db_close(db_store *db);
+
+typedef struct db_run_meta {
+    const char *scenario_name, *scenario_path, *scenario_text;
+    const char *commit_sha, *branch; /* may be NULL */
+    const char *host, *cpu, *kernel, *glibc, *tool_version, *argv;
+} db_run_meta;
+
+int db_run_begin(db_store *db, const db_run_meta *m, int64_t *run_id, mlk_error *err);
+/* status: "done", "interrupted" or "failed". */
+int db_run_finish(db_store *db, int64_t run_id, const char *status, mlk_error *err);
+
+typedef struct db_cell_def {
+    int idx;
+    const char *engine, *model, *model_hash, *axes_json, *config_key, *allocator;
+} db_cell_def;
+
+/* Insert a pending cell. */
+int db_cell_insert(db_store *db, int64_t run_id, const db_cell_def *c, int64_t *cell_id, mlk_error *err);
+/* Mark running (and clear samples left by an interrupted attempt). */
+int db_cell_start(db_store *db, int64_t cell_id, mlk_error *err);
+/* Worker-reported facts. */
+int db_cell_set_allocator(db_store *db, int64_t cell_id, const char *active, const char *lib, bool heap_shim,
+                          mlk_error *err);
+
+typedef struct db_cell_result {
+    const char *status;        /* pass, leak, plateau, crashed, timeout, oom, error */
+    int signal, exit_code;     /* -1 when not applicable */
+    const char *metric;        /* NULL when no verdict was computed */
+    double slope, late_slope, mk_p, growth; /* NaN stores NULL */
+    const char *detail, *error; /* may be NULL */
+} db_cell_result;
+int db_cell_finish(db_store *db, int64_t cell_id, const db_cell_result *r, mlk_error *err);
+
+/* Insert samples in one transaction; seq continues from *seq and is advanced. */
+int db_samples_insert(db_store *db, int64_t cell_id, const mlk_sample *s, int n, int64_t *seq, mlk_error *err);
+
+typedef struct db_step_stats {
+    int step;
+    int n;
+    int64_t peak_kib;
+    double rss_growth, heap_growth, heap_delta_median; /* NaN stores NULL */
+    double wall_ms_median, wall_ms_p90, cpu_ms_median;
+} db_step_stats;
+int db_step_stats_insert(db_store *db, int64_t cell_id, const db_step_stats *s, int n, mlk_error *err);
+
+/* Measured-phase series of one column ("heap_live_bytes", "rss_anon_kib", "vm_rss_kib", "vm_hwm_kib",
+ * "wall_ns", "cpu_ns") for one step name, in iteration order. NULL values are skipped. *out is malloc'd. */
+int db_series(db_store *db, int64_t cell_id, const char *step, const char *column, double **out, int *n,
+              mlk_error *err);
+
+/* For --resume: the run's scenario text and path (malloc'd), and whether it exists. */
+int db_run_load(db_store *db, int64_t run_id, char **scenario_text, char **scenario_path, mlk_error *err);
+/* Cell id of (run, idx) and its status (malloc'd into *status), or *cell_id = 0 when absent. */
+int db_cell_lookup(db_store *db, int64_t run_id, int idx, int64_t *cell_id, char **status, mlk_error *err);
+
+/* PRAGMA integrity_check == "ok". */
+int db_integrity_ok(db_store *db, bool *ok, mlk_error *err);
+
+/* The underlying handle, for reports that run their own queries. */
+struct sqlite3 *db_handle(db_store *db);
+
+#endif
