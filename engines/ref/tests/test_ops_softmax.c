@@ -1,5 +1,5 @@
-/* test_ops_softmax.c: Softmax, LogSoftmax and Hardmax against hand-computed values, in both the opset < 13
- * (flattened block) and opset >= 13 (single axis) conventions. It must never leave engine bytes allocated. */
+/* test_ops_softmax.c: Softmax, LogSoftmax, Hardmax (both axis conventions) and the NLL / softmax cross-entropy
+ * losses against hand-computed values. It must never leave engine bytes allocated. */
 #include <math.h>
 
 #include "check.h"
@@ -131,6 +131,82 @@ static void test_double_and_errors(void)
     oh_free_outputs(1, &y);
 }
 
+/* NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss: weights, ignore_index, the three reductions. */
+static int run_loss(const char *op, const char *red, bool has_ii, int64_t ii, int n_in, const ref_tensor *const *in,
+                    int n_out, ref_tensor *y, int threads, ref_error *err)
+{
+    ref_node *n = oh_node(m, op, n_in, n_out);
+    oh_attr_str(m, n, "reduction", red);
+    if (has_ii)
+        oh_attr_int(m, n, "ignore_index", ii);
+    return oh_run(n, 13, n_in, in, n_out, y, 0, threads, err);
+}
+
+static void test_losses(void)
+{
+    ref_error errs, *err = &errs;
+    float lp[] = {-1, -2, -3, -0.5f, -1.5f, -2.5f}, wv[] = {1, 2, 4};
+    int64_t tv[] = {2, 0};
+    ref_tensor x = oh_tensor(REF_DT_FLOAT, 2, (int64_t[]){2, 3}, lp), y[2];
+    ref_tensor t = oh_tensor(REF_DT_INT64, 1, (int64_t[]){2}, tv), w = oh_tensor(REF_DT_FLOAT, 1, (int64_t[]){3}, wv);
+    const ref_tensor *in[3] = {&x, &t, &w};
+    const char *nll = "NegativeLogLikelihoodLoss";
+
+    CHECK_OK(run_loss(nll, "none", false, 0, 2, in, 1, y, 1, err), err);
+    CHECK(y[0].rank == 1 && y[0].dims[0] == 2);
+    check_vals(&y[0], (const float[]){3, 0.5f}, 2, 1e-6);
+    oh_free_outputs(1, y);
+    CHECK_OK(run_loss(nll, "sum", false, 0, 2, in, 1, y, 1, err), err);
+    CHECK(y[0].rank == 0);
+    check_vals(&y[0], (const float[]){3.5f}, 1, 1e-6);
+    oh_free_outputs(1, y);
+    CHECK_OK(run_loss(nll, "mean", false, 0, 2, in, 1, y, 1, err), err);
+    check_vals(&y[0], (const float[]){1.75f}, 1, 1e-6);
+    oh_free_outputs(1, y);
+    /* weights: (3 * 4 + 0.5 * 1) / (4 + 1) */
+    CHECK_OK(run_loss(nll, "none", false, 0, 3, in, 1, y, 1, err), err);
+    check_vals(&y[0], (const float[]){12, 0.5f}, 2, 1e-6);
+    oh_free_outputs(1, y);
+    CHECK_OK(run_loss(nll, "mean", false, 0, 3, in, 1, y, 1, err), err);
+    check_vals(&y[0], (const float[]){2.5f}, 1, 1e-6);
+    oh_free_outputs(1, y);
+    /* ignore_index drops lane 0 from the loss and from the mean's denominator */
+    CHECK_OK(run_loss(nll, "mean", true, 2, 3, in, 1, y, 1, err), err);
+    check_vals(&y[0], (const float[]){0.5f}, 1, 1e-6);
+    oh_free_outputs(1, y);
+    CHECK_OK(run_loss(nll, "none", true, 2, 2, in, 1, y, 1, err), err);
+    check_vals(&y[0], (const float[]){0, 0.5f}, 2, 1e-6);
+    oh_free_outputs(1, y);
+
+    /* [N=1, C=2, D=2]: class k of position d sits at k * 2 + d */
+    float l3[] = {-1, -2, -3, -4};
+    int64_t t3v[] = {1, 0};
+    ref_tensor x3 = oh_tensor(REF_DT_FLOAT, 3, (int64_t[]){1, 2, 2}, l3), t3 = oh_tensor(REF_DT_INT64, 2, (int64_t[]){1, 2}, t3v);
+    const ref_tensor *in3[2] = {&x3, &t3};
+    CHECK_OK(run_loss(nll, "none", false, 0, 2, in3, 1, y, 1, err), err);
+    CHECK(y[0].rank == 2 && y[0].dims[0] == 1 && y[0].dims[1] == 2);
+    check_vals(&y[0], (const float[]){3, 2}, 2, 1e-6);
+    oh_free_outputs(1, y);
+
+    int64_t badv[] = {3, 0};
+    ref_tensor tb = oh_tensor(REF_DT_INT64, 1, (int64_t[]){2}, badv);
+    const ref_tensor *inb[2] = {&x, &tb};
+    CHECK(run_loss(nll, "sum", false, 0, 2, inb, 1, y, 1, err) == REF_E_RANGE);
+    oh_free_outputs(1, y);
+    CHECK(run_loss(nll, "avg", false, 0, 2, in, 1, y, 1, err) == REF_E_UNSUPPORTED);
+
+    /* SCE of scores [0, ln 3]: log-probabilities ln(1/4), ln(3/4) */
+    float sv[] = {0, (float)log(3.0)};
+    int64_t lv[] = {1};
+    ref_tensor xs = oh_tensor(REF_DT_FLOAT, 2, (int64_t[]){1, 2}, sv), ls = oh_tensor(REF_DT_INT64, 1, (int64_t[]){1}, lv);
+    const ref_tensor *ins[2] = {&xs, &ls};
+    CHECK_OK(run_loss("SoftmaxCrossEntropyLoss", "mean", false, 0, 2, ins, 2, y, 1, err), err);
+    check_vals(&y[0], (const float[]){0.28768207f}, 1, 1e-6);
+    check_vals(&y[1], (const float[]){-1.38629436f, -0.28768207f}, 2, 1e-6);
+    CHECK(y[1].rank == 2 && y[1].dims[1] == 2);
+    oh_free_outputs(2, y);
+}
+
 /* Results must be bit-identical for 1 and 2 threads, and each row must sum to 1. */
 static void test_threads(void)
 {
@@ -159,6 +235,19 @@ static void test_threads(void)
             oh_free_outputs(1, &y2);
         }
     }
+    ref_tensor x3 = oh_tensor(REF_DT_FLOAT, 3, (int64_t[]){4, 10, R * C / 40}, xd), y1[2], y2[2];
+    static int64_t lab[4 * R * C / 40];
+    for (int i = 0; i < 4 * R * C / 40; i++)
+        lab[i] = i % 11 == 0 ? -1 : i % 10;
+    ref_tensor tl = oh_tensor(REF_DT_INT64, 2, (int64_t[]){4, R * C / 40}, lab);
+    const ref_tensor *in[2] = {&x3, &tl};
+    ref_error errs, *err = &errs;
+    CHECK_OK(run_loss("SoftmaxCrossEntropyLoss", "none", true, -1, 2, in, 2, y1, 1, err), err);
+    CHECK_OK(run_loss("SoftmaxCrossEntropyLoss", "none", true, -1, 2, in, 2, y2, 2, err), err);
+    CHECK(memcmp(y1[0].data, y2[0].data, ref_tensor_nbytes(&y1[0])) == 0);
+    CHECK(memcmp(y1[1].data, y2[1].data, ref_tensor_nbytes(&y1[1])) == 0);
+    oh_free_outputs(2, y1);
+    oh_free_outputs(2, y2);
 }
 
 int main(void)
@@ -168,6 +257,7 @@ int main(void)
     test_conventions();
     test_large_and_hardmax();
     test_double_and_errors();
+    test_losses();
     test_threads();
     ref_model_free(m);
     ref_alloc_stats st;

@@ -1,11 +1,11 @@
-/* softmax.c: operator family "softmax": Softmax, LogSoftmax and Hardmax, in the opset < 13 convention
- * (input coerced to 2-D at axis) and the opset >= 13 one (one axis). It must never allocate at run time, and
- * it always subtracts the lane's max before exp so large inputs cannot overflow. */
+/* softmax.c: operator family "softmax": Softmax, LogSoftmax and Hardmax in the opset < 13 (2-D coercion at
+ * axis) and >= 13 (one axis) conventions; the losses are in softmax_loss.c. It must never allocate at run
+ * time, and it always subtracts the lane's max before exp so large inputs cannot overflow. */
 #include <math.h>
 #include <string.h>
 
-#include "op.h"
 #include "reduce_elem.h"
+#include "softmax_impl.h"
 
 typedef enum { SM_SOFT, SM_LOG, SM_HARD } sm_kind;
 
@@ -136,5 +136,7 @@ const ref_op ref_ops_softmax[] = {
     {.name = "Softmax", .infer = sm_infer, .run = sm_run},
     {.name = "LogSoftmax", .infer = sm_infer, .run = sm_run},
     {.name = "Hardmax", .infer = sm_infer, .run = sm_run},
+    {.name = "NegativeLogLikelihoodLoss", .infer = ref_softmax_loss_infer, .run = ref_softmax_loss_run},
+    {.name = "SoftmaxCrossEntropyLoss", .infer = ref_softmax_loss_infer, .run = ref_softmax_loss_run},
     {.name = NULL},
 };
