@@ -2,6 +2,7 @@
  * transaction per batch. It must never leave a transaction open on return, success or failure. */
 #include <math.h>
 #include <sqlite3.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 

@@ -1,0 +1,91 @@
+/* worker_args.c: the argument vector the parent builds for a worker, and its parser.
+ * It must never accept a malformed vector: the parent built it, so any error here is an internal bug. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "worker.h"
+
+static int parse_steps(const char *list, mlk_step *out, int max, int *n)
+{
+    *n = 0;
+    if (!list[0])
+        return 0;
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", list);
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        int s = mlk_step_from_name(tok);
+        if (s < 0 || *n >= max)
+            return -1;
+        out[(*n)++] = (mlk_step)s;
+    }
+    return 0;
+}
+
+static int parse_int(const char *s, int lo, int *out)
+{
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (*end || v < lo || v > 100000000)
+        return -1;
+    *out = (int)v;
+    return 0;
+}
+
+int mlk_worker_parse(int argc, char **argv, mlk_worker_args *a)
+{
+    memset(a, 0, sizeof *a);
+    a->fd = -1;
+    for (int i = 1; i < argc; i++) {
+        const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        int bad = 0;
+        if (!strcmp(k, "--worker")) {
+            continue;
+        } else if (!strcmp(k, "--trim")) {
+            a->trim = true;
+            continue;
+        } else if (!v) {
+            bad = 1;
+        } else if (!strcmp(k, "--fd")) {
+            bad = parse_int(v, 0, &a->fd);
+        } else if (!strcmp(k, "--engine-lib")) {
+            a->engine_lib = v;
+        } else if (!strcmp(k, "--model")) {
+            a->model = v;
+        } else if (!strcmp(k, "--input")) {
+            bad = a->n_inputs >= MLK_WORKER_MAX_INPUTS;
+            if (!bad)
+                a->inputs[a->n_inputs++] = v;
+        } else if (!strcmp(k, "--setup")) {
+            bad = parse_steps(v, a->setup, MLK_STEP_COUNT, &a->n_setup);
+        } else if (!strcmp(k, "--pipeline")) {
+            bad = parse_steps(v, a->pipeline, MLK_STEP_COUNT * 4, &a->n_pipeline);
+        } else if (!strcmp(k, "--teardown")) {
+            bad = parse_steps(v, a->teardown, MLK_STEP_COUNT, &a->n_teardown);
+        } else if (!strcmp(k, "--iterations")) {
+            bad = parse_int(v, 0, &a->iterations);
+        } else if (!strcmp(k, "--warmup")) {
+            bad = parse_int(v, 0, &a->warmup);
+        } else if (!strcmp(k, "--opt")) {
+            char *eq = strchr(v, '=');
+            bad = !eq || a->n_opts >= MLK_WORKER_MAX_OPTS;
+            if (!bad) {
+                *eq = '\0'; /* argv is ours to split: key and value point into it */
+                a->opts[a->n_opts].key = v;
+                a->opts[a->n_opts++].value = eq + 1;
+            }
+        } else {
+            bad = 1;
+        }
+        if (bad) {
+            fprintf(stderr, "memleak-run worker: bad argument %s %s\n", k, v ? v : "");
+            return -1;
+        }
+        i++;
+    }
+    if (a->fd < 0 || !a->engine_lib || !a->model) {
+        fprintf(stderr, "memleak-run worker: --fd, --engine-lib and --model are required\n");
+        return -1;
+    }
+    return 0;
+}
