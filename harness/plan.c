@@ -1,0 +1,348 @@
+/* plan.c: resolves a scenario into a runnable plan: engine plugin, model (cached generation), inputs, option and
+ * allocator checks, pipeline state check, and the cells of the matrix. It must never run a worker. */
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "allocators.h"
+#include "plan.h"
+#include "spawn.h"
+#include "strbuf.h"
+
+static const char *const harness_axes[] = {"allocator", "malloc_trim", "glibc_tunables", "malloc_conf",
+                                           "allocator_env", NULL};
+
+bool mlk_is_harness_axis(const char *name)
+{
+    for (int i = 0; harness_axes[i]; i++)
+        if (!strcmp(harness_axes[i], name))
+            return true;
+    return false;
+}
+
+static bool truthy(const char *v)
+{
+    return !strcmp(v, "on") || !strcmp(v, "true") || !strcmp(v, "yes") || !strcmp(v, "1") || !strcmp(v, "True");
+}
+
+static char *path_join(const char *dir, const char *name)
+{
+    mlk_buf b = {0};
+    if (name[0] == '/' || !dir || !dir[0])
+        mlk_buf_printf(&b, "%s", name);
+    else
+        mlk_buf_printf(&b, "%s/%s", dir, name);
+    return mlk_buf_take(&b);
+}
+
+static char *dir_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    mlk_buf b = {0};
+    if (slash)
+        mlk_buf_printf(&b, "%.*s", (int)(slash - path), path);
+    else
+        mlk_buf_printf(&b, ".");
+    return mlk_buf_take(&b);
+}
+
+static uint64_t fnv1a(uint64_t h, const void *data, size_t n)
+{
+    const unsigned char *p = data;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ p[i]) * 1099511628211ULL;
+    return h;
+}
+
+static int hash_file(const char *path, char *hex, mlk_error *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return mlk_fail(err, MLK_E_IO, "cannot read model %s: %s", path, strerror(errno));
+    uint64_t h = 1469598103934665603ULL;
+    char buf[1 << 16];
+    for (size_t n; (n = fread(buf, 1, sizeof buf, f)) > 0;)
+        h = fnv1a(h, buf, n);
+    fclose(f);
+    snprintf(hex, 17, "%016llx", (unsigned long long)h);
+    return MLK_OK;
+}
+
+static int find_engine(mlk_plan *p, const mlk_plan_opts *o, mlk_error *err)
+{
+    const char *dirs[5];
+    int n = 0;
+    char *lib_dir = path_join(o->self_dir, "../lib"), *mlk_dir = path_join(o->self_dir, "../lib/memleak");
+    if (o->engine_dir)
+        dirs[n++] = o->engine_dir;
+    if (getenv("MLK_ENGINE_DIR"))
+        dirs[n++] = getenv("MLK_ENGINE_DIR");
+    dirs[n++] = lib_dir;
+    dirs[n++] = mlk_dir;
+    dirs[n++] = o->self_dir;
+    mlk_buf tried = {0};
+    int rc = MLK_OK;
+    for (int i = 0; i < n && !p->engine_lib; i++) {
+        mlk_buf b = {0};
+        mlk_buf_printf(&b, "%s/engine_%s.so", dirs[i], p->s->engine);
+        char *cand = mlk_buf_take(&b);
+        if (cand && access(cand, R_OK) == 0)
+            p->engine_lib = cand;
+        else
+            free(cand);
+        mlk_buf_printf(&tried, "%s%s", i ? ", " : "", dirs[i]);
+    }
+    if (!p->engine_lib) {
+        const char *hint = !strcmp(p->s->engine, "ort")
+                               ? "fetch ONNX Runtime with engines/ort/fetch.sh (ci/setup.sh does it) and rebuild"
+                               : "build it, or point --engine-dir / MLK_ENGINE_DIR at the folder holding it";
+        rc = mlk_fail(err, MLK_E_NOTFOUND, "%s:%d:%d: engine '%s' not found: no engine_%s.so in %s; %s",
+                      p->s->path, p->s->engine_loc.line, p->s->engine_loc.col, p->s->engine, p->s->engine,
+                      tried.s ? tried.s : "?", hint);
+    }
+    mlk_buf_free(&tried);
+    free(lib_dir);
+    free(mlk_dir);
+    return rc;
+}
+
+/* Map the generate mapping onto `refengine gen` flags. */
+static int gen_argv(const mlk_model_spec *m, const char **argv, int max, char *key, size_t key_len)
+{
+    static const struct {
+        const char *key, *flag;
+        bool boolean;
+    } map[] = {{"external_data", "--external-data", true}, {"dynamic", "--dynamic", true},
+               {"batch", "--batch", false},                {"seed", "--seed", false},
+               {"width_mult", "--width-mult", false},     {"image_size", "--image-size", false},
+               {"layers", "--layers", false},             {"hidden", "--hidden", false},
+               {"heads", "--heads", false},               {"seq", "--seq", false},
+               {"mlp_hidden", "--mlp-hidden", false}};
+    int n = 0;
+    size_t used = (size_t)snprintf(key, key_len, "gen-v1;arch=%s", m->generate);
+    for (size_t k = 0; k < sizeof map / sizeof map[0]; k++)
+        for (int i = 0; i < m->n_gen; i++) {
+            if (strcmp(m->gen[i].key, map[k].key))
+                continue;
+            if (used < key_len)
+                used += (size_t)snprintf(key + used, key_len - used, ";%s=%s", map[k].key, m->gen[i].value);
+            if (map[k].boolean) {
+                if (truthy(m->gen[i].value) && n < max)
+                    argv[n++] = map[k].flag;
+            } else if (n + 1 < max) {
+                argv[n++] = map[k].flag;
+                argv[n++] = m->gen[i].value;
+            }
+        }
+    return n;
+}
+
+static int generate_model(mlk_plan *p, const mlk_plan_opts *o, mlk_error *err)
+{
+    const mlk_model_spec *m = &p->s->model;
+    const char *argv[40] = {NULL, "gen", m->generate};
+    char key[1024];
+    int n = 3 + gen_argv(m, argv + 3, 30, key, sizeof key);
+    char hex[17];
+    snprintf(hex, sizeof hex, "%016llx", (unsigned long long)fnv1a(1469598103934665603ULL, key, strlen(key)));
+    const char *home = getenv("HOME");
+    mlk_buf dir = {0}, file = {0}, gen = {0};
+    if (o->model_cache)
+        mlk_buf_printf(&dir, "%s", o->model_cache);
+    else if (getenv("XDG_CACHE_HOME"))
+        mlk_buf_printf(&dir, "%s/memleak/models", getenv("XDG_CACHE_HOME"));
+    else
+        mlk_buf_printf(&dir, "%s/.cache/memleak/models", home ? home : "/tmp");
+    mlk_buf_printf(&file, "%s/%s-%s.onnx", dir.s, m->generate, hex);
+    if (o->refengine)
+        mlk_buf_printf(&gen, "%s", o->refengine);
+    else if (getenv("MLK_REFENGINE"))
+        mlk_buf_printf(&gen, "%s", getenv("MLK_REFENGINE"));
+    else
+        mlk_buf_printf(&gen, "%s/refengine", o->self_dir);
+    int rc = MLK_OK, code = 0;
+    if (dir.failed || file.failed || gen.failed) {
+        rc = mlk_fail(err, MLK_E_NOMEM, "out of memory");
+        goto out;
+    }
+    if (access(file.s, R_OK) != 0) {
+        const char *mk[] = {"mkdir", "-p", dir.s, NULL};
+        if ((rc = mlk_spawn(mk, NULL, 0, 0, &code, err)) || code) {
+            rc = rc ? rc : mlk_fail(err, MLK_E_IO, "cannot create the model cache %s", dir.s);
+            goto out;
+        }
+        argv[0] = gen.s;
+        argv[n++] = "--out";
+        argv[n++] = file.s;
+        argv[n] = NULL;
+        if ((rc = mlk_spawn(argv, NULL, 0, 0, &code, err)))
+            goto out;
+        if (code) {
+            rc = mlk_fail(err, MLK_E_PARSE, "%s:%d:%d: generating the model failed (%s exited with %d)", p->s->path,
+                          m->loc.line, m->loc.col, gen.s, code);
+            goto out;
+        }
+    }
+    p->model_path = mlk_buf_take(&file);
+out:
+    mlk_buf_free(&dir);
+    mlk_buf_free(&file);
+    mlk_buf_free(&gen);
+    return rc;
+}
+
+static int resolve_model(mlk_plan *p, const mlk_plan_opts *o, mlk_error *err)
+{
+    const mlk_model_spec *m = &p->s->model;
+    char *sdir = dir_of(p->s->path);
+    int rc = MLK_OK;
+    if (m->kind == MLK_MODEL_GENERATE) {
+        rc = generate_model(p, o, err);
+    } else {
+        p->model_path = path_join(sdir, m->path);
+        if (!p->model_path || access(p->model_path, R_OK))
+            rc = mlk_fail(err, MLK_E_NOTFOUND, "%s:%d:%d: model file %s not found", p->s->path, m->loc.line,
+                          m->loc.col, p->model_path ? p->model_path : m->path);
+    }
+    if (!rc && m->n_inputs) {
+        p->inputs = calloc((size_t)m->n_inputs, sizeof *p->inputs);
+        for (int i = 0; p->inputs && i < m->n_inputs && !rc; i++) {
+            p->inputs[i] = path_join(sdir, m->inputs[i]);
+            p->n_inputs = i + 1;
+            if (!p->inputs[i] || access(p->inputs[i], R_OK))
+                rc = mlk_fail(err, MLK_E_NOTFOUND, "%s:%d:%d: input file %s not found", p->s->path,
+                              m->input_locs[i].line, m->input_locs[i].col, p->inputs[i] ? p->inputs[i] : "?");
+        }
+    }
+    if (!rc) {
+        char hex[17];
+        if (!(rc = hash_file(p->model_path, hex, err)))
+            p->model_hash = strdup(hex);
+    }
+    free(sdir);
+    return rc;
+}
+
+/* What a step needs and leaves: engine, model, compiled model and request. NULL when it can run. */
+static const char *apply_step(mlk_step k, bool st[4])
+{
+    enum { ENG, MOD, CMP, REQ };
+    if (k != MLK_STEP_LOAD_ENGINE && !st[ENG])
+        return "the engine is not loaded (load_engine)";
+    switch (k) {
+    case MLK_STEP_LOAD_ENGINE:
+        if (st[ENG])
+            return "the engine is already loaded";
+        st[ENG] = true;
+        return NULL;
+    case MLK_STEP_READ_MODEL:
+        if (st[MOD])
+            return "a model is already read: release_model must come first";
+        st[MOD] = true;
+        return NULL;
+    case MLK_STEP_COMPILE_MODEL:
+        if (!st[MOD] || st[CMP])
+            return st[CMP] ? "a compiled model exists: release_compiled must come first" : "no model (read_model)";
+        st[CMP] = true;
+        return NULL;
+    case MLK_STEP_CREATE_REQUEST:
+        if (!st[CMP] || st[REQ])
+            return st[REQ] ? "a request exists: release_request must come first" : "no compiled model";
+        st[REQ] = true;
+        return NULL;
+    case MLK_STEP_INFER:
+        return st[REQ] ? NULL : "no request (create_request)";
+    case MLK_STEP_RELEASE_REQUEST:
+        if (!st[REQ])
+            return "no request to release";
+        st[REQ] = false;
+        return NULL;
+    case MLK_STEP_RELEASE_COMPILED:
+        if (!st[CMP] || st[REQ])
+            return st[REQ] ? "release_request must come first" : "no compiled model to release";
+        st[CMP] = false;
+        return NULL;
+    case MLK_STEP_RELEASE_MODEL:
+        if (!st[MOD])
+            return "no model to release";
+        st[MOD] = false;
+        return NULL;
+    case MLK_STEP_UNLOAD_ENGINE:
+        if (st[MOD] || st[CMP] || st[REQ])
+            return "the model, compiled model and request must be released first";
+        st[ENG] = false;
+        return NULL;
+    default:
+        return "unknown step";
+    }
+}
+
+/* Simulate setup, two iterations and teardown: every step must find what it needs, and an iteration must
+ * leave the state it found, or the pipeline could not repeat. */
+static int check_pipeline(const mlk_scenario *s, mlk_error *err)
+{
+    bool st[4] = {false, false, false, false}, before[4];
+    const mlk_step *lists[4] = {s->setup, s->pipeline, s->pipeline, s->teardown};
+    const int lens[4] = {s->n_setup, s->n_pipeline, s->n_pipeline, s->n_teardown};
+    static const char *const where[4] = {"setup", "pipeline", "pipeline", "teardown"};
+    for (int l = 0; l < 4; l++) {
+        if (l == 1)
+            memcpy(before, st, sizeof st);
+        for (int i = 0; i < lens[l]; i++) {
+            const char *why = apply_step(lists[l][i], st);
+            if (why)
+                return mlk_fail(err, MLK_E_PARSE, "%s:1:1: step %s in %s cannot run: %s", s->path,
+                                mlk_step_name(lists[l][i]), where[l], why);
+        }
+        if (l == 1 && memcmp(before, st, sizeof st))
+            return mlk_fail(err, MLK_E_PARSE,
+                            "%s:1:1: the pipeline does not end in the state it started from, so it cannot "
+                            "repeat: release what it creates",
+                            s->path);
+    }
+    return MLK_OK;
+}
+
+void mlk_plan_free(mlk_plan *p)
+{
+    if (!p)
+        return;
+    for (int i = 0; i < p->n_cells; i++) {
+        free(p->cells[i].axes_json);
+        free(p->cells[i].config_key);
+        free(p->cells[i].label);
+    }
+    free(p->cells);
+    for (int i = 0; i < p->n_inputs; i++)
+        free(p->inputs[i]);
+    free(p->inputs);
+    free(p->engine_lib);
+    free(p->model_path);
+    free(p->model_hash);
+    free(p);
+}
+
+/* plan_cells.c */
+int mlk_plan_cells(mlk_plan *p, mlk_error *err);
+int mlk_plan_check_cells(mlk_plan *p, mlk_error *err);
+int mlk_plan_keys(mlk_plan *p, mlk_error *err);
+
+int mlk_plan_build(const mlk_scenario *s, const mlk_plan_opts *o, mlk_plan **out, mlk_error *err)
+{
+    mlk_plan *p = calloc(1, sizeof *p);
+    if (!p)
+        return mlk_fail(err, MLK_E_NOMEM, "out of memory");
+    p->s = s;
+    int rc;
+    if ((rc = check_pipeline(s, err)) || (rc = find_engine(p, o, err)) || (rc = mlk_plan_cells(p, err)) ||
+        (rc = mlk_plan_check_cells(p, err)) || (rc = resolve_model(p, o, err)) || (rc = mlk_plan_keys(p, err))) {
+        mlk_plan_free(p);
+        return rc;
+    }
+    *out = p;
+    return MLK_OK;
+}

@@ -1,0 +1,54 @@
+/* plan.h: everything resolved before a run starts: the engine plugin, the model file (generated and cached if
+ * asked), option checks, and the matrix expanded into cells. It must never start a worker: any problem found here
+ * is an input error (exit 2) and nothing has run. */
+#ifndef MLK_PLAN_H
+#define MLK_PLAN_H
+
+#include <stdbool.h>
+
+#include "engine.h"
+#include "scenario.h"
+#include "status.h"
+
+#define MLK_CELL_MAX_OPTS 64
+
+typedef struct mlk_cell {
+    int idx;
+    const char *allocator;       /* "glibc" unless the allocator axis says otherwise */
+    bool trim;                   /* malloc_trim */
+    const char *glibc_tunables;  /* NULL or "" for none */
+    const char *malloc_conf;     /* jemalloc's MALLOC_CONF, NULL for none */
+    const char *allocator_env;   /* "KEY=VALUE KEY=VALUE" for TCMALLOC_* / MIMALLOC_* / MALLOC_*, or NULL */
+    engine_kv opts[MLK_CELL_MAX_OPTS]; /* engine options: fixed ones, axis values, variants */
+    int n_opts;
+    char *axes_json;             /* {"threads":"2","allocator":"jemalloc"} */
+    char *config_key;            /* engine, model hash and axis values: stable across runs */
+    char *label;                 /* short: "threads=2 allocator=jemalloc" */
+} mlk_cell;
+
+typedef struct mlk_plan {
+    const mlk_scenario *s;       /* borrowed */
+    char *engine_lib;            /* resolved engine_<name>.so */
+    char *model_path;            /* resolved model file */
+    char *model_hash;            /* FNV-1a 64 of the model file, hex */
+    char **inputs;               /* resolved .pb paths */
+    int n_inputs;
+    mlk_cell *cells;
+    int n_cells;
+} mlk_plan;
+
+typedef struct mlk_plan_opts {
+    const char *engine_dir;      /* where engine_*.so live; NULL: $MLK_ENGINE_DIR, then next to the binary */
+    const char *model_cache;     /* NULL: $XDG_CACHE_HOME/memleak/models or ~/.cache/memleak/models */
+    const char *refengine;       /* the generator; NULL: $MLK_REFENGINE, then next to the binary */
+    const char *self_dir;        /* the folder memleak-run runs from */
+} mlk_plan_opts;
+
+/* Resolve and check everything, expand cells. Errors name the scenario file:line:col where one applies. */
+int mlk_plan_build(const mlk_scenario *s, const mlk_plan_opts *o, mlk_plan **out, mlk_error *err);
+void mlk_plan_free(mlk_plan *p);
+
+/* The names of axes the harness consumes itself (never passed to the engine). */
+bool mlk_is_harness_axis(const char *name);
+
+#endif
