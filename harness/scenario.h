@@ -38,11 +38,31 @@ typedef struct mlk_kv {
     mlk_loc loc;
 } mlk_kv;
 
+/* One value of a variant axis: the engine options that value sets (see mlk_axis). */
+typedef struct mlk_variant {
+    mlk_kv *options; /* may be empty (a baseline variant) */
+    int n_options;
+} mlk_variant;
+
+/* A matrix axis. Each value is a scalar kept as written, or, for a variant axis, a mapping:
+ *     matrix:
+ *       fault:
+ *         - {name: none}
+ *         - {name: leak, inject_leak_bytes: 65536}
+ *         - {name: retention, inject_retention_bytes: 65536, inject_retention_cap: 4M}
+ * There values[i] is the mapping's `name:` (unique in the axis) and variants[i] holds its other keys, which
+ * are engine options for the cells of that value. An axis is all scalars or all mappings; variants is NULL
+ * for a scalar axis. Axis names: `allocator` (glibc|jemalloc|tcmalloc|mimalloc), `malloc_trim` (a boolean)
+ * and `glibc_tunables` are harness settings, checked here and never variant axes; any other scalar axis is
+ * an engine option of that name, checked by the engine. The options of a cell are engine_options, then its
+ * scalar engine-option axes, then its variants' options; names may not collide, except that a variant may
+ * override an engine_options key. */
 typedef struct mlk_axis {
     char *name;
-    char **values; /* at least one */
+    char **values; /* at least one, all distinct */
     mlk_loc *value_locs;
     int n_values;
+    mlk_variant *variants; /* NULL, or n_values entries */
     mlk_loc loc;
 } mlk_axis;
 
@@ -56,6 +76,7 @@ typedef struct mlk_model_spec {
                          image_size, layers, hidden, heads, seq, mlp_hidden, dynamic */
     int n_gen;
     char **inputs;    /* optional: `inputs: [a.pb, b.pb]`, serialized TensorProto per graph input */
+    mlk_loc *input_locs;
     int n_inputs;
     mlk_loc loc;
 } mlk_model_spec;
@@ -65,8 +86,10 @@ typedef enum { MLK_DETECTOR_MEMLEAK = 0, MLK_DETECTOR_OPENVINO = 1 } mlk_detecto
 typedef struct mlk_scenario {
     char *path;          /* as given to mlk_scenario_load, or the name passed to mlk_scenario_parse */
     char *text;          /* the whole file, NUL-terminated: stored with every run */
-    char *name;          /* required */
-    char *engine;        /* required: "ref", "ort", ... */
+    char *name;          /* required: letters, digits, '.', '_', '-' */
+    char *engine;        /* required: "ref", "ort", ... (same characters as name) */
+    mlk_loc engine_loc;
+    char *description;   /* optional free text; NULL when absent */
     mlk_model_spec model; /* required */
     mlk_step *setup, *pipeline, *teardown; /* pipeline required and non-empty */
     int n_setup, n_pipeline, n_teardown;
@@ -94,5 +117,14 @@ void mlk_scenario_free(mlk_scenario *s);
 
 /* The axis named name, or NULL. */
 const mlk_axis *mlk_scenario_axis(const mlk_scenario *s, const char *name);
+
+/* Cells of the matrix: the product of the axes' value counts (1 without a matrix). The parser refuses a
+ * matrix of more than MLK_MAX_CELLS cells, so this never overflows. */
+#define MLK_MAX_CELLS 100000
+int64_t mlk_scenario_n_cells(const mlk_scenario *s);
+
+/* Tests only: let the next n of the parser's own allocations succeed and fail the ones after (n < 0
+ * disarms). libyaml's allocations are not covered. Process-wide, not thread-safe. */
+void mlk_scenario_fail_alloc_after(int64_t n);
 
 #endif

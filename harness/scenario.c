@@ -1,0 +1,756 @@
+/* scenario.c: scenario files to mlk_scenario: reading the file, the top-level keys, the model and the step
+ * lists (scenario_matrix.c does the matrix and engine options). It must never touch the file system beyond
+ * reading the scenario, and never return a half-built scenario: every error frees what was built. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "scenario_internal.h"
+
+/* A scenario is a page of YAML; refusing big files keeps a wrong path (a model, a log) from being slurped. */
+#define MAX_FILE_BYTES ((size_t)4 << 20)
+
+/* ------------------------------------------------------------------------------------------------
+ * Steps
+ * ---------------------------------------------------------------------------------------------- */
+
+static const char *const step_names[MLK_STEP_COUNT] = {
+    [MLK_STEP_LOAD_ENGINE] = "load_engine",         [MLK_STEP_READ_MODEL] = "read_model",
+    [MLK_STEP_COMPILE_MODEL] = "compile_model",     [MLK_STEP_CREATE_REQUEST] = "create_request",
+    [MLK_STEP_INFER] = "infer",                     [MLK_STEP_RELEASE_REQUEST] = "release_request",
+    [MLK_STEP_RELEASE_COMPILED] = "release_compiled", [MLK_STEP_RELEASE_MODEL] = "release_model",
+    [MLK_STEP_UNLOAD_ENGINE] = "unload_engine",
+};
+
+const char *mlk_step_name(mlk_step s)
+{
+    return ((int)s >= 0 && s < MLK_STEP_COUNT) ? step_names[s] : NULL;
+}
+
+int mlk_step_from_name(const char *name)
+{
+    for (int s = 0; name && s < MLK_STEP_COUNT; s++)
+        if (!strcmp(step_names[s], name))
+            return s;
+    return -1;
+}
+
+#define STEP_LIST                                                                                           \
+    "load_engine, read_model, compile_model, create_request, infer, release_request, release_compiled, " \
+    "release_model, unload_engine"
+
+/* A list of step names (possibly empty); locs gets each step's location. */
+static int parse_steps(const mlk_ynode *n, const char *what, const char *name, mlk_step **out, mlk_loc **locs,
+                       int *n_out, mlk_error *err)
+{
+    char d[64];
+    if (n->kind != MLK_YSEQ)
+        return mlk_yfail(err, name, n->loc, "%s: expected a list of steps (%s), got %s", what, STEP_LIST,
+                         mlk_ydescribe(n, d, sizeof d));
+    mlk_step *steps = mlk_ycalloc((size_t)n->n_items, sizeof *steps);
+    mlk_loc *l = mlk_ycalloc((size_t)n->n_items, sizeof *l);
+    if (!steps || !l) {
+        free(steps);
+        free(l);
+        return mlk_fail(err, MLK_E_NOMEM, "%s: out of memory", name);
+    }
+    for (int i = 0; i < n->n_items; i++) {
+        const mlk_ynode *it = n->items[i];
+        int s = it->kind == MLK_YSCALAR ? mlk_step_from_name(it->text) : -1;
+        if (s < 0) {
+            free(steps);
+            free(l);
+            return mlk_yfail(err, name, it->loc, "%s: unknown step %s (expected one of: %s)", what,
+                             mlk_ydescribe(it, d, sizeof d), STEP_LIST);
+        }
+        steps[i] = (mlk_step)s;
+        l[i] = it->loc;
+    }
+    *out = steps;
+    *locs = l;
+    *n_out = n->n_items;
+    return MLK_OK;
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * The pipeline as a state machine: what is alive (engine, model, compiled, request) before each step.
+ * ---------------------------------------------------------------------------------------------- */
+
+enum { HAS_ENGINE = 1, HAS_MODEL = 2, HAS_COMPILED = 4, HAS_REQUEST = 8 };
+
+/* Apply s to *state, or say why it cannot run there (NULL when it can). */
+static const char *step_apply(mlk_step s, unsigned *state)
+{
+    unsigned st = *state;
+    switch (s) {
+    case MLK_STEP_LOAD_ENGINE:
+        if (st & HAS_ENGINE)
+            return "the engine is already loaded";
+        st |= HAS_ENGINE;
+        break;
+    case MLK_STEP_READ_MODEL:
+        if (!(st & HAS_ENGINE))
+            return "expected load_engine before it";
+        if (st & HAS_MODEL)
+            return "the model is already read (expected release_model before reading it again)";
+        st |= HAS_MODEL;
+        break;
+    case MLK_STEP_COMPILE_MODEL:
+        if (!(st & HAS_MODEL))
+            return "expected read_model before it";
+        if (st & HAS_COMPILED)
+            return "a compiled model is alive (expected release_compiled before compiling again)";
+        st |= HAS_COMPILED;
+        break;
+    case MLK_STEP_CREATE_REQUEST:
+        if (!(st & HAS_COMPILED))
+            return "expected compile_model before it";
+        if (st & HAS_REQUEST)
+            return "a request is alive (expected release_request before creating another)";
+        st |= HAS_REQUEST;
+        break;
+    case MLK_STEP_INFER:
+        if (!(st & HAS_REQUEST))
+            return "expected create_request before it";
+        break;
+    case MLK_STEP_RELEASE_REQUEST:
+        if (!(st & HAS_REQUEST))
+            return "no request is alive (expected create_request before it)";
+        st &= ~(unsigned)HAS_REQUEST;
+        break;
+    case MLK_STEP_RELEASE_COMPILED:
+        if (!(st & HAS_COMPILED))
+            return "no compiled model is alive (expected compile_model before it)";
+        if (st & HAS_REQUEST)
+            return "a request is alive (expected release_request before it)";
+        st &= ~(unsigned)HAS_COMPILED;
+        break;
+    case MLK_STEP_RELEASE_MODEL:
+        if (!(st & HAS_MODEL))
+            return "no model is alive (expected read_model before it)";
+        st &= ~(unsigned)HAS_MODEL;
+        break;
+    default: /* MLK_STEP_UNLOAD_ENGINE */
+        if (!(st & HAS_ENGINE))
+            return "the engine is not loaded (expected load_engine before it)";
+        if (st & ~(unsigned)HAS_ENGINE)
+            return "the model, compiled model and request must be released before it";
+        st = 0;
+        break;
+    }
+    *state = st;
+    return NULL;
+}
+
+/* What the difference between two states asks for, e.g. "release_request, release_compiled". */
+static void state_diff(unsigned have, unsigned want, char *buf, size_t cap)
+{
+    static const struct {
+        unsigned bit;
+        const char *add, *drop;
+    } parts[] = {{HAS_REQUEST, "create_request", "release_request"},
+                 {HAS_COMPILED, "compile_model", "release_compiled"},
+                 {HAS_MODEL, "read_model", "release_model"},
+                 {HAS_ENGINE, "load_engine", "unload_engine"}};
+    buf[0] = '\0';
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
+        if ((have ^ want) & parts[i].bit) {
+            size_t len = strlen(buf);
+            snprintf(buf + len, cap - len, "%s%s", len ? ", " : "", (have & parts[i].bit) ? parts[i].drop : parts[i].add);
+        }
+    }
+}
+
+static int run_list(const mlk_step *steps, const mlk_loc *locs, int n, mlk_loc list_loc, const char *what,
+                    bool defaulted, unsigned *state, const char *name, mlk_error *err)
+{
+    for (int i = 0; i < n; i++) {
+        const char *why = step_apply(steps[i], state);
+        if (why)
+            return mlk_yfail(err, name, defaulted ? list_loc : locs[i], "%s step %s%s: %s", what,
+                             step_names[steps[i]], defaulted ? " (the default; write the list to change it)" : "",
+                             why);
+    }
+    return MLK_OK;
+}
+
+/* Setup from nothing, then a pipeline that ends where it starts (it is repeated), then a teardown that
+ * releases everything. */
+static int check_pipeline(const mlk_scenario *s, const scn_locs *L, const char *name, mlk_error *err)
+{
+    unsigned state = 0, before;
+    char need[128];
+    int rc = run_list(s->setup, L->setup, s->n_setup, L->setup_list, "setup", L->setup_default, &state, name, err);
+    if (rc)
+        return rc;
+    before = state;
+    if ((rc = run_list(s->pipeline, L->pipeline, s->n_pipeline, L->pipeline_list, "pipeline", false, &state, name,
+                       err)))
+        return rc;
+    if (state != before) {
+        state_diff(state, before, need, sizeof need);
+        return mlk_yfail(err, name, L->pipeline_list,
+                         "pipeline: expected it to end with what setup left alive, as it is repeated (missing: %s)",
+                         need);
+    }
+    if ((rc = run_list(s->teardown, L->teardown, s->n_teardown, L->teardown_list, "teardown", L->teardown_default,
+                       &state, name, err)))
+        return rc;
+    if (state) {
+        state_diff(state, 0, need, sizeof need);
+        return mlk_yfail(err, name, L->teardown_list, "teardown: expected it to release everything (missing: %s)",
+                         need);
+    }
+    return MLK_OK;
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * model: a path, or {path: ...} / {generate: ARCH, options...}, with optional inputs
+ * ---------------------------------------------------------------------------------------------- */
+
+typedef enum { GEN_BOOL, GEN_INT, GEN_FLOAT } gen_type;
+
+static const struct {
+    const char *key;
+    gen_type type;
+    int64_t lo; /* GEN_INT: least value (GEN_FLOAT: values must be > 0) */
+} gen_opts[] = {
+    {"external_data", GEN_BOOL, 0}, {"batch", GEN_INT, 1},  {"seed", GEN_INT, 0},       {"width_mult", GEN_FLOAT, 0},
+    {"image_size", GEN_INT, 1},     {"layers", GEN_INT, 1}, {"hidden", GEN_INT, 1},     {"heads", GEN_INT, 1},
+    {"seq", GEN_INT, 1},            {"mlp_hidden", GEN_INT, 1}, {"dynamic", GEN_BOOL, 0},
+};
+#define N_GEN_OPTS ((int)(sizeof gen_opts / sizeof gen_opts[0]))
+#define GEN_KEYS "external_data, batch, seed, width_mult, image_size, layers, hidden, heads, seq, mlp_hidden, dynamic"
+#define GEN_ARCHS "mlp, mobilenetv2, resnet18, resnet50, transformer"
+
+/* The ref engine's generator's architectures (ref_gen_arch_names); the harness does not link the engine. */
+static bool known_arch(const char *a)
+{
+    static const char *const archs[] = {"mlp", "mobilenetv2", "resnet18", "resnet50", "transformer"};
+    for (size_t i = 0; i < sizeof archs / sizeof archs[0]; i++)
+        if (!strcmp(a, archs[i]))
+            return true;
+    return false;
+}
+
+static int gen_opt_index(const char *key)
+{
+    for (int i = 0; i < N_GEN_OPTS; i++)
+        if (!strcmp(gen_opts[i].key, key))
+            return i;
+    return -1;
+}
+
+static int check_gen_value(const mlk_ynode *v, int i, const char *name, mlk_error *err)
+{
+    char what[48];
+    snprintf(what, sizeof what, "model.%s", gen_opts[i].key);
+    bool b;
+    int64_t x;
+    double f;
+    if (gen_opts[i].type == GEN_BOOL)
+        return mlk_yget_bool(v, what, name, &b, err);
+    if (gen_opts[i].type == GEN_INT)
+        return mlk_yget_int(v, what, gen_opts[i].lo, gen_opts[i].lo ? INT32_MAX : INT64_MAX, name, &x, err);
+    return mlk_yget_number(v, what, 0.0, name, &f, err);
+}
+
+static int parse_inputs(mlk_model_spec *m, const mlk_ynode *v, const char *name, mlk_error *err)
+{
+    char d[64];
+    if (v->kind != MLK_YSEQ || !v->n_items)
+        return mlk_yfail(err, name, v->loc, "model.inputs: expected a non-empty list of .pb paths, got %s",
+                         v->kind == MLK_YSEQ ? "an empty list" : mlk_ydescribe(v, d, sizeof d));
+    m->inputs = mlk_ycalloc((size_t)v->n_items, sizeof *m->inputs);
+    m->input_locs = mlk_ycalloc((size_t)v->n_items, sizeof *m->input_locs);
+    if (!m->inputs || !m->input_locs)
+        return mlk_fail(err, MLK_E_NOMEM, "%s: out of memory", name);
+    for (int i = 0; i < v->n_items; i++) {
+        int rc = mlk_yget_string(v->items[i], "model.inputs", name, &m->inputs[i], err);
+        if (rc)
+            return rc;
+        m->n_inputs = i + 1;
+        m->input_locs[i] = v->items[i]->loc;
+        if (!m->inputs[i][0])
+            return mlk_yfail(err, name, v->items[i]->loc, "model.inputs: expected a path, got an empty string");
+    }
+    return MLK_OK;
+}
+
+/* First pass over a model mapping: path xor generate, and every key known. */
+static int check_model_keys(const mlk_ynode *v, const char *name, mlk_error *err)
+{
+    bool gen = mlk_ymap_get(v, "generate") != NULL, source = false;
+    if (!gen && !mlk_ymap_get(v, "path"))
+        return mlk_yfail(err, name, v->loc, "model: expected a `path:` or a `generate:` key, got neither");
+    for (int i = 0; i < v->n_items; i += 2) {
+        const mlk_ynode *k = v->items[i];
+        if (!strcmp(k->text, "path") || !strcmp(k->text, "generate")) {
+            if (source)
+                return mlk_yfail(err, name, k->loc, "model: expected either path or generate, not both");
+            source = true;
+            continue;
+        }
+        if (!strcmp(k->text, "inputs"))
+            continue;
+        if (gen_opt_index(k->text) < 0)
+            return mlk_yfail(err, name, k->loc, "model: unknown %s '%s' (expected one of: path, generate, inputs, %s)",
+                             gen ? "generator option" : "key", k->text, GEN_KEYS);
+        if (!gen)
+            return mlk_yfail(err, name, k->loc,
+                             "model: '%s' is a generator option (expected it with generate:, not path:)", k->text);
+    }
+    return MLK_OK;
+}
+
+static int parse_model_map(mlk_model_spec *m, const mlk_ynode *v, const char *name, mlk_error *err)
+{
+    int rc = check_model_keys(v, name, err);
+    if (rc)
+        return rc;
+    const mlk_ynode *path = mlk_ymap_get(v, "path"), *gen = mlk_ymap_get(v, "generate"), *in = mlk_ymap_get(v, "inputs");
+    if (path) {
+        m->kind = MLK_MODEL_PATH;
+        if ((rc = mlk_yget_string(path, "model.path", name, &m->path, err)))
+            return rc;
+        if (!m->path[0])
+            return mlk_yfail(err, name, path->loc, "model.path: expected a path, got an empty string");
+    } else {
+        m->kind = MLK_MODEL_GENERATE;
+        if ((rc = mlk_yget_string(gen, "model.generate", name, &m->generate, err)))
+            return rc;
+        if (!known_arch(m->generate))
+            return mlk_yfail(err, name, gen->loc, "model.generate: unknown architecture '%s' (expected one of: %s)",
+                             m->generate, GEN_ARCHS);
+        int n_opts = v->n_items / 2 - 1 - (in != NULL);
+        m->gen = mlk_ycalloc((size_t)(n_opts > 0 ? n_opts : 1), sizeof *m->gen);
+        if (!m->gen)
+            return mlk_fail(err, MLK_E_NOMEM, "%s: out of memory", name);
+        for (int i = 0; i < v->n_items; i += 2) {
+            int g = gen_opt_index(v->items[i]->text);
+            if (g < 0)
+                continue;
+            if ((rc = check_gen_value(v->items[i + 1], g, name, err)))
+                return rc;
+            mlk_kv *kv = &m->gen[m->n_gen++]; /* counted first: a half-filled pair is still freed */
+            kv->loc = v->items[i + 1]->loc;
+            if (!(kv->key = mlk_ystrdup(v->items[i]->text)) || !(kv->value = mlk_ystrdup(v->items[i + 1]->text)))
+                return mlk_fail(err, MLK_E_NOMEM, "%s: out of memory", name);
+        }
+    }
+    return in ? parse_inputs(m, in, name, err) : MLK_OK;
+}
+
+/* Fills s->model; on failure what was built stays there for mlk_scenario_free. */
+static int parse_model(mlk_model_spec *m, const mlk_ynode *v, const char *name, mlk_error *err)
+{
+    char d[64];
+    m->loc = v->loc;
+    if (v->kind == MLK_YMAP)
+        return parse_model_map(m, v, name, err);
+    if (v->kind != MLK_YSCALAR || mlk_ynull(v) || !v->text[0])
+        return mlk_yfail(err, name, v->loc,
+                         "model: expected a path or a mapping with path: or generate:, got %s",
+                         mlk_ydescribe(v, d, sizeof d));
+    m->kind = MLK_MODEL_PATH;
+    return mlk_yget_string(v, "model", name, &m->path, err);
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * Top-level keys
+ * ---------------------------------------------------------------------------------------------- */
+
+typedef struct pctx {
+    mlk_scenario *s;
+    scn_locs L;
+    const char *name;
+    mlk_error *err;
+} pctx;
+
+/* name and engine end up in paths and database keys: keep them to a safe alphabet. */
+static int get_ident(pctx *c, const mlk_ynode *v, const char *what, char **out)
+{
+    int rc = mlk_yget_string(v, what, c->name, out, c->err);
+    if (rc)
+        return rc;
+    size_t n = strlen(*out);
+    if (n && n <= 128 && strspn(*out, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") == n)
+        return MLK_OK;
+    return mlk_yfail(c->err, c->name, v->loc, "%s: expected 1 to 128 letters, digits, '.', '_' or '-', got '%.64s'",
+                     what, *out);
+}
+
+static int k_name(pctx *c, const mlk_ynode *v)
+{
+    return get_ident(c, v, "name", &c->s->name);
+}
+
+static int k_engine(pctx *c, const mlk_ynode *v)
+{
+    c->s->engine_loc = v->loc;
+    return get_ident(c, v, "engine", &c->s->engine);
+}
+
+static int k_description(pctx *c, const mlk_ynode *v)
+{
+    return mlk_yget_string(v, "description", c->name, &c->s->description, c->err);
+}
+
+static int k_model(pctx *c, const mlk_ynode *v)
+{
+    return parse_model(&c->s->model, v, c->name, c->err);
+}
+
+static int k_detector(pctx *c, const mlk_ynode *v)
+{
+    char d[64];
+    if (v->kind == MLK_YSCALAR && !strcmp(v->text, "memleak"))
+        c->s->detector = MLK_DETECTOR_MEMLEAK;
+    else if (v->kind == MLK_YSCALAR && !strcmp(v->text, "openvino"))
+        c->s->detector = MLK_DETECTOR_OPENVINO;
+    else
+        return mlk_yfail(c->err, c->name, v->loc, "detector: expected memleak or openvino, got %s",
+                         mlk_ydescribe(v, d, sizeof d));
+    return MLK_OK;
+}
+
+static int k_heap(pctx *c, const mlk_ynode *v)
+{
+    return mlk_yget_bool(v, "heap", c->name, &c->s->heap, c->err);
+}
+
+static int k_setup(pctx *c, const mlk_ynode *v)
+{
+    c->L.setup_default = false;
+    c->L.setup_list = v->loc;
+    return parse_steps(v, "setup", c->name, &c->s->setup, &c->L.setup, &c->s->n_setup, c->err);
+}
+
+static int k_pipeline(pctx *c, const mlk_ynode *v)
+{
+    c->L.pipeline_list = v->loc;
+    int rc = parse_steps(v, "pipeline", c->name, &c->s->pipeline, &c->L.pipeline, &c->s->n_pipeline, c->err);
+    if (!rc && !c->s->n_pipeline)
+        rc = mlk_yfail(c->err, c->name, v->loc, "pipeline: expected a non-empty list of steps (%s)", STEP_LIST);
+    return rc;
+}
+
+static int k_teardown(pctx *c, const mlk_ynode *v)
+{
+    c->L.teardown_default = false;
+    c->L.teardown_list = v->loc;
+    return parse_steps(v, "teardown", c->name, &c->s->teardown, &c->L.teardown, &c->s->n_teardown, c->err);
+}
+
+/* Iteration counts are capped so warmup + iterations still fits an int. */
+static int k_iterations(pctx *c, const mlk_ynode *v)
+{
+    int64_t x;
+    int rc = mlk_yget_int(v, "iterations", 1, 1000000000, c->name, &x, c->err);
+    if (!rc)
+        c->s->iterations = (int)x;
+    return rc;
+}
+
+static int k_warmup(pctx *c, const mlk_ynode *v)
+{
+    int64_t x;
+    int rc = mlk_yget_int(v, "warmup", 0, 1000000000, c->name, &x, c->err);
+    if (!rc)
+        c->s->warmup = (int)x;
+    return rc;
+}
+
+static int k_matrix(pctx *c, const mlk_ynode *v)
+{
+    return mlk_scn_matrix(c->s, v, c->name, c->err);
+}
+
+static int k_engine_options(pctx *c, const mlk_ynode *v)
+{
+    char d[64];
+    if (v->kind != MLK_YMAP)
+        return mlk_yfail(c->err, c->name, v->loc, "engine_options: expected a mapping of option: value, got %s",
+                         mlk_ydescribe(v, d, sizeof d));
+    return mlk_scn_kvs(v, "engine_options", NULL, c->name, &c->s->engine_options, &c->s->n_engine_options, c->err);
+}
+
+static int k_thresholds(pctx *c, const mlk_ynode *v)
+{
+    char d[64];
+    if (v->kind != MLK_YMAP)
+        return mlk_yfail(c->err, c->name, v->loc, "thresholds: expected a mapping (leak_bytes_per_iter: N), got %s",
+                         mlk_ydescribe(v, d, sizeof d));
+    for (int i = 0; i < v->n_items; i += 2) {
+        if (strcmp(v->items[i]->text, "leak_bytes_per_iter"))
+            return mlk_yfail(c->err, c->name, v->items[i]->loc,
+                             "thresholds: unknown key '%s' (expected one of: leak_bytes_per_iter)", v->items[i]->text);
+        int64_t x;
+        int rc = mlk_yget_int(v->items[i + 1], "thresholds.leak_bytes_per_iter", 0, INT64_MAX, c->name, &x, c->err);
+        if (rc)
+            return rc;
+        c->s->leak_bytes_per_iter = x;
+    }
+    return MLK_OK;
+}
+
+static int k_timeout_s(pctx *c, const mlk_ynode *v)
+{
+    return mlk_yget_number(v, "timeout_s", 0.0, c->name, &c->s->timeout_s, c->err);
+}
+
+static int k_memory_limit_mb(pctx *c, const mlk_ynode *v)
+{
+    return mlk_yget_int(v, "memory_limit_mb", 0, INT64_MAX >> 20, c->name, &c->s->memory_limit_mb, c->err);
+}
+
+static const struct {
+    const char *key;
+    int (*parse)(pctx *c, const mlk_ynode *v);
+    bool required;
+} top_keys[] = {
+    {"name", k_name, true},
+    {"description", k_description, false},
+    {"engine", k_engine, true},
+    {"model", k_model, true},
+    {"detector", k_detector, false},
+    {"heap", k_heap, false},
+    {"setup", k_setup, false},
+    {"pipeline", k_pipeline, true},
+    {"teardown", k_teardown, false},
+    {"iterations", k_iterations, false},
+    {"warmup", k_warmup, false},
+    {"matrix", k_matrix, false},
+    {"engine_options", k_engine_options, false},
+    {"thresholds", k_thresholds, false},
+    {"timeout_s", k_timeout_s, false},
+    {"memory_limit_mb", k_memory_limit_mb, false},
+};
+#define N_TOP_KEYS ((int)(sizeof top_keys / sizeof top_keys[0]))
+
+static void key_list(char *buf, size_t cap, bool required_only, const mlk_ynode *root)
+{
+    buf[0] = '\0';
+    for (int i = 0; i < N_TOP_KEYS; i++) {
+        if (required_only && (!top_keys[i].required || mlk_ymap_get(root, top_keys[i].key)))
+            continue;
+        size_t len = strlen(buf);
+        snprintf(buf + len, cap - len, "%s%s", len ? ", " : "", top_keys[i].key);
+    }
+}
+
+static int default_steps(const mlk_step *def, int n, mlk_loc at, mlk_step **steps, mlk_loc **locs, int *n_out)
+{
+    *steps = mlk_ycalloc((size_t)n, sizeof **steps);
+    *locs = mlk_ycalloc((size_t)n, sizeof **locs);
+    if (!*steps || !*locs)
+        return MLK_E_NOMEM;
+    for (int i = 0; i < n; i++) {
+        (*steps)[i] = def[i];
+        (*locs)[i] = at;
+    }
+    *n_out = n;
+    return MLK_OK;
+}
+
+/* Required keys, then the default step lists, then the checks that need the whole scenario. */
+static int finish(pctx *c, const mlk_ynode *root)
+{
+    static const mlk_step setup[] = {MLK_STEP_LOAD_ENGINE, MLK_STEP_READ_MODEL};
+    static const mlk_step teardown[] = {MLK_STEP_RELEASE_MODEL, MLK_STEP_UNLOAD_ENGINE};
+    mlk_scenario *s = c->s;
+    if (!s->name || !s->engine || !s->model.loc.line || !s->pipeline) {
+        char missing[256];
+        key_list(missing, sizeof missing, true, root);
+        return mlk_yfail(c->err, c->name, c->L.doc, "missing required key%s: %s (required: name, engine, model, pipeline)",
+                         strchr(missing, ',') ? "s" : "", missing);
+    }
+    if ((c->L.setup_default && default_steps(setup, 2, c->L.pipeline_list, &s->setup, &c->L.setup, &s->n_setup)) ||
+        (c->L.teardown_default &&
+         default_steps(teardown, 2, c->L.pipeline_list, &s->teardown, &c->L.teardown, &s->n_teardown)))
+        return mlk_fail(c->err, MLK_E_NOMEM, "%s: out of memory", c->name);
+    if (c->L.setup_default)
+        c->L.setup_list = c->L.pipeline_list;
+    if (c->L.teardown_default)
+        c->L.teardown_list = c->L.pipeline_list;
+    int rc = check_pipeline(s, &c->L, c->name, c->err);
+    return rc ? rc : mlk_scn_check_options(s, c->name, c->err);
+}
+
+static int from_tree(pctx *c, const mlk_ynode *root)
+{
+    char d[64], keys[512];
+    if (root->kind != MLK_YMAP) {
+        key_list(keys, sizeof keys, false, root);
+        return mlk_yfail(c->err, c->name, root->loc, "expected a mapping of scenario keys (%s), got %s", keys,
+                         mlk_ydescribe(root, d, sizeof d));
+    }
+    for (int i = 0; i < root->n_items; i += 2) {
+        const mlk_ynode *k = root->items[i];
+        int t = 0;
+        while (t < N_TOP_KEYS && strcmp(top_keys[t].key, k->text))
+            t++;
+        if (t == N_TOP_KEYS) {
+            key_list(keys, sizeof keys, false, root);
+            return mlk_yfail(c->err, c->name, k->loc, "unknown key '%.64s' (expected one of: %s)", k->text, keys);
+        }
+        int rc = top_keys[t].parse(c, root->items[i + 1]);
+        if (rc)
+            return rc;
+    }
+    return finish(c, root);
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * Public entry points
+ * ---------------------------------------------------------------------------------------------- */
+
+static mlk_scenario *scenario_new(const char *text, size_t len, const char *name)
+{
+    mlk_scenario *s = mlk_ycalloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    s->iterations = 100;
+    s->warmup = 10;
+    s->leak_bytes_per_iter = 1024;
+    s->timeout_s = 600;
+    s->heap = true;
+    s->path = mlk_ystrdup(name);
+    s->text = mlk_yalloc(len + 1);
+    if (!s->path || !s->text) {
+        mlk_scenario_free(s);
+        return NULL;
+    }
+    if (len)
+        memcpy(s->text, text, len);
+    s->text[len] = '\0';
+    return s;
+}
+
+int mlk_scenario_parse(const char *text, size_t len, const char *name, mlk_scenario **out, mlk_error *err)
+{
+    if (!name)
+        name = "<scenario>";
+    if ((!text && len) || !out)
+        return mlk_fail(err, MLK_E_USAGE, "%s: mlk_scenario_parse needs text and out", name);
+    if (!text)
+        text = "";
+    mlk_scenario *s = scenario_new(text, len, name);
+    if (!s)
+        return mlk_fail(err, MLK_E_NOMEM, "%s: out of memory", name);
+    pctx c = {.s = s, .name = name, .err = err};
+    c.L.setup_default = c.L.teardown_default = true;
+    mlk_ynode *root = NULL;
+    int rc = mlk_yaml_parse(s->text, len, name, &root, &c.L.doc, err);
+    if (!rc) {
+        c.L.pipeline_list = c.L.doc;
+        rc = from_tree(&c, root);
+    }
+    mlk_ynode_free(root);
+    free(c.L.setup);
+    free(c.L.pipeline);
+    free(c.L.teardown);
+    if (rc) {
+        mlk_scenario_free(s);
+        return rc;
+    }
+    *out = s;
+    return MLK_OK;
+}
+
+/* The whole file, NUL-terminated; MLK_E_IO names the path. */
+static int read_file(const char *path, char **out, size_t *len, mlk_error *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return mlk_fail(err, MLK_E_IO, "%s: cannot open scenario: %s", path, strerror(errno));
+    size_t cap = 4096, n = 0;
+    char *buf = mlk_yalloc(cap);
+    int rc = buf ? MLK_OK : mlk_fail(err, MLK_E_NOMEM, "%s: out of memory", path);
+    while (!rc) {
+        if (n + 1 == cap) {
+            char *bigger = mlk_yalloc(cap * 2);
+            if (!bigger) {
+                rc = mlk_fail(err, MLK_E_NOMEM, "%s: out of memory", path);
+                break;
+            }
+            memcpy(bigger, buf, n);
+            free(buf);
+            buf = bigger;
+            cap *= 2;
+        }
+        size_t got = fread(buf + n, 1, cap - 1 - n, f);
+        n += got;
+        if (n > MAX_FILE_BYTES)
+            rc = mlk_fail(err, MLK_E_IO, "%s: larger than %zu MiB; not a scenario file", path, MAX_FILE_BYTES >> 20);
+        else if (got == 0 && ferror(f))
+            rc = mlk_fail(err, MLK_E_IO, "%s: cannot read scenario: %s", path, strerror(errno));
+        else if (got == 0)
+            break;
+    }
+    fclose(f);
+    if (rc) {
+        free(buf);
+        return rc;
+    }
+    buf[n] = '\0';
+    *out = buf;
+    *len = n;
+    return MLK_OK;
+}
+
+int mlk_scenario_load(const char *path, mlk_scenario **out, mlk_error *err)
+{
+    if (!path || !out)
+        return mlk_fail(err, MLK_E_USAGE, "mlk_scenario_load needs a path and out");
+    char *text = NULL;
+    size_t len = 0;
+    int rc = read_file(path, &text, &len, err);
+    if (rc)
+        return rc;
+    rc = mlk_scenario_parse(text, len, path, out, err);
+    free(text);
+    return rc;
+}
+
+void mlk_scenario_free(mlk_scenario *s)
+{
+    if (!s)
+        return;
+    free(s->path);
+    free(s->text);
+    free(s->name);
+    free(s->engine);
+    free(s->description);
+    free(s->model.path);
+    free(s->model.generate);
+    mlk_scn_kvs_free(s->model.gen, s->model.n_gen);
+    for (int i = 0; i < s->model.n_inputs; i++)
+        free(s->model.inputs[i]);
+    free(s->model.inputs);
+    free(s->model.input_locs);
+    free(s->setup);
+    free(s->pipeline);
+    free(s->teardown);
+    mlk_scn_axes_free(s->axes, s->n_axes);
+    mlk_scn_kvs_free(s->engine_options, s->n_engine_options);
+    free(s);
+}
+
+const mlk_axis *mlk_scenario_axis(const mlk_scenario *s, const char *name)
+{
+    for (int i = 0; s && name && i < s->n_axes; i++)
+        if (!strcmp(s->axes[i].name, name))
+            return &s->axes[i];
+    return NULL;
+}
+
+int64_t mlk_scenario_n_cells(const mlk_scenario *s)
+{
+    int64_t n = 1;
+    for (int i = 0; s && i < s->n_axes; i++)
+        n *= s->axes[i].n_values;
+    return n;
+}
