@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "norm_impl.h"
-#include "reduce_elem.h"
 
 int ref_norm_want_float(ref_op_ctx *c, int i, const char *what)
 {
@@ -40,6 +39,21 @@ typedef struct norm_planes {
     double alpha, beta, bias;
     int64_t size;           /* LRN */
 } norm_planes;
+
+/* A parallel task over planes [begin, end) calling plane_fn(t, plane, dt), with dt a constant for float so
+ * the inlined element accessors lose their switch on the hot type. */
+#define NORM_PLANE_TASK(task, plane_fn)                              \
+    static void task(void *arg, int64_t begin, int64_t end, int tid) \
+    {                                                                \
+        (void)tid;                                                   \
+        const norm_planes *t = arg;                                  \
+        for (int64_t pl = begin; pl < end; pl++) {                   \
+            if (t->dt == REF_DT_FLOAT)                               \
+                plane_fn(t, pl, REF_DT_FLOAT);                       \
+            else                                                     \
+                plane_fn(t, pl, t->dt);                              \
+        }                                                            \
+    }
 
 /* ================================================================================================
  * BatchNormalization, inference only: y = (x - mean) / sqrt(var + eps) * scale + B.
@@ -89,21 +103,18 @@ static void bn_coef(const norm_planes *t, int64_t pi, double *a, double *shift)
     *shift = b - mean * *a;
 }
 
-static void bn_task(void *arg, int64_t begin, int64_t end, int tid)
+REF_ELEM_INLINE void bn_plane(const norm_planes *t, int64_t pl, const int dt)
 {
-    (void)tid;
-    const norm_planes *t = arg;
-    for (int64_t pl = begin; pl < end; pl++) {
-        int64_t ch = pl % t->channels, base = pl * t->inner;
-        double a, shift;
-        bn_coef(t, ch * (t->per_elem ? t->inner : 1), &a, &shift);
-        for (int64_t i = 0; i < t->inner; i++) {
-            if (t->per_elem && i > 0)
-                bn_coef(t, ch * t->inner + i, &a, &shift);
-            ref_elem_st(t->y, t->dt, base + i, ref_elem_ld(t->x, t->dt, base + i) * a + shift);
-        }
+    int64_t ch = pl % t->channels, base = pl * t->inner;
+    double a, shift;
+    bn_coef(t, ch * (t->per_elem ? t->inner : 1), &a, &shift);
+    for (int64_t i = 0; i < t->inner; i++) {
+        if (t->per_elem && i > 0)
+            bn_coef(t, ch * t->inner + i, &a, &shift);
+        ref_elem_st(t->y, dt, base + i, ref_elem_ld(t->x, dt, base + i) * a + shift);
     }
 }
+NORM_PLANE_TASK(bn_task, bn_plane)
 
 static int bn_run(ref_op_ctx *c)
 {
@@ -151,20 +162,17 @@ static int in_infer(ref_op_ctx *c)
     return rc ? rc : norm_same_shape(c);
 }
 
-static void in_task(void *arg, int64_t begin, int64_t end, int tid)
+REF_ELEM_INLINE void in_plane(const norm_planes *t, int64_t pl, const int dt)
 {
-    (void)tid;
-    const norm_planes *t = arg;
-    for (int64_t pl = begin; pl < end; pl++) {
-        int64_t ch = pl % t->channels, base = pl * t->inner;
-        double mean, inv;
-        ref_norm_stats(t->x, t->dt, base, t->inner, &mean, &inv, t->eps);
-        double a = ref_elem_ld(t->p[0]->data, t->p[0]->dtype, ch) * inv;
-        double b = ref_elem_ld(t->p[1]->data, t->p[1]->dtype, ch);
-        for (int64_t i = 0; i < t->inner; i++)
-            ref_elem_st(t->y, t->dt, base + i, (ref_elem_ld(t->x, t->dt, base + i) - mean) * a + b);
-    }
+    int64_t ch = pl % t->channels, base = pl * t->inner;
+    double mean, inv;
+    ref_norm_stats(t->x, dt, base, t->inner, &mean, &inv, t->eps);
+    double a = ref_elem_ld(t->p[0]->data, t->p[0]->dtype, ch) * inv;
+    double b = ref_elem_ld(t->p[1]->data, t->p[1]->dtype, ch);
+    for (int64_t i = 0; i < t->inner; i++)
+        ref_elem_st(t->y, dt, base + i, (ref_elem_ld(t->x, dt, base + i) - mean) * a + b);
 }
+NORM_PLANE_TASK(in_task, in_plane)
 
 static int in_run(ref_op_ctx *c)
 {
@@ -177,21 +185,6 @@ static int in_run(ref_op_ctx *c)
                      .eps = ref_attr_float_or(c->node, "epsilon", 1e-5f)};
     ref_parallel_for(c->pool, x->dims[0] * t.channels, ref_elem_grain(3 * t.inner), in_task, &t);
     return REF_OK;
-}
-
-void ref_norm_stats(const void *x, int dt, int64_t base, int64_t n, double *mean, double *inv_std, double eps)
-{
-    double sum = 0.0;
-    for (int64_t i = 0; i < n; i++)
-        sum += ref_elem_ld(x, dt, base + i);
-    double m = n ? sum / (double)n : 0.0, ss = 0.0;
-    /* two passes: the sum of squared deviations does not cancel the way E[x^2] - E[x]^2 does */
-    for (int64_t i = 0; i < n; i++) {
-        double d = ref_elem_ld(x, dt, base + i) - m;
-        ss += d * d;
-    }
-    *mean = m;
-    *inv_std = 1.0 / sqrt((n ? ss / (double)n : 0.0) + eps);
 }
 
 /* ================================================================================================
@@ -216,27 +209,23 @@ static int lrn_infer(ref_op_ctx *c)
     return rc ? rc : norm_same_shape(c);
 }
 
-static void lrn_task(void *arg, int64_t begin, int64_t end, int tid)
+REF_ELEM_INLINE void lrn_plane(const norm_planes *t, int64_t pl, const int dt)
 {
-    (void)tid;
-    const norm_planes *t = arg;
     int64_t lo_off = (t->size - 1) / 2, hi_off = t->size - 1 - lo_off;
-    for (int64_t pl = begin; pl < end; pl++) {
-        int64_t ch = pl % t->channels, n0 = (pl - ch) * t->inner;
-        int64_t c0 = ch - lo_off < 0 ? 0 : ch - lo_off;
-        int64_t c1 = ch + hi_off >= t->channels ? t->channels - 1 : ch + hi_off;
-        for (int64_t i = 0; i < t->inner; i++) {
-            double sq = 0.0;
-            for (int64_t k = c0; k <= c1; k++) {
-                double v = ref_elem_ld(t->x, t->dt, n0 + k * t->inner + i);
-                sq += v * v;
-            }
-            double v = ref_elem_ld(t->x, t->dt, pl * t->inner + i);
-            ref_elem_st(t->y, t->dt, pl * t->inner + i,
-                        v / pow(t->bias + t->alpha / (double)t->size * sq, t->beta));
+    int64_t ch = pl % t->channels, n0 = (pl - ch) * t->inner;
+    int64_t c0 = ch - lo_off < 0 ? 0 : ch - lo_off;
+    int64_t c1 = ch + hi_off >= t->channels ? t->channels - 1 : ch + hi_off;
+    for (int64_t i = 0; i < t->inner; i++) {
+        double sq = 0.0;
+        for (int64_t k = c0; k <= c1; k++) {
+            double v = ref_elem_ld(t->x, dt, n0 + k * t->inner + i);
+            sq += v * v;
         }
+        double v = ref_elem_ld(t->x, dt, pl * t->inner + i);
+        ref_elem_st(t->y, dt, pl * t->inner + i, v / pow(t->bias + t->alpha / (double)t->size * sq, t->beta));
     }
 }
+NORM_PLANE_TASK(lrn_task, lrn_plane)
 
 static int lrn_run(ref_op_ctx *c)
 {

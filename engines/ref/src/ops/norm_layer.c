@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "norm_impl.h"
-#include "reduce_elem.h"
 #include "reduce_plan.h"
 
 /* ================================================================================================
@@ -83,26 +82,45 @@ typedef struct ln_task {
     const void *x;
     void *y;
     int dt;
-    int64_t n; /* elements per row */
-    const ref_tensor *p[2];       /* Scale, B (B may be NULL) */
-    int64_t pstr[2][REF_MAX_RANK]; /* their element strides in the normalized shape */
-    ref_tensor ns;                /* normalized shape */
-    void *mean, *inv;             /* optional outputs, stash dtype */
+    int64_t n;                     /* elements per row */
+    const ref_tensor *p[2];        /* Scale, B (B may be NULL) */
+    bool dense[2];                 /* parameter k has every element of the normalized shape */
+    int64_t pstr[2][REF_MAX_RANK]; /* else its element strides in the normalized shape */
+    ref_tensor ns;                 /* normalized shape */
+    void *mean, *inv;              /* optional outputs, stash dtype */
     int stash;
     double eps;
 } ln_task;
 
-/* Offset of element i of a row in parameter k: the identity when it has every element. */
-static int64_t ln_off(const ln_task *t, int k, int64_t i)
+/* Value of parameter k for element i of a row, broadcast into the normalized shape. */
+static inline double ln_param(const ln_task *t, int k, int64_t i)
 {
-    if (ref_tensor_numel(t->p[k]) == t->n)
-        return i;
+    const ref_tensor *p = t->p[k];
+    if (t->dense[k])
+        return ref_elem_ld(p->data, p->dtype, i);
     int64_t off = 0;
     for (int d = t->ns.rank - 1; d >= 0; d--) {
         off += (i % t->ns.dims[d]) * t->pstr[k][d];
         i /= t->ns.dims[d];
     }
-    return off;
+    return ref_elem_ld(p->data, p->dtype, off);
+}
+
+REF_ELEM_INLINE void ln_row(const ln_task *t, int64_t row, const int dt)
+{
+    int64_t base = row * t->n;
+    double mean, inv;
+    ref_norm_stats(t->x, dt, base, t->n, &mean, &inv, t->eps);
+    for (int64_t i = 0; i < t->n; i++) {
+        double v = (ref_elem_ld(t->x, dt, base + i) - mean) * inv * ln_param(t, 0, i);
+        if (t->p[1])
+            v += ln_param(t, 1, i);
+        ref_elem_st(t->y, dt, base + i, v);
+    }
+    if (t->mean)
+        ref_elem_st(t->mean, t->stash, row, mean);
+    if (t->inv)
+        ref_elem_st(t->inv, t->stash, row, inv);
 }
 
 static void ln_task_fn(void *arg, int64_t begin, int64_t end, int tid)
@@ -110,20 +128,10 @@ static void ln_task_fn(void *arg, int64_t begin, int64_t end, int tid)
     (void)tid;
     const ln_task *t = arg;
     for (int64_t row = begin; row < end; row++) {
-        int64_t base = row * t->n;
-        double mean, inv;
-        ref_norm_stats(t->x, t->dt, base, t->n, &mean, &inv, t->eps);
-        for (int64_t i = 0; i < t->n; i++) {
-            double v = (ref_elem_ld(t->x, t->dt, base + i) - mean) * inv;
-            v *= ref_elem_ld(t->p[0]->data, t->p[0]->dtype, ln_off(t, 0, i));
-            if (t->p[1])
-                v += ref_elem_ld(t->p[1]->data, t->p[1]->dtype, ln_off(t, 1, i));
-            ref_elem_st(t->y, t->dt, base + i, v);
-        }
-        if (t->mean)
-            ref_elem_st(t->mean, t->stash, row, mean);
-        if (t->inv)
-            ref_elem_st(t->inv, t->stash, row, inv);
+        if (t->dt == REF_DT_FLOAT)
+            ln_row(t, row, REF_DT_FLOAT);
+        else
+            ln_row(t, row, t->dt);
     }
 }
 
@@ -140,9 +148,12 @@ int ref_norm_layer_run(ref_op_ctx *c)
     t.mean = ref_elem_out_present(c, 1) ? c->out[1]->data : NULL;
     t.inv = ref_elem_out_present(c, 2) ? c->out[2]->data : NULL;
     ln_norm_shape(x, axis, &t.ns);
-    for (int k = 0; k < 2; k++)
-        if (t.p[k])
-            ref_broadcast_strides(t.p[k], &t.ns, t.pstr[k]);
+    for (int k = 0; k < 2; k++) {
+        if (!t.p[k])
+            continue;
+        t.dense[k] = ref_tensor_numel(t.p[k]) == t.n;
+        ref_broadcast_strides(t.p[k], &t.ns, t.pstr[k]);
+    }
     ref_parallel_for(c->pool, ref_dims_prod(x->dims, 0, axis), ref_elem_grain(3 * t.n), ln_task_fn, &t);
     return REF_OK;
 }

@@ -182,48 +182,66 @@ typedef struct pool_task {
 } pool_task;
 
 /* Taps [*k0, *k1) of a window starting at `start` (in input coordinates) that land in [lo, hi). */
-static void pool_taps(int64_t start, int64_t k, int64_t d, int64_t lo, int64_t hi, int64_t *k0, int64_t *k1)
+static inline void pool_taps(int64_t start, int64_t k, int64_t d, int64_t lo, int64_t hi, int64_t *k0, int64_t *k1)
 {
-    int64_t a = start >= lo ? 0 : (lo - start + d - 1) / d;
-    int64_t b = start >= hi ? 0 : (hi - 1 - start) / d + 1;
+    int64_t a, b;
+    if (d == 1) { /* the common case, without the divisions */
+        a = start >= lo ? 0 : lo - start;
+        b = hi - start;
+    } else {
+        a = start >= lo ? 0 : (lo - start + d - 1) / d;
+        b = start >= hi ? 0 : (hi - 1 - start) / d + 1;
+    }
     *k0 = a;
     *k1 = b < k ? b : k;
     if (*k1 < *k0)
         *k1 = *k0;
 }
 
-static void pool_one(const pool_task *t, int64_t plane, const int64_t *o, int64_t yi)
+/* One window along spatial dim j for output position o: first input coordinate, the taps inside the
+ * input, and how many taps the average divides by. */
+typedef struct pool_win {
+    int64_t st, k0, k1, count;
+} pool_win;
+
+static inline pool_win pool_win_of(const pool_task *t, int j, int64_t o)
 {
     const pool_geom *g = t->g;
-    int64_t st[3], k0[3], k1[3], divisor = 1;
-    for (int j = 0; j < 3; j++) {
-        st[j] = o[j] * g->s[j] - g->pb[j];
-        pool_taps(st[j], g->k[j], g->d[j], 0, g->in[j], &k0[j], &k1[j]);
+    pool_win w;
+    w.st = o * g->s[j] - g->pb[j];
+    pool_taps(w.st, g->k[j], g->d[j], 0, g->in[j], &w.k0, &w.k1);
+    w.count = w.k1 - w.k0;
+    if (t->include_pad) {
         int64_t p0, p1;
-        if (t->include_pad)
-            pool_taps(st[j], g->k[j], g->d[j], -g->pb[j], g->in[j] + g->pe[j], &p0, &p1);
-        else
-            p0 = k0[j], p1 = k1[j];
-        divisor *= p1 - p0;
+        pool_taps(w.st, g->k[j], g->d[j], -g->pb[j], g->in[j] + g->pe[j], &p0, &p1);
+        w.count = p1 - p0;
     }
+    return w;
+}
+
+/* One output. Always inlined so that, called with a constant dt and kind, the per-element dtype switch
+ * and the kind branches fold away. */
+REF_ELEM_INLINE void pool_one(const pool_task *t, int64_t plane, const pool_win *w,
+                                                           int64_t yi, const int dt, const pool_kind kind)
+{
+    const pool_geom *g = t->g;
     int64_t plane_elems = g->in[0] * g->in[1] * g->in[2];
-    int64_t xbase = plane * plane_elems, best = -1;
-    double acc = t->kind == PK_MAX ? -INFINITY : 0.0;
-    for (int64_t a = k0[0]; a < k1[0]; a++) {
-        int64_t i0 = st[0] + a * g->d[0];
-        for (int64_t b = k0[1]; b < k1[1]; b++) {
-            int64_t i1 = st[1] + b * g->d[1];
+    int64_t xbase = plane * plane_elems, b0 = -1, b1 = 0, b2 = 0;
+    double acc = kind == PK_MAX ? -INFINITY : 0.0;
+    for (int64_t a = w[0].k0; a < w[0].k1; a++) {
+        int64_t i0 = w[0].st + a * g->d[0];
+        for (int64_t b = w[1].k0; b < w[1].k1; b++) {
+            int64_t i1 = w[1].st + b * g->d[1];
             int64_t row = xbase + (i0 * g->in[1] + i1) * g->in[2];
-            for (int64_t e = k0[2]; e < k1[2]; e++) {
-                int64_t i2 = st[2] + e * g->d[2];
-                double v = ref_elem_ld(t->x, t->dt, row + i2);
-                if (t->kind == PK_MAX) {
-                    if (v > acc || best < 0) {
+            for (int64_t e = w[2].k0; e < w[2].k1; e++) {
+                int64_t i2 = w[2].st + e * g->d[2];
+                double v = ref_elem_ld(t->x, dt, row + i2);
+                if (kind == PK_MAX) {
+                    if (v > acc || b0 < 0) {
                         acc = v;
-                        best = t->col_major ? i0 + i1 * g->in[0] + i2 * g->in[0] * g->in[1]
-                                            : (i0 * g->in[1] + i1) * g->in[2] + i2;
+                        b0 = i0, b1 = i1, b2 = i2;
                     }
-                } else if (t->kind == PK_AVG) {
+                } else if (kind == PK_AVG) {
                     acc += v;
                 } else {
                     acc += pow(fabs(v), t->p);
@@ -231,29 +249,59 @@ static void pool_one(const pool_task *t, int64_t plane, const int64_t *o, int64_
             }
         }
     }
-    if (t->kind == PK_AVG)
+    if (kind == PK_AVG) {
+        int64_t divisor = w[0].count * w[1].count * w[2].count;
         acc = divisor > 0 ? acc / (double)divisor : 0.0;
-    else if (t->kind == PK_LP)
+    } else if (kind == PK_LP) {
         acc = pow(acc, 1.0 / t->p);
-    ref_elem_st(t->y, t->dt, yi, acc);
-    if (t->idx)
-        t->idx[yi] = best < 0 ? -1 : plane * plane_elems + best;
+    }
+    ref_elem_st(t->y, dt, yi, acc);
+    if (t->idx) {
+        int64_t best = t->col_major ? b0 + b1 * g->in[0] + b2 * g->in[0] * g->in[1]
+                                    : (b0 * g->in[1] + b1) * g->in[2] + b2;
+        t->idx[yi] = b0 < 0 ? -1 : plane * plane_elems + best;
+    }
+}
+
+/* Outputs [begin, end) in order, a row of the last spatial dim at a time so the outer windows are
+ * computed once per row. */
+REF_ELEM_INLINE void pool_range(const pool_task *t, int64_t begin, int64_t end,
+                                                             const int dt, const pool_kind kind)
+{
+    const pool_geom *g = t->g;
+    int64_t per_plane = g->out[0] * g->out[1] * g->out[2];
+    int64_t plane = begin / per_plane, r = begin % per_plane;
+    int64_t o2 = r % g->out[2], o1 = r / g->out[2] % g->out[1], o0 = r / g->out[2] / g->out[1];
+    for (int64_t yi = begin; yi < end;) {
+        pool_win w[3];
+        w[0] = pool_win_of(t, 0, o0);
+        w[1] = pool_win_of(t, 1, o1);
+        int64_t row_end = yi + (g->out[2] - o2) < end ? yi + (g->out[2] - o2) : end;
+        for (; yi < row_end; yi++, o2++) {
+            w[2] = pool_win_of(t, 2, o2);
+            pool_one(t, plane, w, yi, dt, kind);
+        }
+        o2 = 0;
+        if (++o1 == g->out[1]) {
+            o1 = 0;
+            if (++o0 == g->out[0]) {
+                o0 = 0;
+                plane++;
+            }
+        }
+    }
 }
 
 static void pool_task_fn(void *arg, int64_t begin, int64_t end, int tid)
 {
     (void)tid;
     const pool_task *t = arg;
-    const pool_geom *g = t->g;
-    int64_t per_plane = g->out[0] * g->out[1] * g->out[2];
-    for (int64_t yi = begin; yi < end; yi++) {
-        int64_t r = yi % per_plane, o[3];
-        o[2] = r % g->out[2];
-        r /= g->out[2];
-        o[1] = r % g->out[1];
-        o[0] = r / g->out[1];
-        pool_one(t, yi / per_plane, o, yi);
-    }
+    if (t->dt == REF_DT_FLOAT && t->kind == PK_MAX)
+        pool_range(t, begin, end, REF_DT_FLOAT, PK_MAX);
+    else if (t->dt == REF_DT_FLOAT && t->kind == PK_AVG)
+        pool_range(t, begin, end, REF_DT_FLOAT, PK_AVG);
+    else
+        pool_range(t, begin, end, t->dt, t->kind);
 }
 
 static int pool_run(ref_op_ctx *c)
@@ -301,27 +349,35 @@ typedef struct gpool_task {
     double p;
 } gpool_task;
 
+REF_ELEM_INLINE void gpool_plane(const gpool_task *t, int64_t pl, const int dt)
+{
+    int64_t base = pl * t->plane_elems;
+    double acc = t->kind == PK_MAX ? -INFINITY : 0.0;
+    for (int64_t i = 0; i < t->plane_elems; i++) {
+        double v = ref_elem_ld(t->x, dt, base + i);
+        if (t->kind == PK_MAX)
+            acc = v > acc || i == 0 ? v : acc;
+        else if (t->kind == PK_AVG)
+            acc += v;
+        else
+            acc += pow(fabs(v), t->p);
+    }
+    if (t->kind == PK_AVG)
+        acc = t->plane_elems ? acc / (double)t->plane_elems : NAN;
+    else if (t->kind == PK_LP)
+        acc = pow(acc, 1.0 / t->p);
+    ref_elem_st(t->y, dt, pl, acc);
+}
+
 static void gpool_task_fn(void *arg, int64_t begin, int64_t end, int tid)
 {
     (void)tid;
     const gpool_task *t = arg;
     for (int64_t pl = begin; pl < end; pl++) {
-        int64_t base = pl * t->plane_elems;
-        double acc = t->kind == PK_MAX ? -INFINITY : 0.0;
-        for (int64_t i = 0; i < t->plane_elems; i++) {
-            double v = ref_elem_ld(t->x, t->dt, base + i);
-            if (t->kind == PK_MAX)
-                acc = v > acc || i == 0 ? v : acc;
-            else if (t->kind == PK_AVG)
-                acc += v;
-            else
-                acc += pow(fabs(v), t->p);
-        }
-        if (t->kind == PK_AVG)
-            acc = t->plane_elems ? acc / (double)t->plane_elems : NAN;
-        else if (t->kind == PK_LP)
-            acc = pow(acc, 1.0 / t->p);
-        ref_elem_st(t->y, t->dt, pl, acc);
+        if (t->dt == REF_DT_FLOAT)
+            gpool_plane(t, pl, REF_DT_FLOAT);
+        else
+            gpool_plane(t, pl, t->dt);
     }
 }
 

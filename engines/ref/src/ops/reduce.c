@@ -125,7 +125,7 @@ typedef struct r_task {
     r_kind kind;
 } r_task;
 
-static double r_fold_f(const r_task *t, int64_t base)
+REF_ELEM_INLINE double r_fold_f(const r_task *t, int64_t base, const int dt)
 {
     const ref_rplan *p = t->p;
     ref_rwalk w;
@@ -133,7 +133,7 @@ static double r_fold_f(const r_task *t, int64_t base)
     if (t->kind == R_LOGSUMEXP) {
         ref_rplan_walk_init(p, base, &w);
         for (int64_t k = 0; k < p->n_red; k++, ref_rplan_walk_next(p, &w)) {
-            double v = ref_elem_ld(t->x, t->dt, w.off);
+            double v = ref_elem_ld(t->x, dt, w.off);
             mx = v > mx ? v : mx;
         }
         if (isinf(mx))
@@ -142,7 +142,7 @@ static double r_fold_f(const r_task *t, int64_t base)
     double acc = t->kind == R_PROD ? 1.0 : t->kind == R_MAX ? -INFINITY : t->kind == R_MIN ? INFINITY : 0.0;
     ref_rplan_walk_init(p, base, &w);
     for (int64_t k = 0; k < p->n_red; k++, ref_rplan_walk_next(p, &w)) {
-        double v = ref_elem_ld(t->x, t->dt, w.off);
+        double v = ref_elem_ld(t->x, dt, w.off);
         switch (t->kind) {
         case R_MAX: acc = v > acc ? v : acc; break;
         case R_MIN: acc = v < acc ? v : acc; break;
@@ -199,8 +199,10 @@ static void reduce_task(void *arg, int64_t begin, int64_t end, int tid)
         int64_t base = ref_rplan_base(t->p, j);
         if (int_path)
             ref_elem_sti(t->y, t->dt, j, r_fold_i(t, base));
+        else if (t->dt == REF_DT_FLOAT)
+            ref_elem_st(t->y, REF_DT_FLOAT, j, r_fold_f(t, base, REF_DT_FLOAT));
         else
-            ref_elem_st(t->y, t->dt, j, r_fold_f(t, base));
+            ref_elem_st(t->y, t->dt, j, r_fold_f(t, base, t->dt));
     }
 }
 

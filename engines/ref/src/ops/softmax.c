@@ -68,13 +68,13 @@ typedef struct sm_task {
 } sm_task;
 
 /* One lane. Each element is read before the same index is written, so y may alias x. */
-static void sm_lane(const sm_task *t, int64_t base)
+REF_ELEM_INLINE void sm_lane(const sm_task *t, int64_t base, const int dt)
 {
     const int64_t n = t->g.n, st = t->g.inner;
     double mx = -INFINITY;
     int64_t arg = 0;
     for (int64_t k = 0; k < n; k++) {
-        double v = ref_elem_ld(t->x, t->dt, base + k * st);
+        double v = ref_elem_ld(t->x, dt, base + k * st);
         if (v > mx) {
             mx = v;
             arg = k;
@@ -82,27 +82,29 @@ static void sm_lane(const sm_task *t, int64_t base)
     }
     if (t->kind == SM_HARD) {
         for (int64_t k = 0; k < n; k++)
-            ref_elem_st(t->y, t->dt, base + k * st, k == arg ? 1.0 : 0.0);
+            ref_elem_st(t->y, dt, base + k * st, k == arg ? 1.0 : 0.0);
         return;
     }
     if (isinf(mx))
         mx = 0.0; /* all -inf or +inf present: let exp/log produce the IEEE answer */
     double sum = 0.0;
     for (int64_t k = 0; k < n; k++) {
-        double e = exp(ref_elem_ld(t->x, t->dt, base + k * st) - mx);
+        double d = ref_elem_ld(t->x, dt, base + k * st) - mx;
+        /* expf is within an ulp of float and much cheaper than exp for the hot type */
+        double e = dt == REF_DT_FLOAT ? (double)expf((float)d) : exp(d);
         sum += e;
         if (t->kind == SM_SOFT)
-            ref_elem_st(t->y, t->dt, base + k * st, e);
+            ref_elem_st(t->y, dt, base + k * st, e);
     }
     if (t->kind == SM_SOFT) {
         double inv = 1.0 / sum;
         for (int64_t k = 0; k < n; k++)
-            ref_elem_st(t->y, t->dt, base + k * st, ref_elem_ld(t->y, t->dt, base + k * st) * inv);
+            ref_elem_st(t->y, dt, base + k * st, ref_elem_ld(t->y, dt, base + k * st) * inv);
         return;
     }
     double lse = log(sum);
     for (int64_t k = 0; k < n; k++)
-        ref_elem_st(t->y, t->dt, base + k * st, ref_elem_ld(t->x, t->dt, base + k * st) - mx - lse);
+        ref_elem_st(t->y, dt, base + k * st, ref_elem_ld(t->x, dt, base + k * st) - mx - lse);
 }
 
 static void sm_task_fn(void *arg, int64_t begin, int64_t end, int tid)
@@ -111,7 +113,10 @@ static void sm_task_fn(void *arg, int64_t begin, int64_t end, int tid)
     const sm_task *t = arg;
     for (int64_t lane = begin; lane < end; lane++) {
         int64_t o = lane / t->g.inner, i = lane % t->g.inner;
-        sm_lane(t, o * t->g.n * t->g.inner + i);
+        if (t->dt == REF_DT_FLOAT)
+            sm_lane(t, o * t->g.n * t->g.inner + i, REF_DT_FLOAT);
+        else
+            sm_lane(t, o * t->g.n * t->g.inner + i, t->dt);
     }
 }
 
