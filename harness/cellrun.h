@@ -1,0 +1,49 @@
+/* cellrun.h: one cell's worker process: spawn with argv and environment (allocator preload, tunables, limits),
+ * stream its lines, enforce the timeout, and classify how it ended. It must never block past the deadline. */
+#ifndef MLK_CELLRUN_H
+#define MLK_CELLRUN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "plan.h"
+#include "sample.h"
+#include "status.h"
+
+typedef enum { MLK_END_DONE = 0, MLK_END_STEP_ERROR, MLK_END_OOM, MLK_END_CRASHED, MLK_END_TIMEOUT,
+               MLK_END_INTERRUPTED, MLK_END_OTHER } mlk_end;
+
+typedef struct mlk_cellrun {
+    mlk_sample *samples;      /* everything received, in order */
+    int n, cap;
+    char alloc_active[32];    /* from the worker's "A" line */
+    char alloc_lib[400];
+    bool heap;
+    bool done;                /* "D" received */
+    char error[700];          /* from an "E" line */
+    char error_step[32];
+    bool error_oom;
+    mlk_end end;
+    int signal;               /* when crashed */
+    int exit_code;            /* when it exited */
+} mlk_cellrun;
+
+/* Called with the samples received since the last call (a batch), as they arrive. Non-zero stops the cell. */
+typedef int (*mlk_batch_fn)(void *arg, const mlk_sample *s, int n);
+/* Called about every 100 ms with the last iteration seen (-1 before the first). */
+typedef void (*mlk_tick_fn)(void *arg, int iteration);
+
+typedef struct mlk_cellrun_opts {
+    const char *self_exe, *heap_shim;
+    mlk_batch_fn on_batch;
+    mlk_tick_fn on_tick;
+    void *arg;
+} mlk_cellrun_opts;
+
+/* Run cell c of plan p to its end. r must be zeroed; free it with mlk_cellrun_free. Returns 0 once the worker
+ * ended whatever its outcome (see r->end), or an error when it could not be started. */
+int mlk_cellrun_exec(const mlk_plan *p, const mlk_cell *c, const mlk_cellrun_opts *o, mlk_cellrun *r,
+                     mlk_error *err);
+void mlk_cellrun_free(mlk_cellrun *r);
+
+#endif

@@ -1,0 +1,230 @@
+/* main.c: the memleak-run command line: run a scenario, resume a run, or (internally) be a worker.
+ * It must never run anything when the scenario or options are wrong: those exit 2 before the first worker. */
+#include <libgen.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "plan.h"
+#include "runner.h"
+#include "scenario.h"
+#include "store.h"
+#include "strbuf.h"
+#include "worker.h"
+
+enum { EXIT_PASS = 0, EXIT_FINDING = 1, EXIT_INPUT = 2, EXIT_INTERNAL = 3 };
+
+typedef struct {
+    const char *scenario, *db, *commit, *branch, *engine_dir, *model_cache;
+    int64_t resume;
+    bool dry_run, quiet, no_heap;
+    int shard_index, shard_count;
+} args;
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: memleak-run [options] SCENARIO.yaml\n"
+            "       memleak-run --resume RUN [options]\n\n"
+            "Runs the scenario's pipeline over and over in one worker process per matrix cell, samples memory after\n"
+            "every step into SQLite, and gives each cell a verdict: pass, leak, plateau, crashed, timeout, oom, error.\n\n"
+            "options:\n"
+            "  --db PATH          results database (default ./memleak.db)\n"
+            "  --resume RUN       run again the cells of run RUN that did not finish (scenario from the db)\n"
+            "  --commit SHA       commit under test (default: $MLK_COMMIT, $GITHUB_SHA, else git)\n"
+            "  --branch NAME      branch under test (default: $MLK_BRANCH, $GITHUB_REF_NAME, else git)\n"
+            "  --engine-dir DIR   folder holding engine_<name>.so (default: $MLK_ENGINE_DIR, then ../lib)\n"
+            "  --model-cache DIR  cache of generated models (default: $XDG_CACHE_HOME/memleak/models)\n"
+            "  --shard I/N        run only the cells whose index modulo N is I\n"
+            "  --no-heap          do not preload the heap-accounting shim (judge on RSS)\n"
+            "  --dry-run          check everything and list the cells; run nothing\n"
+            "  --quiet            no progress output\n"
+            "  --help, --version\n\n"
+            "exit status: 0 every cell passed (or plateaued), 1 a finding (leak, crashed, timeout, oom, error),\n"
+            "             2 usage or input error (nothing ran), 3 internal error\n");
+}
+
+static int parse_args(int argc, char **argv, args *a)
+{
+    memset(a, 0, sizeof *a);
+    a->db = "memleak.db";
+    for (int i = 1; i < argc; i++) {
+        const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        const char **slot = !strcmp(k, "--db")            ? &a->db
+                            : !strcmp(k, "--commit")      ? &a->commit
+                            : !strcmp(k, "--branch")      ? &a->branch
+                            : !strcmp(k, "--engine-dir")  ? &a->engine_dir
+                            : !strcmp(k, "--model-cache") ? &a->model_cache
+                                                          : NULL;
+        if (!strcmp(k, "--help") || !strcmp(k, "-h")) {
+            usage(stdout);
+            return 1;
+        } else if (!strcmp(k, "--version")) {
+            printf("memleak-run %s\n", MLK_VERSION);
+            return 1;
+        } else if (!strcmp(k, "--dry-run")) {
+            a->dry_run = true;
+        } else if (!strcmp(k, "--quiet")) {
+            a->quiet = true;
+        } else if (!strcmp(k, "--no-heap")) {
+            a->no_heap = true;
+        } else if (slot || !strcmp(k, "--resume") || !strcmp(k, "--shard")) {
+            if (!v) {
+                fprintf(stderr, "memleak-run: %s needs a value\n", k);
+                return -1;
+            }
+            i++;
+            if (slot) {
+                *slot = v;
+            } else if (!strcmp(k, "--resume")) {
+                char *end;
+                a->resume = strtoll(v, &end, 10);
+                if (*end || a->resume <= 0) {
+                    fprintf(stderr, "memleak-run: --resume: '%s' is not a run id\n", v);
+                    return -1;
+                }
+            } else if (sscanf(v, "%d/%d", &a->shard_index, &a->shard_count) != 2 || a->shard_count < 1 ||
+                       a->shard_index < 0 || a->shard_index >= a->shard_count) {
+                fprintf(stderr, "memleak-run: --shard: '%s' is not I/N with 0 <= I < N\n", v);
+                return -1;
+            }
+        } else if (k[0] == '-') {
+            fprintf(stderr, "memleak-run: unknown option %s (see --help)\n", k);
+            return -1;
+        } else if (a->scenario) {
+            fprintf(stderr, "memleak-run: one scenario at a time (got %s and %s)\n", a->scenario, k);
+            return -1;
+        } else {
+            a->scenario = k;
+        }
+    }
+    if (!a->scenario == !a->resume) {
+        fprintf(stderr, "memleak-run: give a scenario file, or --resume RUN (see --help)\n");
+        return -1;
+    }
+    return 0;
+}
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    mlk_run_interrupted = 1;
+}
+
+static int exit_for(int code)
+{
+    switch (code) {
+    case MLK_E_USAGE: case MLK_E_PARSE: case MLK_E_NOTFOUND: case MLK_E_ENGINE: return EXIT_INPUT;
+    default: return EXIT_INTERNAL;
+    }
+}
+
+static char *argv_text(int argc, char **argv)
+{
+    mlk_buf b = {0};
+    for (int i = 0; i < argc; i++)
+        mlk_buf_printf(&b, "%s%s", i ? " " : "", argv[i]);
+    return mlk_buf_take(&b);
+}
+
+static void print_cells(const mlk_plan *p)
+{
+    printf("%s: %d cells, engine %s (%s), model %s\n", p->s->name, p->n_cells, p->s->engine, p->engine_lib,
+           p->model_path);
+    for (int i = 0; i < p->n_cells; i++)
+        printf("  %3d  %s\n", i, p->cells[i].label);
+}
+
+/* Load the scenario (from its file, or from the db for --resume), plan and run. */
+static int run(const args *a, const char *self, int argc, char **argv)
+{
+    mlk_error err = {0};
+    mlk_scenario *s = NULL;
+    mlk_plan *p = NULL;
+    db_store *db = NULL;
+    char *text = NULL, *spath = NULL, *cmd = argv_text(argc, argv);
+    char *dir = strdup(self), *shim = NULL;
+    int rc = 0, code = EXIT_INTERNAL;
+    bool finding = false;
+    if (a->resume) {
+        if ((rc = db_open(a->db, &db, &err)) || (rc = db_run_load(db, a->resume, &text, &spath, &err)) ||
+            (rc = mlk_scenario_parse(text, strlen(text), spath ? spath : "(db)", &s, &err)))
+            goto out;
+    } else if ((rc = mlk_scenario_load(a->scenario, &s, &err))) {
+        goto out;
+    }
+    mlk_plan_opts po = {a->engine_dir, a->model_cache, NULL, dirname(dir)};
+    if ((rc = mlk_plan_build(s, &po, &p, &err)))
+        goto out;
+    if (a->dry_run) {
+        print_cells(p);
+        code = EXIT_PASS;
+        goto out;
+    }
+    if (!db && (rc = db_open(a->db, &db, &err)))
+        goto out;
+    mlk_buf b = {0};
+    if (getenv("MLK_HEAP_SHIM"))
+        mlk_buf_printf(&b, "%s", getenv("MLK_HEAP_SHIM"));
+    else
+        mlk_buf_printf(&b, "%s/../lib/libmemleak_heap.so", po.self_dir);
+    shim = mlk_buf_take(&b);
+    bool use_shim = s->heap && !a->no_heap && shim && access(shim, R_OK) == 0;
+    if (s->heap && !a->no_heap && !use_shim)
+        fprintf(stderr, "memleak-run: heap shim %s not found: judging on RSS only\n", shim ? shim : "?");
+    mlk_run_opts ro = {.self_exe = self, .heap_shim = use_shim ? shim : NULL, .commit = a->commit,
+                       .branch = a->branch, .argv_text = cmd, .progress_tty = isatty(STDOUT_FILENO),
+                       .quiet = a->quiet, .shard_index = a->shard_index, .shard_count = a->shard_count};
+    int64_t run_id = 0;
+    rc = mlk_run(p, db, &ro, a->resume, &run_id, &finding, &err);
+    if (!rc) {
+        printf("run %lld stored in %s%s\n", (long long)run_id, a->db,
+               mlk_run_interrupted ? " (interrupted: continue with --resume)" : "");
+        code = mlk_run_interrupted ? 130 : finding ? EXIT_FINDING : EXIT_PASS;
+    }
+out:
+    if (rc) {
+        fprintf(stderr, "memleak-run: %s\n", err.msg);
+        code = exit_for(rc);
+    }
+    db_close(db);
+    mlk_plan_free(p);
+    mlk_scenario_free(s);
+    free(text);
+    free(spath);
+    free(cmd);
+    free(dir);
+    free(shim);
+    return code;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && !strcmp(argv[1], "--worker")) {
+        mlk_worker_args wa;
+        if (mlk_worker_parse(argc, argv, &wa))
+            return MLK_WORKER_EXIT_USAGE;
+        return mlk_worker_run(&wa);
+    }
+    args a;
+    int rc = parse_args(argc, argv, &a);
+    if (rc)
+        return rc > 0 ? EXIT_PASS : EXIT_INPUT;
+    char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0) {
+        fprintf(stderr, "memleak-run: cannot find its own executable\n");
+        return EXIT_INTERNAL;
+    }
+    self[n] = '\0';
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    return run(&a, self, argc, argv);
+}

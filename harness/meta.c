@@ -1,0 +1,81 @@
+/* meta.c: host, CPU, kernel, glibc, commit and branch for the run record.
+ * It must never run git through a shell, nor fail when git or /proc are missing. */
+#include <gnu/libc-version.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+
+#include "meta.h"
+#include "spawn.h"
+
+static void trim(char *s)
+{
+    size_t n = strlen(s);
+    while (n && (s[n - 1] == '\n' || s[n - 1] == '\r' || s[n - 1] == ' '))
+        s[--n] = '\0';
+}
+
+static void from_git(char *out, size_t len, const char *const *argv)
+{
+    int code = 0;
+    char buf[256];
+    if (!mlk_spawn(argv, buf, sizeof buf, 1, &code, NULL) && code == 0) {
+        trim(buf);
+        snprintf(out, len, "%s", buf);
+    }
+}
+
+static void pick(char *out, size_t len, const char *given, const char *const *env, const char *const *git)
+{
+    out[0] = '\0';
+    if (given && given[0]) {
+        snprintf(out, len, "%s", given);
+        return;
+    }
+    for (int i = 0; env[i]; i++)
+        if (getenv(env[i]) && getenv(env[i])[0]) {
+            snprintf(out, len, "%s", getenv(env[i]));
+            return;
+        }
+    from_git(out, len, git);
+}
+
+void mlk_meta_collect(mlk_meta *m, const char *commit, const char *branch)
+{
+    memset(m, 0, sizeof *m);
+    static const char *const commit_env[] = {"MLK_COMMIT", "GITHUB_SHA", "CI_COMMIT_SHA", NULL};
+    static const char *const branch_env[] = {"MLK_BRANCH", "GITHUB_REF_NAME", "CI_COMMIT_REF_NAME", NULL};
+    static const char *const git_commit[] = {"git", "rev-parse", "HEAD", NULL};
+    static const char *const git_branch[] = {"git", "rev-parse", "--abbrev-ref", "HEAD", NULL};
+    pick(m->commit, sizeof m->commit, commit, commit_env, git_commit);
+    pick(m->branch, sizeof m->branch, branch, branch_env, git_branch);
+    struct utsname u;
+    if (!uname(&u)) {
+        snprintf(m->host, sizeof m->host, "%s", u.nodename);
+        snprintf(m->kernel, sizeof m->kernel, "%.60s %.60s", u.sysname, u.release);
+    }
+    snprintf(m->glibc, sizeof m->glibc, "%s", gnu_get_libc_version());
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    char line[256];
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, "model name", 10) && strchr(line, ':')) {
+            snprintf(m->cpu, sizeof m->cpu, "%s", strchr(line, ':') + 2);
+            trim(m->cpu);
+            break;
+        }
+    if (f)
+        fclose(f);
+}
+
+static const char *or_null(const char *s) { return s[0] ? s : NULL; }
+
+void mlk_meta_fill(const mlk_meta *m, db_run_meta *out)
+{
+    out->commit_sha = or_null(m->commit);
+    out->branch = or_null(m->branch);
+    out->host = or_null(m->host);
+    out->cpu = or_null(m->cpu);
+    out->kernel = or_null(m->kernel);
+    out->glibc = or_null(m->glibc);
+}

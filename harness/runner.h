@@ -1,0 +1,31 @@
+/* runner.h: the parent side of memleak-run: one worker per cell, samples streamed into the db, verdicts, progress,
+ * the final table. It must never lose a sample the worker sent before dying: batches are flushed before judging. */
+#ifndef MLK_RUNNER_H
+#define MLK_RUNNER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "plan.h"
+#include "store.h"
+
+typedef struct mlk_run_opts {
+    const char *self_exe;   /* path of memleak-run, exec'd in worker mode */
+    const char *heap_shim;  /* libmemleak_heap.so, or NULL when not found */
+    const char *commit, *branch; /* NULL: from the environment or git */
+    const char *argv_text;  /* the command line, for the run's metadata */
+    bool progress_tty;      /* redraw one progress line (stdout is a terminal) */
+    bool quiet;             /* no progress at all */
+    int shard_index, shard_count; /* run only cells with idx % count == index; count 0 = all */
+} mlk_run_opts;
+
+/* Run every cell of plan p into db. resume_run > 0 continues that run: finished cells are kept, the others run
+ * again from scratch. *finding is set when any cell is leak, crashed, timeout, oom or error.
+ * *run_id gets the run's id. Returns 0, or an error (db, fork) that stopped the run. */
+int mlk_run(const mlk_plan *p, db_store *db, const mlk_run_opts *o, int64_t resume_run, int64_t *run_id,
+            bool *finding, mlk_error *err);
+
+/* Set by the SIGINT/SIGTERM handler: the runner stops the current worker, marks the run interrupted. */
+extern volatile int mlk_run_interrupted;
+
+#endif

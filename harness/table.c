@@ -1,0 +1,49 @@
+/* table.c: prints the run's final table: one block per cell, one line per step.
+ * It must never hide a cell: every cell appears, with its status, even when it did not run now. */
+#include <math.h>
+#include <string.h>
+
+#include "sample.h"
+#include "table.h"
+
+static void bytes_str(double b, char *out, size_t len)
+{
+    if (isnan(b)) {
+        snprintf(out, len, "-");
+        return;
+    }
+    double a = fabs(b);
+    const char *sign = b < 0 ? "-" : "+";
+    if (a < 1024)
+        snprintf(out, len, "%s%.0f B", sign, a);
+    else if (a < 1024 * 1024)
+        snprintf(out, len, "%s%.1f KiB", sign, a / 1024);
+    else
+        snprintf(out, len, "%s%.2f MiB", sign, a / 1048576);
+}
+
+void mlk_table_print(FILE *f, const mlk_plan *p, const mlk_table_row *rows, int n)
+{
+    fprintf(f, "\n%-4s  %-44s  %-16s  %10s  %14s  %9s  %s\n", "cell", "config", "step", "peak MiB", "growth/iter",
+            "ms (med)", "verdict");
+    for (int i = 0; i < n; i++) {
+        const mlk_table_row *r = &rows[i];
+        const char *status = r->status[0] ? r->status : "not run";
+        if (r->n_steps == 0) {
+            fprintf(f, "%-4d  %-44.44s  %-16s  %10s  %14s  %9s  %s\n", i, p->cells[i].label, "-", "-", "-", "-",
+                    status);
+            continue;
+        }
+        for (int s = 0; s < r->n_steps; s++) {
+            const db_step_stats *st = &r->steps[s];
+            char growth[32], peak[32], ms[32], idx[16];
+            snprintf(idx, sizeof idx, "%d", i);
+            bytes_str(r->heap ? st->heap_growth : st->rss_growth, growth, sizeof growth);
+            snprintf(peak, sizeof peak, st->peak_kib >= 0 ? "%.1f" : "-", st->peak_kib / 1024.0);
+            snprintf(ms, sizeof ms, isnan(st->wall_ms_median) ? "-" : "%.3f", st->wall_ms_median);
+            fprintf(f, "%-4s  %-44.44s  %-16s  %10s  %14s  %9s  %s\n", s ? "" : idx,
+                    s ? "" : p->cells[i].label, mlk_any_step_name(st->step), peak, growth, ms, s ? "" : status);
+        }
+    }
+    fprintf(f, "\ngrowth/iter: Theil-Sen slope of live heap bytes after each step (RSS when the heap shim is off)\n");
+}

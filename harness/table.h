@@ -1,0 +1,24 @@
+/* table.h: the final table memleak-run prints: per cell and step, the peak, growth per iteration and verdict.
+ * It must never print a figure that was not measured: those show as "-". */
+#ifndef MLK_TABLE_H
+#define MLK_TABLE_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "plan.h"
+#include "store.h"
+
+typedef struct mlk_table_row {
+    const mlk_cell *cell;
+    bool ran;               /* false: finished in an earlier attempt (resume) or outside this shard */
+    char status[32];
+    char detail[600];
+    bool heap;
+    db_step_stats steps[16];
+    int n_steps;
+} mlk_table_row;
+
+void mlk_table_print(FILE *f, const mlk_plan *p, const mlk_table_row *rows, int n);
+
+#endif
