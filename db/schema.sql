@@ -97,6 +97,7 @@ CREATE TABLE IF NOT EXISTS step_stats (
   rss_growth_per_iter  REAL,               -- Theil-Sen slope of VmRSS after the step, bytes per iteration
   heap_growth_per_iter REAL,               -- same for live heap bytes; NULL without the shim
   heap_delta_median    REAL,               -- median change of live heap bytes across the step
+  rss_delta_median     REAL,               -- median change of VmRSS across the step, bytes
   wall_ms_median       REAL,
   wall_ms_p90          REAL,
   cpu_ms_median        REAL,

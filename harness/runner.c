@@ -120,6 +120,7 @@ static int finish_cell(run_ctx *x, const mlk_cell *c, mlk_cellrun *r, mlk_table_
         snprintf(row->status, sizeof row->status, "crashed(SIG%s)", sigabbrev_np(r->signal));
     snprintf(row->detail, sizeof row->detail, "%s", detail);
     row->heap = r->heap;
+    row->slope = judged ? d.slope : NAN;
     row->ran = true;
     return rc;
 }
@@ -170,12 +171,14 @@ int mlk_run(const mlk_plan *p, db_store *db, const mlk_run_opts *o, int64_t resu
         const mlk_cell *c = &p->cells[i];
         char *status = NULL;
         rows[i].cell = c;
+        rows[i].slope = NAN;
         if (!in_shard(o, i))
             continue;
         if (resume > 0 && !(rc = db_cell_lookup(db, *run_id, i, &ids[i], &status, err)) && ids[i] &&
             strcmp(status, "pending") && strcmp(status, "running")) {
             snprintf(rows[i].status, sizeof rows[i].status, "%s", status);
             snprintf(rows[i].detail, sizeof rows[i].detail, "finished before the resume");
+            rows[i].slope = NAN;
             *finding |= is_finding(status);
         } else if (!rc) {
             db_cell_def def = {i, p->s->engine, p->model_path, p->model_hash, c->axes_json, c->config_key,

@@ -324,8 +324,8 @@ int db_step_stats_insert(db_store *db, int64_t cell_id, const db_step_stats *s, 
 {
     sqlite3_stmt *st;
     const char *sql = "INSERT OR REPLACE INTO step_stats(cell_id, step, n, peak_kib, rss_growth_per_iter, "
-                      "heap_growth_per_iter, heap_delta_median, wall_ms_median, wall_ms_p90, cpu_ms_median) "
-                      "VALUES (?,?,?,?,?,?,?,?,?,?)";
+                      "heap_growth_per_iter, heap_delta_median, rss_delta_median, wall_ms_median, wall_ms_p90, "
+                      "cpu_ms_median) VALUES (?,?,?,?,?,?,?,?,?,?,?)";
     if (sqlite3_prepare_v2(db->h, sql, -1, &st, NULL) != SQLITE_OK)
         return db_fail(db, err, "preparing step_stats insert");
     int rc = exec(db, "BEGIN IMMEDIATE", err);
@@ -338,9 +338,10 @@ int db_step_stats_insert(db_store *db, int64_t cell_id, const db_step_stats *s, 
         bind_real(st, 5, s[i].rss_growth);
         bind_real(st, 6, s[i].heap_growth);
         bind_real(st, 7, s[i].heap_delta_median);
-        bind_real(st, 8, s[i].wall_ms_median);
-        bind_real(st, 9, s[i].wall_ms_p90);
-        bind_real(st, 10, s[i].cpu_ms_median);
+        bind_real(st, 8, s[i].rss_delta_median);
+        bind_real(st, 9, s[i].wall_ms_median);
+        bind_real(st, 10, s[i].wall_ms_p90);
+        bind_real(st, 11, s[i].cpu_ms_median);
         if (sqlite3_step(st) != SQLITE_DONE)
             rc = db_fail(db, err, "inserting step_stats");
     }

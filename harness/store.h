@@ -56,7 +56,7 @@ typedef struct db_step_stats {
     int step;
     int n;
     int64_t peak_kib;
-    double rss_growth, heap_growth, heap_delta_median; /* NaN stores NULL */
+    double rss_growth, heap_growth, heap_delta_median, rss_delta_median; /* NaN stores NULL */
     double wall_ms_median, wall_ms_p90, cpu_ms_median;
 } db_step_stats;
 int db_step_stats_insert(db_store *db, int64_t cell_id, const db_step_stats *s, int n, mlk_error *err);

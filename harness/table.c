@@ -24,8 +24,8 @@ static void bytes_str(double b, char *out, size_t len)
 
 void mlk_table_print(FILE *f, const mlk_plan *p, const mlk_table_row *rows, int n)
 {
-    fprintf(f, "\n%-4s  %-44s  %-16s  %10s  %14s  %9s  %s\n", "cell", "config", "step", "peak MiB", "growth/iter",
-            "ms (med)", "verdict");
+    fprintf(f, "\n%-4s  %-44s  %-16s  %10s  %12s  %9s  %s\n", "cell", "config", "step", "peak MiB", "delta/call",
+            "ms (med)", "verdict (growth/iter)");
     for (int i = 0; i < n; i++) {
         const mlk_table_row *r = &rows[i];
         const char *status = r->status[0] ? r->status : "not run";
@@ -34,16 +34,20 @@ void mlk_table_print(FILE *f, const mlk_plan *p, const mlk_table_row *rows, int 
                     status);
             continue;
         }
+        char verdict[64], slope[32];
+        bytes_str(r->slope, slope, sizeof slope);
+        snprintf(verdict, sizeof verdict, isnan(r->slope) ? "%s" : "%s (%s)", status, slope);
         for (int s = 0; s < r->n_steps; s++) {
             const db_step_stats *st = &r->steps[s];
             char growth[32], peak[32], ms[32], idx[16];
             snprintf(idx, sizeof idx, "%d", i);
-            bytes_str(r->heap ? st->heap_growth : st->rss_growth, growth, sizeof growth);
+            bytes_str(r->heap ? st->heap_delta_median : st->rss_delta_median, growth, sizeof growth);
             snprintf(peak, sizeof peak, st->peak_kib >= 0 ? "%.1f" : "-", st->peak_kib / 1024.0);
             snprintf(ms, sizeof ms, isnan(st->wall_ms_median) ? "-" : "%.3f", st->wall_ms_median);
-            fprintf(f, "%-4s  %-44.44s  %-16s  %10s  %14s  %9s  %s\n", s ? "" : idx,
-                    s ? "" : p->cells[i].label, mlk_any_step_name(st->step), peak, growth, ms, s ? "" : status);
+            fprintf(f, "%-4s  %-44.44s  %-16s  %10s  %12s  %9s  %s\n", s ? "" : idx,
+                    s ? "" : p->cells[i].label, mlk_any_step_name(st->step), peak, growth, ms, s ? "" : verdict);
         }
     }
-    fprintf(f, "\ngrowth/iter: Theil-Sen slope of live heap bytes after each step (RSS when the heap shim is off)\n");
+    fprintf(f, "\ndelta/call: median change of live heap bytes across the step (VmRSS without the heap shim): a leaking\n"
+               "step shows it. growth/iter: Theil-Sen slope of the judged end-of-iteration series.\n");
 }

@@ -15,6 +15,7 @@ typedef struct mlk_table_row {
     char status[32];
     char detail[600];
     bool heap;
+    double slope;           /* growth per iteration of the judged series (NaN when not judged) */
     db_step_stats steps[16];
     int n_steps;
 } mlk_table_row;

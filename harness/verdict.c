@@ -68,8 +68,8 @@ static int step_slot(const int *steps, int n, int step)
 }
 
 /* Collect one step's figures into the scratch arrays; returns how many samples it had. */
-static int gather(const mlk_sample *samples, int n, int step, double *rss, double *heap, double *delta, double *wall,
-                  double *cpu, int64_t *peak, bool *have_heap)
+static int gather(const mlk_sample *samples, int n, int step, double *rss, double *heap, double *delta,
+                  double *rdelta, double *wall, double *cpu, int64_t *peak, bool *have_heap)
 {
     int k = 0;
     *peak = -1;
@@ -82,6 +82,7 @@ static int gather(const mlk_sample *samples, int n, int step, double *rss, doubl
         heap[k] = (double)x->m.heap.live_bytes;
         /* The heap change across the step: after it, minus after whatever came just before it. */
         delta[k] = i > 0 ? (double)(x->m.heap.live_bytes - samples[i - 1].m.heap.live_bytes) : 0.0;
+        rdelta[k] = i > 0 ? (double)(x->m.vm_rss_kib - samples[i - 1].m.vm_rss_kib) * 1024.0 : 0.0;
         wall[k] = (double)x->wall_ns / 1e6;
         cpu[k] = (double)x->cpu_ns / 1e6;
         *have_heap &= x->m.have_heap && i > 0 && samples[i - 1].m.have_heap;
@@ -101,13 +102,13 @@ int mlk_step_stats(const mlk_sample *samples, int n, db_step_stats *out)
             steps[n_steps++] = x->step;
     }
     size_t bytes = sizeof(double) * (size_t)(n ? n : 1);
-    double *rss = malloc(bytes), *heap = malloc(bytes), *delta = malloc(bytes), *wall = malloc(bytes),
-           *cpu = malloc(bytes);
+    double *rss = malloc(bytes), *heap = malloc(bytes), *delta = malloc(bytes), *rdelta = malloc(bytes),
+           *wall = malloc(bytes), *cpu = malloc(bytes);
     int written = 0;
-    for (int s = 0; rss && heap && delta && wall && cpu && s < n_steps; s++) {
+    for (int s = 0; rss && heap && delta && rdelta && wall && cpu && s < n_steps; s++) {
         int64_t peak;
         bool have_heap;
-        int k = gather(samples, n, steps[s], rss, heap, delta, wall, cpu, &peak, &have_heap);
+        int k = gather(samples, n, steps[s], rss, heap, delta, rdelta, wall, cpu, &peak, &have_heap);
         db_step_stats *o = &out[written++];
         o->step = steps[s];
         o->n = k;
@@ -115,6 +116,7 @@ int mlk_step_stats(const mlk_sample *samples, int n, db_step_stats *out)
         o->rss_growth = mlk_slope_or_nan(rss, k);
         o->heap_growth = have_heap ? mlk_slope_or_nan(heap, k) : NAN;
         o->heap_delta_median = have_heap ? quantile(delta, k, 0.5) : NAN;
+        o->rss_delta_median = quantile(rdelta, k, 0.5);
         o->wall_ms_median = quantile(wall, k, 0.5);
         o->wall_ms_p90 = quantile(wall, k, 0.9);
         o->cpu_ms_median = quantile(cpu, k, 0.5);
@@ -122,6 +124,7 @@ int mlk_step_stats(const mlk_sample *samples, int n, db_step_stats *out)
     free(rss);
     free(heap);
     free(delta);
+    free(rdelta);
     free(wall);
     free(cpu);
     return written;
