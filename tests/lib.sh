@@ -1,0 +1,19 @@
+# lib.sh: helpers shared by the end-to-end test scripts (sourced, not run).
+# It must never leave files behind: every script works in a mktemp folder removed on exit.
+set -euo pipefail
+bin="${MLK_BIN_DIR:?MLK_BIN_DIR must point at build/bin}"
+src="${MLK_SOURCE_DIR:?MLK_SOURCE_DIR must point at the source tree}"
+work=$(mktemp -d "${TMPDIR:-/tmp}/mlk-e2e.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+export XDG_CACHE_HOME="$work/cache"
+
+passed=0
+failed=0
+check() { # description, then a command that must succeed
+  local what=$1; shift
+  if "$@"; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAIL: $what"; fi
+}
+eq() { [ "$1" = "$2" ] || { echo "  got '$1', expected '$2'"; return 1; }; }
+q() { sqlite3 -batch -noheader "$db" "$1"; }
+finish() { echo "$passed passed, $failed failed"; [ "$failed" -eq 0 ]; }
+need_sqlite() { command -v sqlite3 >/dev/null || { echo "SKIP: sqlite3 CLI missing (Debian package sqlite3)"; exit 77; }; }
