@@ -192,7 +192,7 @@ static int check_pipeline(const mlk_scenario *s, const scn_locs *L, const char *
     if (state != before) {
         state_diff(state, before, need, sizeof need);
         return mlk_yfail(err, name, L->pipeline_list,
-                         "pipeline: expected it to end with what setup left alive, as it is repeated (missing: %s)",
+                         "pipeline: expected it to leave alive what setup left alive, as it repeats (add: %s)",
                          need);
     }
     if ((rc = run_list(s->teardown, L->teardown, s->n_teardown, L->teardown_list, "teardown", L->teardown_default,
@@ -200,7 +200,7 @@ static int check_pipeline(const mlk_scenario *s, const scn_locs *L, const char *
         return rc;
     if (state) {
         state_diff(state, 0, need, sizeof need);
-        return mlk_yfail(err, name, L->teardown_list, "teardown: expected it to release everything (missing: %s)",
+        return mlk_yfail(err, name, L->teardown_list, "teardown: expected it to release everything (add: %s)",
                          need);
     }
     return MLK_OK;
@@ -737,6 +737,11 @@ void mlk_scenario_free(mlk_scenario *s)
     mlk_scn_axes_free(s->axes, s->n_axes);
     mlk_scn_kvs_free(s->engine_options, s->n_engine_options);
     free(s);
+}
+
+int mlk_scenario_bool(const char *text)
+{
+    return text ? mlk_ybool_word(text) : -1;
 }
 
 const mlk_axis *mlk_scenario_axis(const mlk_scenario *s, const char *name)

@@ -52,9 +52,10 @@ typedef struct mlk_variant {
  *         - {name: retention, inject_retention_bytes: 65536, inject_retention_cap: 4M}
  * There values[i] is the mapping's `name:` (unique in the axis) and variants[i] holds its other keys, which
  * are engine options for the cells of that value. An axis is all scalars or all mappings; variants is NULL
- * for a scalar axis. Axis names: `allocator` (glibc|jemalloc|tcmalloc|mimalloc), `malloc_trim` (a boolean)
- * and `glibc_tunables` are harness settings, checked here and never variant axes; any other scalar axis is
- * an engine option of that name, checked by the engine. The options of a cell are engine_options, then its
+ * for a scalar axis. A single scalar or mapping stands for a one-value list. Axis names: `allocator`
+ * (glibc|jemalloc|tcmalloc|mimalloc, checked here), `malloc_trim` (a boolean, checked here), `glibc_tunables`,
+ * `malloc_conf` and `allocator_env` are harness settings, never variant axes nor engine options; any other
+ * scalar axis is an engine option of that name, checked by the engine. The options of a cell are engine_options, then its
  * scalar engine-option axes, then its variants' options; names may not collide, except that a variant may
  * override an engine_options key. */
 typedef struct mlk_axis {
@@ -91,7 +92,13 @@ typedef struct mlk_scenario {
     mlk_loc engine_loc;
     char *description;   /* optional free text; NULL when absent */
     mlk_model_spec model; /* required */
-    mlk_step *setup, *pipeline, *teardown; /* pipeline required and non-empty */
+    /* setup runs once, pipeline every iteration (warmup + iterations), teardown once. Defaults: setup
+     * [load_engine, read_model], teardown [release_model, unload_engine]; pipeline required and non-empty.
+     * The parser checks they form a sensible sequence: every step finds what it needs alive (a request for
+     * infer, no request for release_compiled, nothing but the engine for unload_engine, ...), the pipeline
+     * leaves alive exactly what it found (it repeats), and teardown releases everything. release_model may
+     * come before release_compiled. */
+    mlk_step *setup, *pipeline, *teardown;
     int n_setup, n_pipeline, n_teardown;
     int iterations;      /* measured iterations; default 100, >= 1 */
     int warmup;          /* unmeasured-for-verdict iterations first; default 10, >= 0 */
@@ -107,13 +114,22 @@ typedef struct mlk_scenario {
 } mlk_scenario;
 
 /* Read and parse a scenario file. On failure *out is untouched and err->msg starts with
- * "PATH:LINE:COL: " and says what was expected (MLK_E_PARSE), or names the file (MLK_E_IO). */
+ * "PATH:LINE:COL: " and says what was expected (MLK_E_PARSE), or names the file (MLK_E_IO, also for a file
+ * over 4 MiB); MLK_E_NOMEM. Refused as MLK_E_PARSE: YAML syntax errors, anchors, aliases, tags, several
+ * documents, duplicate keys, unknown keys (the message lists the accepted ones), wrong types or ranges,
+ * missing required keys (at the document start), unknown steps, an empty matrix or axis, duplicate axis
+ * values, an option set twice in a cell, more than MLK_MAX_CELLS cells. Files named in the scenario
+ * (model path, inputs) are not checked here. The caller frees *out with mlk_scenario_free. */
 int mlk_scenario_load(const char *path, mlk_scenario **out, mlk_error *err);
 
-/* Parse scenario text; name stands for the file in messages. */
+/* Parse scenario text (len bytes, no NUL needed); name stands for the file in messages. Fails as above. */
 int mlk_scenario_parse(const char *text, size_t len, const char *name, mlk_scenario **out, mlk_error *err);
 
 void mlk_scenario_free(mlk_scenario *s);
+
+/* A YAML 1.1 boolean word as scenarios write them (on/off, true/false, yes/no, in any case): 1, 0, or -1 for
+ * anything else. Use it for values the parser checked as booleans (malloc_trim), which keep their text. */
+int mlk_scenario_bool(const char *text);
 
 /* The axis named name, or NULL. */
 const mlk_axis *mlk_scenario_axis(const mlk_scenario *s, const char *name);

@@ -6,8 +6,10 @@
 
 #include "scenario_internal.h"
 
-/* Axes the harness applies itself (environment, preload, calls between steps); never engine options. */
-static const char *const harness_axes[] = {"allocator", "malloc_trim", "glibc_tunables"};
+/* Axes the harness applies itself (environment, preload, calls between steps); never engine options.
+ * The same list as plan.c's mlk_is_harness_axis (this file cannot call it: the parser stands alone). */
+static const char *const harness_axes[] = {"allocator", "malloc_trim", "glibc_tunables", "malloc_conf",
+                                           "allocator_env"};
 static const char *const allocators[] = {"glibc", "jemalloc", "tcmalloc", "mimalloc"};
 
 static bool in_list(const char *s, const char *const *list, size_t n)
@@ -217,12 +219,11 @@ int mlk_scn_matrix(mlk_scenario *s, const mlk_ynode *v, const char *name, mlk_er
  * Options set twice in a cell
  * ---------------------------------------------------------------------------------------------- */
 
-/* Where a variant axis other than skip sets key, or NULL. */
-static const mlk_kv *variant_option(const mlk_scenario *s, const mlk_axis *skip, const char *key)
+/* Where a variant axis before this one sets key, or NULL (so the later one is reported). */
+static const mlk_kv *variant_option(const mlk_scenario *s, const mlk_axis *before, const char *key)
 {
-    for (int i = 0; i < s->n_axes; i++) {
-        const mlk_axis *a = &s->axes[i];
-        for (int j = 0; a != skip && a->variants && j < a->n_values; j++) {
+    for (const mlk_axis *a = s->axes; a < before; a++) {
+        for (int j = 0; a->variants && j < a->n_values; j++) {
             const mlk_kv *kv = kvs_find(a->variants[j].options, a->variants[j].n_options, key);
             if (kv)
                 return kv;

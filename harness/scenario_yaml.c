@@ -314,7 +314,7 @@ static int expect_event(ybuild *b, yaml_event_type_t want, yaml_event_t *ev, mlk
     yaml_event_type_t got = ev->type;
     yaml_event_delete(ev);
     if (want == YAML_DOCUMENT_START_EVENT && got == YAML_STREAM_END_EVENT)
-        return mlk_yfail(b->err, b->name, *at, "expected a mapping of scenario keys, got an empty file");
+        return mlk_yfail(b->err, b->name, (mlk_loc){1, 1}, "expected a mapping of scenario keys, got an empty file");
     if (got == YAML_DOCUMENT_START_EVENT)
         return mlk_yfail(b->err, b->name, *at, "multiple documents are not supported (expected one)");
     return mlk_yfail(b->err, b->name, *at, "expected one YAML document");
