@@ -82,8 +82,10 @@ void *ref_aligned_alloc(size_t n) { return alloc_with(n, REF_ALIGN); }
 
 void *ref_calloc(size_t count, size_t size)
 {
-    if (size && count > SIZE_MAX / size)
+    if (size && count > SIZE_MAX / size) {
+        atomic_fetch_add(&g_failed, 1);
         return NULL;
+    }
     void *p = alloc_with(count * size, 0);
     if (p)
         memset(p, 0, count * size);
