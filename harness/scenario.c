@@ -1,6 +1,6 @@
-/* scenario.c: scenario files to mlk_scenario: reading the file, the top-level keys, the model and the step
- * lists (scenario_matrix.c does the matrix and engine options). It must never touch the file system beyond
- * reading the scenario, and never return a half-built scenario: every error frees what was built. */
+/* scenario.c: scenario files to mlk_scenario: reading the file, the top-level keys and the model (the step
+ * lists are in scenario_steps.c, the matrix and engine options in scenario_matrix.c). It must never touch the
+ * file system beyond reading the scenario, and never return a half-built scenario. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,200 +11,8 @@
 
 /* A scenario is a page of YAML; refusing big files keeps a wrong path (a model, a log) from being slurped. */
 #define MAX_FILE_BYTES ((size_t)4 << 20)
-
-/* ------------------------------------------------------------------------------------------------
- * Steps
- * ---------------------------------------------------------------------------------------------- */
-
-static const char *const step_names[MLK_STEP_COUNT] = {
-    [MLK_STEP_LOAD_ENGINE] = "load_engine",         [MLK_STEP_READ_MODEL] = "read_model",
-    [MLK_STEP_COMPILE_MODEL] = "compile_model",     [MLK_STEP_CREATE_REQUEST] = "create_request",
-    [MLK_STEP_INFER] = "infer",                     [MLK_STEP_RELEASE_REQUEST] = "release_request",
-    [MLK_STEP_RELEASE_COMPILED] = "release_compiled", [MLK_STEP_RELEASE_MODEL] = "release_model",
-    [MLK_STEP_UNLOAD_ENGINE] = "unload_engine",
-};
-
-const char *mlk_step_name(mlk_step s)
-{
-    return ((int)s >= 0 && s < MLK_STEP_COUNT) ? step_names[s] : NULL;
-}
-
-int mlk_step_from_name(const char *name)
-{
-    for (int s = 0; name && s < MLK_STEP_COUNT; s++)
-        if (!strcmp(step_names[s], name))
-            return s;
-    return -1;
-}
-
-#define STEP_LIST                                                                                           \
-    "load_engine, read_model, compile_model, create_request, infer, release_request, release_compiled, " \
-    "release_model, unload_engine"
-
-/* A list of step names (possibly empty); locs gets each step's location. */
-static int parse_steps(const mlk_ynode *n, const char *what, const char *name, mlk_step **out, mlk_loc **locs,
-                       int *n_out, mlk_error *err)
-{
-    char d[64];
-    if (n->kind != MLK_YSEQ)
-        return mlk_yfail(err, name, n->loc, "%s: expected a list of steps (%s), got %s", what, STEP_LIST,
-                         mlk_ydescribe(n, d, sizeof d));
-    mlk_step *steps = mlk_ycalloc((size_t)n->n_items, sizeof *steps);
-    mlk_loc *l = mlk_ycalloc((size_t)n->n_items, sizeof *l);
-    if (!steps || !l) {
-        free(steps);
-        free(l);
-        return mlk_fail(err, MLK_E_NOMEM, "%s: out of memory", name);
-    }
-    for (int i = 0; i < n->n_items; i++) {
-        const mlk_ynode *it = n->items[i];
-        int s = it->kind == MLK_YSCALAR ? mlk_step_from_name(it->text) : -1;
-        if (s < 0) {
-            free(steps);
-            free(l);
-            return mlk_yfail(err, name, it->loc, "%s: unknown step %s (expected one of: %s)", what,
-                             mlk_ydescribe(it, d, sizeof d), STEP_LIST);
-        }
-        steps[i] = (mlk_step)s;
-        l[i] = it->loc;
-    }
-    *out = steps;
-    *locs = l;
-    *n_out = n->n_items;
-    return MLK_OK;
-}
-
-/* ------------------------------------------------------------------------------------------------
- * The pipeline as a state machine: what is alive (engine, model, compiled, request) before each step.
- * ---------------------------------------------------------------------------------------------- */
-
-enum { HAS_ENGINE = 1, HAS_MODEL = 2, HAS_COMPILED = 4, HAS_REQUEST = 8 };
-
-/* Apply s to *state, or say why it cannot run there (NULL when it can). */
-static const char *step_apply(mlk_step s, unsigned *state)
-{
-    unsigned st = *state;
-    switch (s) {
-    case MLK_STEP_LOAD_ENGINE:
-        if (st & HAS_ENGINE)
-            return "the engine is already loaded";
-        st |= HAS_ENGINE;
-        break;
-    case MLK_STEP_READ_MODEL:
-        if (!(st & HAS_ENGINE))
-            return "expected load_engine before it";
-        if (st & HAS_MODEL)
-            return "the model is already read (expected release_model before reading it again)";
-        st |= HAS_MODEL;
-        break;
-    case MLK_STEP_COMPILE_MODEL:
-        if (!(st & HAS_MODEL))
-            return "expected read_model before it";
-        if (st & HAS_COMPILED)
-            return "a compiled model is alive (expected release_compiled before compiling again)";
-        st |= HAS_COMPILED;
-        break;
-    case MLK_STEP_CREATE_REQUEST:
-        if (!(st & HAS_COMPILED))
-            return "expected compile_model before it";
-        if (st & HAS_REQUEST)
-            return "a request is alive (expected release_request before creating another)";
-        st |= HAS_REQUEST;
-        break;
-    case MLK_STEP_INFER:
-        if (!(st & HAS_REQUEST))
-            return "expected create_request before it";
-        break;
-    case MLK_STEP_RELEASE_REQUEST:
-        if (!(st & HAS_REQUEST))
-            return "no request is alive (expected create_request before it)";
-        st &= ~(unsigned)HAS_REQUEST;
-        break;
-    case MLK_STEP_RELEASE_COMPILED:
-        if (!(st & HAS_COMPILED))
-            return "no compiled model is alive (expected compile_model before it)";
-        if (st & HAS_REQUEST)
-            return "a request is alive (expected release_request before it)";
-        st &= ~(unsigned)HAS_COMPILED;
-        break;
-    case MLK_STEP_RELEASE_MODEL:
-        if (!(st & HAS_MODEL))
-            return "no model is alive (expected read_model before it)";
-        st &= ~(unsigned)HAS_MODEL;
-        break;
-    default: /* MLK_STEP_UNLOAD_ENGINE */
-        if (!(st & HAS_ENGINE))
-            return "the engine is not loaded (expected load_engine before it)";
-        if (st & ~(unsigned)HAS_ENGINE)
-            return "the model, compiled model and request must be released before it";
-        st = 0;
-        break;
-    }
-    *state = st;
-    return NULL;
-}
-
-/* What the difference between two states asks for, e.g. "release_request, release_compiled". */
-static void state_diff(unsigned have, unsigned want, char *buf, size_t cap)
-{
-    static const struct {
-        unsigned bit;
-        const char *add, *drop;
-    } parts[] = {{HAS_REQUEST, "create_request", "release_request"},
-                 {HAS_COMPILED, "compile_model", "release_compiled"},
-                 {HAS_MODEL, "read_model", "release_model"},
-                 {HAS_ENGINE, "load_engine", "unload_engine"}};
-    buf[0] = '\0';
-    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
-        if ((have ^ want) & parts[i].bit) {
-            size_t len = strlen(buf);
-            snprintf(buf + len, cap - len, "%s%s", len ? ", " : "", (have & parts[i].bit) ? parts[i].drop : parts[i].add);
-        }
-    }
-}
-
-static int run_list(const mlk_step *steps, const mlk_loc *locs, int n, mlk_loc list_loc, const char *what,
-                    bool defaulted, unsigned *state, const char *name, mlk_error *err)
-{
-    for (int i = 0; i < n; i++) {
-        const char *why = step_apply(steps[i], state);
-        if (why)
-            return mlk_yfail(err, name, defaulted ? list_loc : locs[i], "%s step %s%s: %s", what,
-                             step_names[steps[i]], defaulted ? " (the default; write the list to change it)" : "",
-                             why);
-    }
-    return MLK_OK;
-}
-
-/* Setup from nothing, then a pipeline that ends where it starts (it is repeated), then a teardown that
- * releases everything. */
-static int check_pipeline(const mlk_scenario *s, const scn_locs *L, const char *name, mlk_error *err)
-{
-    unsigned state = 0, before;
-    char need[128];
-    int rc = run_list(s->setup, L->setup, s->n_setup, L->setup_list, "setup", L->setup_default, &state, name, err);
-    if (rc)
-        return rc;
-    before = state;
-    if ((rc = run_list(s->pipeline, L->pipeline, s->n_pipeline, L->pipeline_list, "pipeline", false, &state, name,
-                       err)))
-        return rc;
-    if (state != before) {
-        state_diff(state, before, need, sizeof need);
-        return mlk_yfail(err, name, L->pipeline_list,
-                         "pipeline: expected it to leave alive what setup left alive, as it repeats (add: %s)",
-                         need);
-    }
-    if ((rc = run_list(s->teardown, L->teardown, s->n_teardown, L->teardown_list, "teardown", L->teardown_default,
-                       &state, name, err)))
-        return rc;
-    if (state) {
-        state_diff(state, 0, need, sizeof need);
-        return mlk_yfail(err, name, L->teardown_list, "teardown: expected it to release everything (add: %s)",
-                         need);
-    }
-    return MLK_OK;
-}
+/* A week: beyond it a timeout is a typo, and the runner's nanosecond deadlines stay far from overflow. */
+#define MAX_TIMEOUT_S (7 * 86400.0)
 
 /* ------------------------------------------------------------------------------------------------
  * model: a path, or {path: ...} / {generate: ARCH, options...}, with optional inputs
@@ -254,7 +62,7 @@ static int check_gen_value(const mlk_ynode *v, int i, const char *name, mlk_erro
         return mlk_yget_bool(v, what, name, &b, err);
     if (gen_opts[i].type == GEN_INT)
         return mlk_yget_int(v, what, gen_opts[i].lo, gen_opts[i].lo ? INT32_MAX : INT64_MAX, name, &x, err);
-    return mlk_yget_number(v, what, 0.0, name, &f, err);
+    return mlk_yget_number(v, what, 0.0, 1e9, name, &f, err);
 }
 
 static int parse_inputs(mlk_model_spec *m, const mlk_ynode *v, const char *name, mlk_error *err)
@@ -425,15 +233,15 @@ static int k_setup(pctx *c, const mlk_ynode *v)
 {
     c->L.setup_default = false;
     c->L.setup_list = v->loc;
-    return parse_steps(v, "setup", c->name, &c->s->setup, &c->L.setup, &c->s->n_setup, c->err);
+    return mlk_scn_steps(v, "setup", c->name, &c->s->setup, &c->L.setup, &c->s->n_setup, c->err);
 }
 
 static int k_pipeline(pctx *c, const mlk_ynode *v)
 {
     c->L.pipeline_list = v->loc;
-    int rc = parse_steps(v, "pipeline", c->name, &c->s->pipeline, &c->L.pipeline, &c->s->n_pipeline, c->err);
+    int rc = mlk_scn_steps(v, "pipeline", c->name, &c->s->pipeline, &c->L.pipeline, &c->s->n_pipeline, c->err);
     if (!rc && !c->s->n_pipeline)
-        rc = mlk_yfail(c->err, c->name, v->loc, "pipeline: expected a non-empty list of steps (%s)", STEP_LIST);
+        rc = mlk_yfail(c->err, c->name, v->loc, "pipeline: expected a non-empty list of steps (%s)", MLK_STEP_LIST);
     return rc;
 }
 
@@ -441,7 +249,7 @@ static int k_teardown(pctx *c, const mlk_ynode *v)
 {
     c->L.teardown_default = false;
     c->L.teardown_list = v->loc;
-    return parse_steps(v, "teardown", c->name, &c->s->teardown, &c->L.teardown, &c->s->n_teardown, c->err);
+    return mlk_scn_steps(v, "teardown", c->name, &c->s->teardown, &c->L.teardown, &c->s->n_teardown, c->err);
 }
 
 /* Iteration counts are capped so warmup + iterations still fits an int. */
@@ -498,7 +306,7 @@ static int k_thresholds(pctx *c, const mlk_ynode *v)
 
 static int k_timeout_s(pctx *c, const mlk_ynode *v)
 {
-    return mlk_yget_number(v, "timeout_s", 0.0, c->name, &c->s->timeout_s, c->err);
+    return mlk_yget_number(v, "timeout_s", 0.0, MAX_TIMEOUT_S, c->name, &c->s->timeout_s, c->err);
 }
 
 static int k_memory_limit_mb(pctx *c, const mlk_ynode *v)
@@ -575,7 +383,7 @@ static int finish(pctx *c, const mlk_ynode *root)
         c->L.setup_list = c->L.pipeline_list;
     if (c->L.teardown_default)
         c->L.teardown_list = c->L.pipeline_list;
-    int rc = check_pipeline(s, &c->L, c->name, c->err);
+    int rc = mlk_scn_check_pipeline(s, &c->L, c->name, c->err);
     return rc ? rc : mlk_scn_check_options(s, c->name, c->err);
 }
 

@@ -53,12 +53,13 @@ bool mlk_ynull(const mlk_ynode *n);
 
 /* Typed readers. what names the field in messages ("iterations"); each error says what was expected and
  * what was found, at the node. Outputs are untouched on failure. A string is any non-null scalar, kept as
- * written (so `threads: 2` gives "2"); numbers and booleans must be unquoted. */
+ * written (so `threads: 2` gives "2"); numbers and booleans must be unquoted. Integers are decimal without
+ * leading zeros (YAML 1.1 reads 010 as octal); numbers are decimal, never inf or nan. */
 int mlk_yget_string(const mlk_ynode *n, const char *what, const char *name, char **out, mlk_error *err);
 int mlk_yget_int(const mlk_ynode *n, const char *what, int64_t lo, int64_t hi, const char *name, int64_t *out,
                  mlk_error *err);
-int mlk_yget_number(const mlk_ynode *n, const char *what, double lo_exclusive, const char *name, double *out,
-                    mlk_error *err);
+int mlk_yget_number(const mlk_ynode *n, const char *what, double lo_exclusive, double hi, const char *name,
+                    double *out, mlk_error *err);
 int mlk_yget_bool(const mlk_ynode *n, const char *what, const char *name, bool *out, mlk_error *err);
 
 /* Parse a YAML 1.1 boolean word (on/off/true/false/yes/no, any case); -1 when it is none. */
@@ -81,6 +82,17 @@ typedef struct scn_locs {
 int mlk_scn_kvs(const mlk_ynode *map, const char *what, const char *skip, const char *name, mlk_kv **out, int *n,
                 mlk_error *err);
 void mlk_scn_kvs_free(mlk_kv *kv, int n);
+
+#define MLK_STEP_LIST                                                                                       \
+    "load_engine, read_model, compile_model, create_request, infer, release_request, release_compiled, " \
+    "release_model, unload_engine"
+
+/* A list of step names (possibly empty); *locs gets each step's location (the caller frees both). */
+int mlk_scn_steps(const mlk_ynode *n, const char *what, const char *name, mlk_step **out, mlk_loc **locs, int *n_out,
+                  mlk_error *err);
+/* Setup from nothing, then a pipeline that leaves alive what it found (it repeats), then a teardown that
+ * releases everything; each step must find what it needs. Errors point at the step, or at the list. */
+int mlk_scn_check_pipeline(const mlk_scenario *s, const scn_locs *L, const char *name, mlk_error *err);
 
 /* `matrix:` into s->axes (s->axes is untouched on failure). */
 int mlk_scn_matrix(mlk_scenario *s, const mlk_ynode *v, const char *name, mlk_error *err);

@@ -12,9 +12,9 @@
 
 #include "scenario_internal.h"
 
-/* A mapping or list this long is not a scenario; the cap keeps the duplicate-key scan quadratic in
- * something small. */
-#define MAX_ITEMS 20000
+/* A mapping or list this long is not a scenario; the cap keeps the duplicate scans (keys, axis values)
+ * quadratic in something small. */
+#define MAX_ENTRIES 4096
 
 /* ------------------------------------------------------------------------------------------------
  * Allocation (with the tests' failure injection)
@@ -243,9 +243,9 @@ static int build_children(ybuild *b, mlk_ynode *node, int depth)
             return mlk_yfail(b->err, b->name, at, "expected a plain key, got a %s",
                              ev.type == YAML_MAPPING_START_EVENT ? "mapping" : "list");
         }
-        if (node->n_items >= MAX_ITEMS) {
+        if ((node->kind == MLK_YMAP ? node->n_items / 2 : node->n_items) >= MAX_ENTRIES) {
             yaml_event_delete(&ev);
-            return mlk_yfail(b->err, b->name, at, "expected at most %d entries in a %s", MAX_ITEMS / 2,
+            return mlk_yfail(b->err, b->name, at, "expected at most %d entries in a %s", MAX_ENTRIES,
                              node->kind == MLK_YMAP ? "mapping" : "list");
         }
         mlk_ynode *child = NULL;
@@ -425,58 +425,78 @@ static bool all_of(const char *s, const char *set)
     return s[0] && strspn(s, set) == strlen(s);
 }
 
+/* What a typed field got: a quoted scalar is named as such, since its text alone would look right. */
+static const char *describe_typed(const mlk_ynode *n, char *buf, size_t cap)
+{
+    if (!n || n->kind != MLK_YSCALAR || n->plain)
+        return mlk_ydescribe(n, buf, cap);
+    char text[64];
+    snprintf(buf, cap, "the quoted string %s (write it unquoted)", mlk_ydescribe(n, text, sizeof text));
+    return buf;
+}
+
+static mlk_loc loc_or_start(const mlk_ynode *n)
+{
+    return n ? n->loc : (mlk_loc){1, 1};
+}
+
+/* Decimal digits with an optional sign; no leading zeros, which YAML 1.1 reads as octal. */
+static bool decimal_integer(const char *s)
+{
+    const char *t = s + (s[0] == '+' || s[0] == '-');
+    return all_of(t, "0123456789") && (t[0] != '0' || !t[1]);
+}
+
 int mlk_yget_int(const mlk_ynode *n, const char *what, int64_t lo, int64_t hi, const char *name, int64_t *out,
                  mlk_error *err)
 {
-    char d[64], want[96];
+    char d[128], want[96];
     /* A bound that large is a sanity cap, not worth stating unless it is exceeded. */
     if (hi >= 1000000000)
         snprintf(want, sizeof want, "an integer >= %lld", (long long)lo);
     else
         snprintf(want, sizeof want, "an integer in [%lld, %lld]", (long long)lo, (long long)hi);
-    if (!n || n->kind != MLK_YSCALAR || !n->plain)
-        return mlk_yfail(err, name, n ? n->loc : (mlk_loc){1, 1}, "%s: expected %s, got %s", what, want,
-                         n && n->kind == MLK_YSCALAR ? "a quoted string" : mlk_ydescribe(n, d, sizeof d));
-    const char *t = n->text + (n->text[0] == '+' || n->text[0] == '-');
     errno = 0;
     char *end = NULL;
-    long long x = all_of(t, "0123456789") ? strtoll(n->text, &end, 10) : 0;
+    long long x = n && n->kind == MLK_YSCALAR && n->plain && decimal_integer(n->text) ? strtoll(n->text, &end, 10) : 0;
     if (!end || *end || errno || x < lo || x > hi) {
         if (end && !*end && (errno || x > hi))
             snprintf(want, sizeof want, "an integer in [%lld, %lld]", (long long)lo, (long long)hi);
-        return mlk_yfail(err, name, n->loc, "%s: expected %s, got %s", what, want, mlk_ydescribe(n, d, sizeof d));
+        return mlk_yfail(err, name, loc_or_start(n), "%s: expected %s, got %s", what, want,
+                         describe_typed(n, d, sizeof d));
     }
     *out = x;
     return MLK_OK;
 }
 
-int mlk_yget_number(const mlk_ynode *n, const char *what, double lo_exclusive, const char *name, double *out,
-                    mlk_error *err)
+int mlk_yget_number(const mlk_ynode *n, const char *what, double lo_exclusive, double hi, const char *name,
+                    double *out, mlk_error *err)
 {
-    char d[64];
-    if (!n || n->kind != MLK_YSCALAR || !n->plain)
-        return mlk_yfail(err, name, n ? n->loc : (mlk_loc){1, 1}, "%s: expected a number > %g, got %s", what,
-                         lo_exclusive,
-                         n && n->kind == MLK_YSCALAR ? "a quoted string" : mlk_ydescribe(n, d, sizeof d));
+    char d[128];
     /* Only decimal forms: strtod would also take "inf", "nan" and hex. */
     errno = 0;
     char *end = NULL;
-    double x = all_of(n->text, "0123456789+-.eE") && strpbrk(n->text, "0123456789") ? strtod(n->text, &end) : 0;
+    double x = n && n->kind == MLK_YSCALAR && n->plain && all_of(n->text, "0123456789+-.eE") &&
+                       strpbrk(n->text, "0123456789")
+                   ? strtod(n->text, &end)
+                   : 0;
     if (!end || *end || errno || !isfinite(x) || !(x > lo_exclusive))
-        return mlk_yfail(err, name, n->loc, "%s: expected a number > %g, got %s", what, lo_exclusive,
-                         mlk_ydescribe(n, d, sizeof d));
+        return mlk_yfail(err, name, loc_or_start(n), "%s: expected a number > %g, got %s", what, lo_exclusive,
+                         describe_typed(n, d, sizeof d));
+    if (x > hi)
+        return mlk_yfail(err, name, n->loc, "%s: expected a number in (%g, %g], got %s", what, lo_exclusive, hi,
+                         describe_typed(n, d, sizeof d));
     *out = x;
     return MLK_OK;
 }
 
 int mlk_yget_bool(const mlk_ynode *n, const char *what, const char *name, bool *out, mlk_error *err)
 {
-    char d[64];
+    char d[128];
     int v = n && n->kind == MLK_YSCALAR && n->plain ? mlk_ybool_word(n->text) : -1;
     if (v < 0)
-        return mlk_yfail(err, name, n ? n->loc : (mlk_loc){1, 1},
-                         "%s: expected a boolean (on/off, true/false, yes/no), got %s", what,
-                         n && n->kind == MLK_YSCALAR && !n->plain ? "a quoted string" : mlk_ydescribe(n, d, sizeof d));
+        return mlk_yfail(err, name, loc_or_start(n), "%s: expected a boolean (on/off, true/false, yes/no), got %s",
+                         what, describe_typed(n, d, sizeof d));
     *out = v == 1;
     return MLK_OK;
 }

@@ -109,6 +109,35 @@ static void test_steps(void)
     CHECK(mlk_scenario_bool(NULL) == -1);
 }
 
+/* The matrix and engine options of test_full's text. */
+static void check_full_matrix(const mlk_scenario *s)
+{
+    CHECK(s->n_axes == 5 && mlk_scenario_n_cells(s) == 2 * 2 * 4 * 2 * 2);
+    const mlk_axis *a = mlk_scenario_axis(s, "mmap");
+    CHECK(a && a->n_values == 2 && !a->variants && a->loc.line == 12 && a->loc.col == 3);
+    if (a && a->n_values == 2) {
+        CHECK_STR(a->values[0], "on");
+        CHECK_STR(a->values[1], "off");
+        CHECK(a->value_locs[1].line == 12 && a->value_locs[1].col == 14);
+    }
+    a = mlk_scenario_axis(s, "glibc_tunables");
+    CHECK(a && a->n_values == 2);
+    if (a && a->n_values == 2) {
+        CHECK_STR(a->values[0], "");
+        CHECK_STR(a->values[1], "glibc.malloc.arena_max=2:glibc.malloc.trim_threshold=131072");
+    }
+    a = mlk_scenario_axis(s, "allocator");
+    CHECK(a && a->n_values == 4 && !strcmp(a->values[3], "mimalloc"));
+    CHECK(mlk_scenario_axis(s, "nope") == NULL);
+    CHECK(s->n_engine_options == 2);
+    if (s->n_engine_options == 2) {
+        CHECK_STR(s->engine_options[0].key, "planner");
+        CHECK_STR(s->engine_options[0].value, "greedy");
+        CHECK_STR(s->engine_options[1].value, "on");
+        CHECK(s->engine_options[1].loc.line == 16 && s->engine_options[1].loc.col == 42);
+    }
+}
+
 /* The example from the issue, with every key. */
 static void test_full(void)
 {
@@ -161,30 +190,7 @@ static void test_full(void)
           s->pipeline[4] == MLK_STEP_RELEASE_COMPILED);
     CHECK(s->n_teardown == 2 && s->teardown[1] == MLK_STEP_UNLOAD_ENGINE);
     CHECK(s->iterations == 200 && s->warmup == 20);
-    CHECK(s->n_axes == 5 && mlk_scenario_n_cells(s) == 2 * 2 * 4 * 2 * 2);
-    const mlk_axis *a = mlk_scenario_axis(s, "mmap");
-    CHECK(a && a->n_values == 2 && !a->variants && a->loc.line == 12 && a->loc.col == 3);
-    if (a && a->n_values == 2) {
-        CHECK_STR(a->values[0], "on");
-        CHECK_STR(a->values[1], "off");
-        CHECK(a->value_locs[1].line == 12 && a->value_locs[1].col == 14);
-    }
-    a = mlk_scenario_axis(s, "glibc_tunables");
-    CHECK(a && a->n_values == 2);
-    if (a && a->n_values == 2) {
-        CHECK_STR(a->values[0], "");
-        CHECK_STR(a->values[1], "glibc.malloc.arena_max=2:glibc.malloc.trim_threshold=131072");
-    }
-    a = mlk_scenario_axis(s, "allocator");
-    CHECK(a && a->n_values == 4 && !strcmp(a->values[3], "mimalloc"));
-    CHECK(mlk_scenario_axis(s, "nope") == NULL);
-    CHECK(s->n_engine_options == 2);
-    if (s->n_engine_options == 2) {
-        CHECK_STR(s->engine_options[0].key, "planner");
-        CHECK_STR(s->engine_options[0].value, "greedy");
-        CHECK_STR(s->engine_options[1].value, "on");
-        CHECK(s->engine_options[1].loc.line == 16 && s->engine_options[1].loc.col == 42);
-    }
+    check_full_matrix(s);
     CHECK(s->leak_bytes_per_iter == 2048);
     CHECK(s->timeout_s == 600.5);
     CHECK(s->memory_limit_mb == 4096);
@@ -332,7 +338,8 @@ static void test_variants(void)
 }
 
 /* Error kinds not worth a fixture file, or that a text file cannot hold. */
-static void test_inline_errors(void)
+/* Input libyaml refuses or the tree builder refuses, and the entry points' own argument checks. */
+static void test_yaml_errors(void)
 {
     static const char nul[] = "name: t\nengine: \"r\\0f\"\n";
     mlk_scenario *s = NULL;
@@ -357,6 +364,31 @@ static void test_inline_errors(void)
     parse_bad("just text\n", 1, 1, "expected a mapping of scenario keys", __LINE__);
     parse_bad("? [a]\n: 1\n", 1, 3, "expected a plain key, got a list", __LINE__);
     parse_bad("%YAML 1.1\n---\nname: t\n--- \nname: u\n", 4, 1, "multiple documents", __LINE__);
+    parse_bad(MINIMAL "name: x\n", 5, 1, "duplicate key 'name' (first at 1:1", __LINE__);
+    parse_bad(MINIMAL "matrix:\n  threads: [1]\n  threads: [2]\n", 7, 3, "duplicate key 'threads' (first at 6:3",
+              __LINE__);
+    parse_bad("# only a comment\n\n", 1, 1, "got an empty file", __LINE__);
+    parse_bad("---\n", 2, 1, "expected a mapping of scenario keys (name,", __LINE__);
+    parse_bad("a: &x 1\n", 1, 4, "anchor '&x': anchors and aliases are not supported", __LINE__);
+    parse_bad("a: !custom 1\n", 1, 4, "tag '!custom': tags are not supported", __LINE__);
+    parse_bad("a: !!map {}\n", 1, 4, "tags are not supported", __LINE__);
+    parse_bad("a: 'unterminated\n", 2, 1, "YAML syntax error: found unexpected end of stream (while scanning a quoted "
+              "scalar at 1:4)", __LINE__);
+    char *many = malloc(16 * 4100 + 64);
+    if (many) {
+        strcpy(many, "matrix: {x: [");
+        for (int i = 0; i < 4100; i++)
+            sprintf(many + strlen(many), "%d, ", i);
+        strcat(many, "]}\n");
+        parse_bad(many, 1, 13 + 3 * 10 + 4 * 90 + 5 * 900 + 6 * 3096 + 1, "expected at most 4096 entries in a list",
+                  __LINE__);
+        free(many);
+    }
+}
+
+/* Wrong types, ranges and values of each top-level key, the model and the matrix. */
+static void test_field_errors(void)
+{
     parse_bad(MINIMAL "iterations: 99999999999999999999\n", 5, 13, "expected an integer in [1, 1000000000]", __LINE__);
     parse_bad(MINIMAL "iterations: 1000000001\n", 5, 13, "expected an integer in [1, 1000000000]", __LINE__);
     parse_bad(MINIMAL "iterations: 0x10\n", 5, 13, "expected an integer >= 1, got '0x10'", __LINE__);
@@ -366,16 +398,37 @@ static void test_inline_errors(void)
     parse_bad(MINIMAL "timeout_s: nan\n", 5, 12, "expected a number > 0", __LINE__);
     parse_bad(MINIMAL "timeout_s: -1.5\n", 5, 12, "expected a number > 0", __LINE__);
     parse_bad(MINIMAL "timeout_s: 1e999\n", 5, 12, "expected a number > 0", __LINE__);
-    parse_bad(MINIMAL "heap: 'on'\n", 5, 7, "got a quoted string", __LINE__);
-    parse_bad(MINIMAL "name: x\n", 5, 1, "duplicate key 'name' (first at 1:1", __LINE__);
-    parse_bad(MINIMAL "matrix:\n  threads: [1]\n  threads: [2]\n", 7, 3, "duplicate key 'threads' (first at 6:3",
-              __LINE__);
+    parse_bad(MINIMAL "heap: 'on'\n", 5, 7, "got the quoted string 'on' (write it unquoted)", __LINE__);
+    parse_bad(MINIMAL "iterations: 010\n", 5, 13, "expected an integer >= 1, got '010'", __LINE__);
+    parse_bad(MINIMAL "timeout_s: 1e7\n", 5, 12, "expected a number in (0, 604800], got '1e7'", __LINE__);
     parse_bad(MINIMAL "matrix: [threads]\n", 5, 9, "matrix: expected a mapping of at least one axis", __LINE__);
     parse_bad(MINIMAL "matrix:\n  threads: [1, ~]\n", 6, 16, "got null", __LINE__);
     parse_bad(MINIMAL "matrix:\n  '': [1]\n", 6, 3, "matrix: expected an axis name", __LINE__);
     parse_bad(MINIMAL "engine_options: [a]\n", 5, 17, "engine_options: expected a mapping", __LINE__);
     parse_bad(MINIMAL "engine_options: {a: }\n", 5, 21, "engine_options.a: expected a scalar value", __LINE__);
     parse_bad(MINIMAL "thresholds: {leak_bytes_per_iter: -1}\n", 5, 35, "expected an integer >= 0", __LINE__);
+    parse_bad("name: t\nengine: ref\nmodel: ''\npipeline: [infer]\n", 3, 8, "model: expected a path", __LINE__);
+    parse_bad("name: t\nengine: ref\nmodel: {path: ''}\npipeline: [infer]\n", 3, 15, "expected a path, got an empty",
+              __LINE__);
+    parse_bad("name: t\nengine: ref\nmodel: {path: m, inputs: []}\npipeline: [infer]\n", 3, 26,
+              "got an empty list", __LINE__);
+    parse_bad("name: t\nengine: ref\nmodel: {path: m, inputs: ['']}\npipeline: [infer]\n", 3, 27,
+              "model.inputs: expected a path", __LINE__);
+    parse_bad("name: t\nengine: ref\nmodel: {path: m, color: red}\npipeline: [infer]\n", 3, 18,
+              "model: unknown key 'color'", __LINE__);
+    parse_bad("name: t\nengine: ref\nmodel: {generate: mlp, batch: 0}\npipeline: [infer]\n", 3, 31,
+              "model.batch: expected an integer >= 1", __LINE__);
+    parse_bad("name: t\nengine: ref\nmodel: {generate: mlp, seed: -1}\npipeline: [infer]\n", 3, 30,
+              "model.seed: expected an integer >= 0", __LINE__);
+    parse_bad("name: t\nengine: ../x\nmodel: m\npipeline: [infer]\n", 2, 9, "engine: expected 1 to 128 letters",
+              __LINE__);
+    parse_bad("name: ''\n", 1, 7, "name: expected 1 to 128 letters", __LINE__);
+    parse_bad("name: t\nengine: ref\nmodel: m\n", 1, 1, "missing required key: pipeline (required:", __LINE__);
+}
+
+/* Step lists that could not run, each reported at the step (or at the list for a defaulted one). */
+static void test_step_errors(void)
+{
     parse_bad(MINIMAL "setup: load_engine\n", 5, 8, "setup: expected a list of steps (load_engine,", __LINE__);
     parse_bad(MINIMAL "setup: [load_engine, [read_model]]\n", 5, 22, "setup: unknown step a list", __LINE__);
     parse_bad("name: t\nengine: ref\nmodel: m\nsetup: [read_model]\npipeline: [infer]\n", 4, 9,
@@ -395,30 +448,6 @@ static void test_inline_errors(void)
               43, "pipeline step release_compiled: a request is alive", __LINE__);
     parse_bad("name: t\nengine: ref\nmodel: m\nsetup: []\npipeline: [read_model]\n", 5, 12,
               "expected load_engine before it", __LINE__);
-    parse_bad("name: t\nengine: ref\nmodel: ''\npipeline: [infer]\n", 3, 8, "model: expected a path", __LINE__);
-    parse_bad("name: t\nengine: ref\nmodel: {path: ''}\npipeline: [infer]\n", 3, 15, "expected a path, got an empty",
-              __LINE__);
-    parse_bad("name: t\nengine: ref\nmodel: {path: m, inputs: []}\npipeline: [infer]\n", 3, 26,
-              "got an empty list", __LINE__);
-    parse_bad("name: t\nengine: ref\nmodel: {path: m, inputs: ['']}\npipeline: [infer]\n", 3, 27,
-              "model.inputs: expected a path", __LINE__);
-    parse_bad("name: t\nengine: ref\nmodel: {path: m, color: red}\npipeline: [infer]\n", 3, 18,
-              "model: unknown key 'color'", __LINE__);
-    parse_bad("name: t\nengine: ref\nmodel: {generate: mlp, batch: 0}\npipeline: [infer]\n", 3, 31,
-              "model.batch: expected an integer >= 1", __LINE__);
-    parse_bad("name: t\nengine: ref\nmodel: {generate: mlp, seed: -1}\npipeline: [infer]\n", 3, 30,
-              "model.seed: expected an integer >= 0", __LINE__);
-    parse_bad("name: t\nengine: ../x\nmodel: m\npipeline: [infer]\n", 2, 9, "engine: expected 1 to 128 letters",
-              __LINE__);
-    parse_bad("name: ''\n", 1, 7, "name: expected 1 to 128 letters", __LINE__);
-    parse_bad("name: t\nengine: ref\nmodel: m\n", 1, 1, "missing required key: pipeline (required:", __LINE__);
-    parse_bad("# only a comment\n\n", 1, 1, "got an empty file", __LINE__);
-    parse_bad("---\n", 2, 1, "expected a mapping of scenario keys (name,", __LINE__);
-    parse_bad("a: &x 1\n", 1, 4, "anchor '&x': anchors and aliases are not supported", __LINE__);
-    parse_bad("a: !custom 1\n", 1, 4, "tag '!custom': tags are not supported", __LINE__);
-    parse_bad("a: !!map {}\n", 1, 4, "tags are not supported", __LINE__);
-    parse_bad("a: 'unterminated\n", 2, 1, "YAML syntax error: found unexpected end of stream (while scanning a quoted "
-              "scalar at 1:4)", __LINE__);
 }
 
 /* ------------------------------------------------------------------------------------------------
@@ -768,7 +797,9 @@ int main(void)
     test_defaults();
     test_variations();
     test_variants();
-    test_inline_errors();
+    test_yaml_errors();
+    test_field_errors();
+    test_step_errors();
     test_examples();
     test_fixtures();
     test_io_errors();
