@@ -6,8 +6,12 @@
 
 #include "activation_ops.h"
 #include "elementwise_kernels.h"
+#include "unary_avx2.h"
 
 REF_EW_VECTORIZE
+
+/* after the pragma, so these inline helpers get the same options as the kernels and inline into them */
+#include "unary_fastmath.h"
 
 typedef struct act_params {
     float alpha, beta, gamma;
@@ -27,8 +31,14 @@ typedef struct act_params {
         REF_EW_UN_BODY(T, T, EXPR)                                    \
     }
 
-/* exp(x) / (1 + exp(x)) for negative x, so exp never overflows and small results keep their precision. */
-#define SIGMOID(T, F, x) ((x) >= 0 ? (T)1 / ((T)1 + exp##F(-(x))) : exp##F(x) / ((T)1 + exp##F(x)))
+/* float runs the vectorizable forms of unary_fastmath.h (a few ulps); double runs libm. The double sigmoid
+ * takes exp(x) / (1 + exp(x)) for negative x, so small results keep their full precision. */
+#define EXPM1_f32(x) ref_fexpm1(x)
+#define EXPM1_f64(x) expm1(x)
+#define TANH_f32(x) ref_ftanh(x)
+#define TANH_f64(x) tanh(x)
+#define SIGMOID_f32(x) ref_fsigmoid(x)
+#define SIGMOID_f64(x) ((x) >= 0 ? 1 / (1 + exp(-(x))) : exp(x) / (1 + exp(x)))
 /* log(1 + exp(x)) without overflow: x + log1p(exp(-x)) for positive x. */
 #define SOFTPLUS(T, F, x) ((x) > 0 ? (x) + log1p##F(exp##F(-(x))) : log1p##F(exp##F(x)))
 #define HARDSIG(T, t) ((t) < 0 ? (T)0 : (t) > 1 ? (T)1 : (t))
@@ -36,15 +46,15 @@ typedef struct act_params {
 #define DEF_ACTS(T, S, F)                                                                                  \
     DEF_ACT(relu, T, S, F, x < 0 ? (T)0 : x)                                                               \
     DEF_ACT(leaky, T, S, F, x < 0 ? alpha * x : x)                                                         \
-    DEF_ACT(elu, T, S, F, x < 0 ? alpha * expm1##F(x) : x)                                                 \
-    DEF_ACT(selu, T, S, F, x <= 0 ? gamma * alpha * expm1##F(x) : gamma * x)                               \
-    DEF_ACT(sigmoid, T, S, F, SIGMOID(T, F, x))                                                            \
-    DEF_ACT(tanh, T, S, F, tanh##F(x))                                                                     \
+    DEF_ACT(elu, T, S, F, x < 0 ? alpha * EXPM1_##S(x) : x)                                                \
+    DEF_ACT(selu, T, S, F, x <= 0 ? gamma * alpha * EXPM1_##S(x) : gamma * x)                              \
+    DEF_ACT(sigmoid, T, S, F, SIGMOID_##S(x))                                                              \
+    DEF_ACT(tanh, T, S, F, TANH_##S(x))                                                                    \
     DEF_ACT(hardsig, T, S, F, HARDSIG(T, alpha * x + beta))                                                \
     DEF_ACT(hardswish, T, S, F, x * HARDSIG(T, x / (T)6 + (T)0.5))                                         \
     DEF_ACT(softplus, T, S, F, SOFTPLUS(T, F, x))                                                          \
     DEF_ACT(softsign, T, S, F, x / ((T)1 + fabs##F(x)))                                                    \
-    DEF_ACT(celu, T, S, F, x > 0 ? x : alpha * expm1##F(x / alpha))                                        \
+    DEF_ACT(celu, T, S, F, x > 0 ? x : alpha * EXPM1_##S(x / alpha))                                       \
     DEF_ACT(thresh, T, S, F, x > alpha ? x : (T)0)                                                         \
     DEF_ACT(shrink, T, S, F, x < -beta ? x + alpha : x > beta ? x - alpha : (T)0)                          \
     DEF_ACT(mish, T, S, F, x * tanh##F(SOFTPLUS(T, F, x)))
@@ -98,7 +108,10 @@ static int act_run(ref_op_ctx *c, const act_desc *d)
         p.beta = ref_attr_float_or(c->node, d->b_name, d->b_dflt);
     if (d->g_name)
         p.gamma = ref_attr_float_or(c->node, d->g_name, d->g_dflt);
-    ref_ew_apply(c, c->out[0], 1, c->in, act_fn(d, c->in[0]->dtype), &p);
+    ref_ew_row_fn fn = act_fn(d, c->in[0]->dtype);
+    if (ref_unary_have_avx2() && (fn == sigmoid_f32 || fn == tanh_f32)) /* same bits, 8 lanes */
+        fn = fn == sigmoid_f32 ? ref_unary_sigmoid_f32_avx2 : ref_unary_tanh_f32_avx2;
+    ref_ew_apply(c, c->out[0], 1, c->in, fn, &p);
     return REF_OK;
 }
 

@@ -3,11 +3,13 @@
  * and never perform a conversion C leaves undefined: out-of-range floats saturate, NaN becomes 0. */
 #include <string.h>
 
-#include "cast_half.h"
 #include "elementwise_broadcast.h"
 #include "elementwise_kernels.h"
 
 REF_EW_VECTORIZE
+
+/* after the pragma, so these inline helpers get the same options as the kernels and inline into them */
+#include "cast_half.h"
 
 /* Every value passes through the one wide type that holds its source exactly: double for the float types,
  * int64 for signed integers and bool, uint64 for unsigned integers. */
