@@ -3,7 +3,6 @@
  * It must never compare the engine with itself alone: every case has an independent reference. */
 #include <math.h>
 #include <string.h>
-#include <time.h>
 
 #include "alloc.h"
 #include "check.h"
@@ -123,56 +122,6 @@ static void naive_convt(const cv_case *t, const lifted *L, const float *x, const
 
 /* ---- running the op ---- */
 
-/* A 2-thread pool made once, then left to start: pool.c's workers read the loop generation only when
- * they first run, so a loop dispatched before that is never picked up (a hang). oh_run makes a fresh
- * pool per call, so 2-thread runs go through run_on_pool2, which is oh_run with this pool. */
-static ref_pool *pool2;
-
-static int run_on_pool2(const ref_node *n, int n_in, const ref_tensor *const *in, ref_tensor *out,
-                        unsigned const_mask, ref_error *err)
-{
-    const ref_op *op = ref_op_find(n->domain, n->op_type);
-    ref_tensor shown[4];
-    const ref_tensor *shown_p[4];
-    ref_tensor *out_p[1] = {out};
-    for (int i = 0; i < n_in; i++) {
-        shown_p[i] = NULL;
-        if (in[i]) {
-            shown[i] = *in[i];
-            if (!(const_mask & (1u << i)))
-                shown[i].data = NULL;
-            shown_p[i] = &shown[i];
-        }
-    }
-    memset(out, 0, sizeof *out);
-    ref_op_ctx c = {.node = n, .opset = 17, .n_in = n_in, .n_out = 1, .in = shown_p, .out = out_p,
-                    .pool = pool2, .n_threads = ref_pool_threads(pool2), .err = err};
-    void *state = NULL, *scratch = NULL;
-    int rc = op->infer(&c);
-    if (rc)
-        return rc;
-    out->data = ref_aligned_alloc(ref_tensor_nbytes(out) + 1);
-    size_t ws = op->prepare_scratch_bytes ? op->prepare_scratch_bytes(&c) : 0;
-    void *wscratch = ref_aligned_alloc(ws + 1);
-    c.scratch = wscratch;
-    c.scratch_bytes = ws;
-    rc = op->prepare(&c, &state);
-    ref_free(wscratch);
-    if (!rc) {
-        for (int i = 0; i < n_in; i++)
-            shown_p[i] = in[i];
-        c.state = state;
-        size_t sb = op->scratch_bytes ? op->scratch_bytes(&c) : 0;
-        scratch = ref_aligned_alloc(sb + 1);
-        c.scratch = scratch;
-        c.scratch_bytes = sb;
-        rc = op->run(&c);
-    }
-    op->state_free(state);
-    ref_free(scratch);
-    return rc;
-}
-
 static ref_node *make_node(ref_model *m, const cv_case *t, bool transpose)
 {
     ref_node *nd = oh_node(m, transpose ? "ConvTranspose" : "Conv", t->bias ? 3 : 2, 1);
@@ -226,9 +175,7 @@ static void run_case(const cv_case *t, bool transpose)
     ref_error e = {0}, *err = &e;
     const struct { unsigned mask; int threads; } runs[] = {{6, 1}, {0, 1}, {6, 2}, {0, 2}};
     for (size_t r = 0; r < 4; r++) {
-        int rc = runs[r].threads == 2 ? run_on_pool2(nd, t->bias ? 3 : 2, in, &out, runs[r].mask, err)
-                                      : oh_run(nd, 17, t->bias ? 3 : 2, in, 1, r ? &out : &ref_out,
-                                               runs[r].mask, 1, err);
+        int rc = oh_run(nd, 17, t->bias ? 3 : 2, in, 1, r ? &out : &ref_out, runs[r].mask, runs[r].threads, err);
         CHECK_OK(rc, err);
         if (rc) {
             fprintf(stderr, "  case %s%s\n", transpose ? "T " : "", t->name);
@@ -374,16 +321,12 @@ static void errors(void)
 
 int main(void)
 {
-    ref_error e = {0}, *err = &e;
-    CHECK_OK(ref_pool_new(2, &pool2, err), err);
-    nanosleep(&(struct timespec){.tv_nsec = 50 * 1000 * 1000}, NULL);
     hand_values();
     for (size_t i = 0; i < sizeof conv_cases / sizeof conv_cases[0]; i++)
         run_case(&conv_cases[i], false);
     for (size_t i = 0; i < sizeof convt_cases / sizeof convt_cases[0]; i++)
         run_case(&convt_cases[i], true);
     errors();
-    ref_pool_free(pool2);
     ref_alloc_stats st;
     ref_alloc_get_stats(&st);
     CHECK(st.live_bytes == 0);

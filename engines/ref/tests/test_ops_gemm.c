@@ -3,7 +3,6 @@
  * It must never compare the engine with itself alone: every case has an independent reference. */
 #include <math.h>
 #include <string.h>
-#include <time.h>
 
 #include "alloc.h"
 #include "check.h"
@@ -20,56 +19,6 @@ static float frand(void)
     return (float)((double)(rng >> 11) / 9007199254740992.0 * 2.0 - 1.0);
 }
 
-/* A 2-thread pool made once and given time to start: pool.c's workers read the loop generation when
- * they first run, so a loop dispatched right after ref_pool_new can hang. oh_run makes a fresh pool per
- * call, so 2-thread runs use run_on_pool2 (oh_run with this pool). */
-static ref_pool *pool2;
-
-static int run_on_pool2(const ref_node *n, int n_in, const ref_tensor *const *in, ref_tensor *out,
-                        unsigned const_mask, ref_error *err)
-{
-    const ref_op *op = ref_op_find(n->domain, n->op_type);
-    ref_tensor shown[4];
-    const ref_tensor *shown_p[4];
-    ref_tensor *out_p[1] = {out};
-    for (int i = 0; i < n_in; i++) {
-        shown_p[i] = NULL;
-        if (in[i]) {
-            shown[i] = *in[i];
-            if (!(const_mask & (1u << i)))
-                shown[i].data = NULL;
-            shown_p[i] = &shown[i];
-        }
-    }
-    memset(out, 0, sizeof *out);
-    ref_op_ctx c = {.node = n, .opset = 17, .n_in = n_in, .n_out = 1, .in = shown_p, .out = out_p,
-                    .pool = pool2, .n_threads = ref_pool_threads(pool2), .err = err};
-    void *state = NULL, *scratch = NULL;
-    int rc = op->infer(&c);
-    if (rc)
-        return rc;
-    out->data = ref_aligned_alloc(ref_tensor_nbytes(out) + 1);
-    size_t ws = op->prepare_scratch_bytes ? op->prepare_scratch_bytes(&c) : 0;
-    void *wscratch = ref_aligned_alloc(ws + 1);
-    c.scratch = wscratch;
-    c.scratch_bytes = ws;
-    rc = op->prepare(&c, &state);
-    ref_free(wscratch);
-    if (!rc) {
-        for (int i = 0; i < n_in; i++)
-            shown_p[i] = in[i];
-        c.state = state;
-        size_t sb = op->scratch_bytes ? op->scratch_bytes(&c) : 0;
-        scratch = ref_aligned_alloc(sb + 1);
-        c.scratch = scratch;
-        c.scratch_bytes = sb;
-        rc = op->run(&c);
-    }
-    op->state_free(state);
-    ref_free(scratch);
-    return rc;
-}
-
 /* Runs node nd over in[] with several const masks and both thread counts: the first run must match want
  * (float within tol, or exactly when tol < 0), the others must give identical bytes. */
 static void check_runs(const char *name, const ref_node *nd, int n_in, const ref_tensor *const *in,
@@ -83,7 +32,7 @@ static void check_runs(const char *name, const ref_node *nd, int n_in, const ref
         bool two = r >= n_masks;
         unsigned mask = masks[r % n_masks];
         ref_tensor *o = r ? &out : &first;
-        int rc = two ? run_on_pool2(nd, n_in, in, o, mask, err) : oh_run(nd, 17, n_in, in, 1, o, mask, 1, err);
+        int rc = oh_run(nd, 17, n_in, in, 1, o, mask, two ? 2 : 1, err);
         CHECK_OK(rc, err);
         if (rc) {
             fprintf(stderr, "  case %s, mask %u, %d threads\n", name, mask, two ? 2 : 1);
@@ -339,13 +288,9 @@ static void matmul_tests(void)
 
 int main(void)
 {
-    ref_error e = {0}, *err = &e;
-    CHECK_OK(ref_pool_new(2, &pool2, err), err);
-    nanosleep(&(struct timespec){.tv_nsec = 50 * 1000 * 1000}, NULL);
     gemm_tests();
     matmul_tests();
     matmul_int_tests();
-    ref_pool_free(pool2);
     ref_alloc_stats st;
     ref_alloc_get_stats(&st);
     CHECK(st.live_bytes == 0);
