@@ -213,6 +213,14 @@ static void test_pow(void)
     CHECK_OK(bin("Pow", &xs, &e2, &y, err), err);
     check_f32(&y, (const float[]){2.25f, 9, 0.1f * 0.1f}, 3, 0);
     oh_free_outputs(1, &y);
+    float three = 3, one = 1;
+    ref_tensor e3 = oh_tensor(REF_DT_FLOAT, 0, NULL, &three), e1 = oh_tensor(REF_DT_FLOAT, 0, NULL, &one);
+    CHECK_OK(bin("Pow", &xs, &e3, &y, err), err);
+    check_f32(&y, (const float[]){3.375f, -27, 0.001f}, 3, 1e-9);
+    oh_free_outputs(1, &y);
+    CHECK_OK(bin("Pow", &xs, &e1, &y, err), err);
+    check_f32(&y, sq, 3, 0);
+    oh_free_outputs(1, &y);
 
     float nb[] = {2, -2, 0.5f};
     int64_t ie[] = {3, 3, -2};

@@ -139,16 +139,24 @@ ref_ew_row_fn ref_ew_copy_fn(size_t elem_size)
  * Pow.
  * ---------------------------------------------------------------------------------------------- */
 
-/* Same-type float powers; a broadcast exponent of 2 (x^2 in norms and losses) is a plain multiply, which is
- * exactly what a correctly rounded pow returns. */
+/* Same-type float powers. Broadcast exponents of 1 and 2 (x^2 in norms and losses) are exactly what a
+ * correctly rounded pow returns; 3 (the tanh form of GELU) is x*x*x, within 2 ulps of it, and vectorizes
+ * where pow cannot. */
 #define DEF_POW_SAME(T, S, POWF)                                                    \
     static void pow_same_##S(REF_EW_ROW_ARGS)                                       \
     {                                                                               \
-        if (step[0] && !step[1] && ((const T *)in[1])[0] == (T)2) {                 \
+        const T e = ((const T *)in[1])[0];                                          \
+        if (step[0] && !step[1] && (e == (T)1 || e == (T)2 || e == (T)3)) {         \
             const T *a = in[0];                                                     \
             T *o = out;                                                             \
-            for (int64_t i = 0; i < n; i++)                                         \
-                o[i] = a[i] * a[i];                                                 \
+            if (e == (T)1)                                                          \
+                memcpy(o, a, (size_t)n * sizeof(T));                                \
+            else if (e == (T)2)                                                     \
+                for (int64_t i = 0; i < n; i++)                                     \
+                    o[i] = a[i] * a[i];                                             \
+            else                                                                    \
+                for (int64_t i = 0; i < n; i++)                                     \
+                    o[i] = a[i] * a[i] * a[i];                                      \
             return;                                                                 \
         }                                                                           \
         REF_EW_BIN_BODY(T, T, POWF(x, y))                                           \
