@@ -146,7 +146,8 @@ static void mlk_resolve(void)
     r.pvalloc = MLK_FN(void *(*)(size_t), mlk_owned("pvalloc", owner));
     r.reallocarray = MLK_FN(void *(*)(void *, size_t, size_t), mlk_owned("reallocarray", owner));
     r.usable_size = mlk_resolve_usable(owner);
-    r.usable_size_any = MLK_FN(size_t(*)(void *), dlsym(RTLD_NEXT, "malloc_usable_size"));
+    /* glibc's, reached past an allocator that lacks one, would read a foreign block's header */
+    r.usable_size_any = MLK_FN(size_t(*)(void *), mlk_owned("malloc_usable_size", owner));
     if (!r.posix_memalign && !r.aligned_alloc && !r.memalign)
         mlk_heap_note("the allocator has no aligned allocation function: the memalign family returns NULL");
     mlk_check_first();

@@ -29,7 +29,7 @@ typedef struct mlk_heap_next {
     void *(*reallocarray)(void *, size_t, size_t);
     size_t (*usable_size)(void *);      /* the owner's; NULL means bytes are not measured */
     _Atomic int usable_size_trusted;    /* it answered once without allocating: no recursion guard needed */
-    size_t (*usable_size_any)(void *);  /* whatever malloc_usable_size is next, for callers of ours */
+    size_t (*usable_size_any)(void *);  /* the owner's malloc_usable_size, for callers of ours (else 0) */
 } mlk_heap_next;
 
 typedef struct mlk_heap_counters {
