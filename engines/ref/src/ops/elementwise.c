@@ -63,8 +63,8 @@ static int binary_infer(ref_op_ctx *c)
     if (!arith_dtype_ok(op, dt))
         return ref_fail(c->err, REF_E_UNSUPPORTED, "%s does not support type %s", c->node->op_type,
                         ref_dtype_name(dt));
-    int64_t fmod = ref_attr_int_or(c->node, "fmod", 0);
     if (op == REF_EW_MOD || op == REF_EW_FMOD) {
+        int64_t fmod = ref_attr_int_or(c->node, "fmod", 0);
         if (fmod != 0 && fmod != 1)
             return ref_fail(c->err, REF_E_INVALID, "Mod: fmod must be 0 or 1, got %lld", (long long)fmod);
     }
