@@ -44,7 +44,9 @@ void *mlk_heap_boot_alloc(size_t align, size_t n_bytes)
         user = (start + MLK_BOOT_HEADER + align - 1) & ~(align - 1);
         end = (user + n_bytes + MLK_BOOT_HEADER - 1) & ~(size_t)(MLK_BOOT_HEADER - 1);
         if (end > MLK_BOOT_BYTES) {
-            mlk_heap_note("bootstrap buffer exhausted; returning NULL");
+            static _Atomic int noted;
+            if (!atomic_exchange_explicit(&noted, 1, memory_order_relaxed))
+                mlk_heap_note("bootstrap buffer exhausted: allocations before the allocator is found fail");
             errno = ENOMEM;
             return NULL;
         }
