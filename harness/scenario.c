@@ -25,9 +25,10 @@ static const struct {
     gen_type type;
     int64_t lo; /* GEN_INT: least value (GEN_FLOAT: values must be > 0) */
 } gen_opts[] = {
-    {"external_data", GEN_BOOL, 0}, {"batch", GEN_INT, 1},  {"seed", GEN_INT, 0},       {"width_mult", GEN_FLOAT, 0},
-    {"image_size", GEN_INT, 1},     {"layers", GEN_INT, 1}, {"hidden", GEN_INT, 1},     {"heads", GEN_INT, 1},
-    {"seq", GEN_INT, 1},            {"mlp_hidden", GEN_INT, 1}, {"dynamic", GEN_BOOL, 0},
+    {"external_data", GEN_BOOL, 0}, {"batch", GEN_INT, 1},      {"seed", GEN_INT, 0},
+    {"width_mult", GEN_FLOAT, 0},   {"image_size", GEN_INT, 1}, {"layers", GEN_INT, 1},
+    {"hidden", GEN_INT, 1},         {"heads", GEN_INT, 1},      {"seq", GEN_INT, 1},
+    {"mlp_hidden", GEN_INT, 1},     {"dynamic", GEN_BOOL, 0},
 };
 #define N_GEN_OPTS ((int)(sizeof gen_opts / sizeof gen_opts[0]))
 #define GEN_KEYS "external_data, batch, seed, width_mult, image_size, layers, hidden, heads, seq, mlp_hidden, dynamic"
@@ -118,7 +119,8 @@ static int parse_model_map(mlk_model_spec *m, const mlk_ynode *v, const char *na
     int rc = check_model_keys(v, name, err);
     if (rc)
         return rc;
-    const mlk_ynode *path = mlk_ymap_get(v, "path"), *gen = mlk_ymap_get(v, "generate"), *in = mlk_ymap_get(v, "inputs");
+    const mlk_ynode *path = mlk_ymap_get(v, "path"), *gen = mlk_ymap_get(v, "generate"),
+                    *in = mlk_ymap_get(v, "inputs");
     if (path) {
         m->kind = MLK_MODEL_PATH;
         if ((rc = mlk_yget_string(path, "model.path", name, &m->path, err)))
@@ -159,8 +161,7 @@ static int parse_model(mlk_model_spec *m, const mlk_ynode *v, const char *name, 
     if (v->kind == MLK_YMAP)
         return parse_model_map(m, v, name, err);
     if (v->kind != MLK_YSCALAR || mlk_ynull(v) || !v->text[0])
-        return mlk_yfail(err, name, v->loc,
-                         "model: expected a path or a mapping with path: or generate:, got %s",
+        return mlk_yfail(err, name, v->loc, "model: expected a path or a mapping with path: or generate:, got %s",
                          mlk_ydescribe(v, d, sizeof d));
     m->kind = MLK_MODEL_PATH;
     return mlk_yget_string(v, "model", name, &m->path, err);
@@ -372,7 +373,8 @@ static int finish(pctx *c, const mlk_ynode *root)
     if (!s->name || !s->engine || !s->model.loc.line || !s->pipeline) {
         char missing[256];
         key_list(missing, sizeof missing, true, root);
-        return mlk_yfail(c->err, c->name, c->L.doc, "missing required key%s: %s (required: name, engine, model, pipeline)",
+        return mlk_yfail(c->err, c->name, c->L.doc,
+                         "missing required key%s: %s (required: name, engine, model, pipeline)",
                          strchr(missing, ',') ? "s" : "", missing);
     }
     if ((c->L.setup_default && default_steps(setup, 2, c->L.pipeline_list, &s->setup, &c->L.setup, &s->n_setup)) ||

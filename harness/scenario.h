@@ -35,7 +35,7 @@ int mlk_step_from_name(const char *name);
 typedef struct mlk_kv {
     char *key;
     char *value; /* scalars keep their YAML text: "on", "2", "0.5" */
-    mlk_loc loc;
+    mlk_loc loc; /* of the value */
 } mlk_kv;
 
 /* One value of a variant axis: the engine options that value sets (see mlk_axis). */
@@ -55,9 +55,9 @@ typedef struct mlk_variant {
  * for a scalar axis. A single scalar or mapping stands for a one-value list. Axis names: `allocator`
  * (glibc|jemalloc|tcmalloc|mimalloc, checked here), `malloc_trim` (a boolean, checked here), `glibc_tunables`,
  * `malloc_conf` and `allocator_env` are harness settings, never variant axes nor engine options; any other
- * scalar axis is an engine option of that name, checked by the engine. The options of a cell are engine_options, then its
- * scalar engine-option axes, then its variants' options; names may not collide, except that a variant may
- * override an engine_options key. */
+ * scalar axis is an engine option of that name, checked by the engine. The options of a cell are
+ * engine_options, then its scalar engine-option axes, then its variants' options; the parser refuses a name
+ * set in two of these places, except that a variant may override an engine_options key. */
 typedef struct mlk_axis {
     char *name;
     char **values; /* at least one, all distinct */

@@ -28,8 +28,7 @@ struct mlk_ynode {
 /* Parse one document into a tree. *doc_loc is where the document starts (for "missing key" errors).
  * Fails with MLK_E_PARSE ("name:LINE:COL: ...") for syntax errors, several documents, anchors, aliases,
  * tags, non-scalar or duplicate mapping keys and too deep nesting; MLK_E_NOMEM. *out untouched on failure. */
-int mlk_yaml_parse(const char *text, size_t len, const char *name, mlk_ynode **out, mlk_loc *doc_loc,
-                   mlk_error *err);
+int mlk_yaml_parse(const char *text, size_t len, const char *name, mlk_ynode **out, mlk_loc *doc_loc, mlk_error *err);
 void mlk_ynode_free(mlk_ynode *n);
 
 /* Fill err with MLK_E_PARSE and "name:LINE:COL: " + the formatted message; returns MLK_E_PARSE. */
@@ -58,8 +57,8 @@ bool mlk_ynull(const mlk_ynode *n);
 int mlk_yget_string(const mlk_ynode *n, const char *what, const char *name, char **out, mlk_error *err);
 int mlk_yget_int(const mlk_ynode *n, const char *what, int64_t lo, int64_t hi, const char *name, int64_t *out,
                  mlk_error *err);
-int mlk_yget_number(const mlk_ynode *n, const char *what, double lo_exclusive, double hi, const char *name,
-                    double *out, mlk_error *err);
+int mlk_yget_number(const mlk_ynode *n, const char *what, double lo_exclusive, double hi, const char *name, double *out,
+                    mlk_error *err);
 int mlk_yget_bool(const mlk_ynode *n, const char *what, const char *name, bool *out, mlk_error *err);
 
 /* Parse a YAML 1.1 boolean word (on/off/true/false/yes/no, any case); -1 when it is none. */
@@ -83,7 +82,7 @@ int mlk_scn_kvs(const mlk_ynode *map, const char *what, const char *skip, const 
                 mlk_error *err);
 void mlk_scn_kvs_free(mlk_kv *kv, int n);
 
-#define MLK_STEP_LIST                                                                                       \
+#define MLK_STEP_LIST                                                                                    \
     "load_engine, read_model, compile_model, create_request, infer, release_request, release_compiled, " \
     "release_model, unload_engine"
 

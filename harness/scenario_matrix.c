@@ -51,7 +51,8 @@ int mlk_scn_kvs(const mlk_ynode *map, const char *what, const char *skip, const 
         if (skip && !strcmp(k->text, skip))
             continue;
         if (!k->text[0] || mlk_ynull(k))
-            rc = mlk_yfail(err, name, k->loc, "%s: expected an option name, got %s", what, mlk_ydescribe(k, d, sizeof d));
+            rc = mlk_yfail(err, name, k->loc, "%s: expected an option name, got %s", what,
+                           mlk_ydescribe(k, d, sizeof d));
         else if (v->kind != MLK_YSCALAR || mlk_ynull(v))
             rc = mlk_yfail(err, name, v->loc, "%s.%.64s: expected a scalar value (string, number or boolean), got %s",
                            what, k->text, mlk_ydescribe(v, d, sizeof d));
@@ -152,8 +153,8 @@ static int parse_axis_values(mlk_axis *a, const mlk_ynode *v, const char *name, 
                          a->name, n ? "nothing" : "an empty list");
     bool variant = items[0]->kind == MLK_YMAP;
     if (variant && is_harness_axis(a->name))
-        return mlk_yfail(err, name, items[0]->loc, "matrix.%s: expected scalar values (variants are for engine options)",
-                         a->name);
+        return mlk_yfail(err, name, items[0]->loc,
+                         "matrix.%s: expected scalar values (variants are for engine options)", a->name);
     a->values = mlk_ycalloc((size_t)n, sizeof *a->values);
     a->value_locs = mlk_ycalloc((size_t)n, sizeof *a->value_locs);
     a->variants = variant ? mlk_ycalloc((size_t)n, sizeof *a->variants) : NULL;

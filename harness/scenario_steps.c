@@ -11,10 +11,14 @@
  * ---------------------------------------------------------------------------------------------- */
 
 static const char *const step_names[MLK_STEP_COUNT] = {
-    [MLK_STEP_LOAD_ENGINE] = "load_engine",         [MLK_STEP_READ_MODEL] = "read_model",
-    [MLK_STEP_COMPILE_MODEL] = "compile_model",     [MLK_STEP_CREATE_REQUEST] = "create_request",
-    [MLK_STEP_INFER] = "infer",                     [MLK_STEP_RELEASE_REQUEST] = "release_request",
-    [MLK_STEP_RELEASE_COMPILED] = "release_compiled", [MLK_STEP_RELEASE_MODEL] = "release_model",
+    [MLK_STEP_LOAD_ENGINE] = "load_engine",
+    [MLK_STEP_READ_MODEL] = "read_model",
+    [MLK_STEP_COMPILE_MODEL] = "compile_model",
+    [MLK_STEP_CREATE_REQUEST] = "create_request",
+    [MLK_STEP_INFER] = "infer",
+    [MLK_STEP_RELEASE_REQUEST] = "release_request",
+    [MLK_STEP_RELEASE_COMPILED] = "release_compiled",
+    [MLK_STEP_RELEASE_MODEL] = "release_model",
     [MLK_STEP_UNLOAD_ENGINE] = "unload_engine",
 };
 
@@ -31,8 +35,8 @@ int mlk_step_from_name(const char *name)
     return -1;
 }
 
-int mlk_scn_steps(const mlk_ynode *n, const char *what, const char *name, mlk_step **out, mlk_loc **locs,
-                       int *n_out, mlk_error *err)
+int mlk_scn_steps(const mlk_ynode *n, const char *what, const char *name, mlk_step **out, mlk_loc **locs, int *n_out,
+                  mlk_error *err)
 {
     char d[64];
     if (n->kind != MLK_YSEQ)
@@ -88,8 +92,7 @@ static const struct {
                                    "no compiled model is alive (expected compile_model before it)",
                                    "a request is alive (expected release_request before it)"},
     /* The engine ABI lets a model go before what was compiled from it. */
-    [MLK_STEP_RELEASE_MODEL] = {HAS_MODEL, 0, 0, HAS_MODEL, "no model is alive (expected read_model before it)",
-                                NULL},
+    [MLK_STEP_RELEASE_MODEL] = {HAS_MODEL, 0, 0, HAS_MODEL, "no model is alive (expected read_model before it)", NULL},
     [MLK_STEP_UNLOAD_ENGINE] = {HAS_ENGINE, HAS_MODEL | HAS_COMPILED | HAS_REQUEST, 0, HAS_ENGINE,
                                 "the engine is not loaded (expected load_engine before it)",
                                 "the model, compiled model and request must be released before it"},
@@ -120,7 +123,8 @@ static void state_diff(unsigned have, unsigned want, char *buf, size_t cap)
     for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
         if ((have ^ want) & parts[i].bit) {
             size_t len = strlen(buf);
-            snprintf(buf + len, cap - len, "%s%s", len ? ", " : "", (have & parts[i].bit) ? parts[i].drop : parts[i].add);
+            snprintf(buf + len, cap - len, "%s%s", len ? ", " : "",
+                     (have & parts[i].bit) ? parts[i].drop : parts[i].add);
         }
     }
 }
@@ -131,9 +135,8 @@ static int run_list(const mlk_step *steps, const mlk_loc *locs, int n, mlk_loc l
     for (int i = 0; i < n; i++) {
         const char *why = step_apply(steps[i], state);
         if (why)
-            return mlk_yfail(err, name, defaulted ? list_loc : locs[i], "%s step %s%s: %s", what,
-                             step_names[steps[i]], defaulted ? " (the default; write the list to change it)" : "",
-                             why);
+            return mlk_yfail(err, name, defaulted ? list_loc : locs[i], "%s step %s%s: %s", what, step_names[steps[i]],
+                             defaulted ? " (the default; write the list to change it)" : "", why);
     }
     return MLK_OK;
 }
@@ -146,22 +149,20 @@ int mlk_scn_check_pipeline(const mlk_scenario *s, const scn_locs *L, const char 
     if (rc)
         return rc;
     before = state;
-    if ((rc = run_list(s->pipeline, L->pipeline, s->n_pipeline, L->pipeline_list, "pipeline", false, &state, name,
-                       err)))
+    if ((rc =
+             run_list(s->pipeline, L->pipeline, s->n_pipeline, L->pipeline_list, "pipeline", false, &state, name, err)))
         return rc;
     if (state != before) {
         state_diff(state, before, need, sizeof need);
         return mlk_yfail(err, name, L->pipeline_list,
-                         "pipeline: expected it to leave alive what setup left alive, as it repeats (add: %s)",
-                         need);
+                         "pipeline: expected it to leave alive what setup left alive, as it repeats (add: %s)", need);
     }
     if ((rc = run_list(s->teardown, L->teardown, s->n_teardown, L->teardown_list, "teardown", L->teardown_default,
                        &state, name, err)))
         return rc;
     if (state) {
         state_diff(state, 0, need, sizeof need);
-        return mlk_yfail(err, name, L->teardown_list, "teardown: expected it to release everything (add: %s)",
-                         need);
+        return mlk_yfail(err, name, L->teardown_list, "teardown: expected it to release everything (add: %s)", need);
     }
     return MLK_OK;
 }

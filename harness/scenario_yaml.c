@@ -190,8 +190,8 @@ static int check_plain_node(ybuild *b, const yaml_event_t *ev)
         return mlk_yfail(b->err, b->name, loc_of(ev->start_mark), "expected a scalar, list or mapping");
     }
     if (anchor)
-        return mlk_yfail(b->err, b->name, loc_of(ev->start_mark),
-                         "anchor '&%s': anchors and aliases are not supported", (const char *)anchor);
+        return mlk_yfail(b->err, b->name, loc_of(ev->start_mark), "anchor '&%s': anchors and aliases are not supported",
+                         (const char *)anchor);
     if (tag)
         return mlk_yfail(b->err, b->name, loc_of(ev->start_mark), "tag '%s': tags are not supported",
                          (const char *)tag);
@@ -349,8 +349,7 @@ static int build_document(ybuild *b, mlk_ynode **out, mlk_loc *doc_loc)
     return MLK_OK;
 }
 
-int mlk_yaml_parse(const char *text, size_t len, const char *name, mlk_ynode **out, mlk_loc *doc_loc,
-                   mlk_error *err)
+int mlk_yaml_parse(const char *text, size_t len, const char *name, mlk_ynode **out, mlk_loc *doc_loc, mlk_error *err)
 {
     ybuild b = {.text = text, .name = name, .len = len, .err = err};
     if (!yaml_parser_initialize(&b.parser))
@@ -469,17 +468,17 @@ int mlk_yget_int(const mlk_ynode *n, const char *what, int64_t lo, int64_t hi, c
     return MLK_OK;
 }
 
-int mlk_yget_number(const mlk_ynode *n, const char *what, double lo_exclusive, double hi, const char *name,
-                    double *out, mlk_error *err)
+int mlk_yget_number(const mlk_ynode *n, const char *what, double lo_exclusive, double hi, const char *name, double *out,
+                    mlk_error *err)
 {
     char d[128];
     /* Only decimal forms: strtod would also take "inf", "nan" and hex. */
     errno = 0;
     char *end = NULL;
-    double x = n && n->kind == MLK_YSCALAR && n->plain && all_of(n->text, "0123456789+-.eE") &&
-                       strpbrk(n->text, "0123456789")
-                   ? strtod(n->text, &end)
-                   : 0;
+    double x =
+        n && n->kind == MLK_YSCALAR && n->plain && all_of(n->text, "0123456789+-.eE") && strpbrk(n->text, "0123456789")
+            ? strtod(n->text, &end)
+            : 0;
     if (!end || *end || errno || !isfinite(x) || !(x > lo_exclusive))
         return mlk_yfail(err, name, loc_or_start(n), "%s: expected a number > %g, got %s", what, lo_exclusive,
                          describe_typed(n, d, sizeof d));

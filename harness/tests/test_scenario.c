@@ -11,26 +11,26 @@
 
 static int passed, failed;
 
-#define CHECK(cond)                                                              \
-    do {                                                                         \
-        if (cond) {                                                              \
-            passed++;                                                            \
-        } else {                                                                 \
-            failed++;                                                            \
+#define CHECK(cond)                                                                  \
+    do {                                                                             \
+        if (cond) {                                                                  \
+            passed++;                                                                \
+        } else {                                                                     \
+            failed++;                                                                \
             fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-        }                                                                        \
+        }                                                                            \
     } while (0)
 
-#define CHECK_STR(a, b)                                                                               \
-    do {                                                                                              \
-        const char *a_ = (a), *b_ = (b);                                                              \
-        if (a_ && b_ && !strcmp(a_, b_)) {                                                            \
-            passed++;                                                                                 \
-        } else {                                                                                      \
-            failed++;                                                                                 \
+#define CHECK_STR(a, b)                                                                                      \
+    do {                                                                                                     \
+        const char *a_ = (a), *b_ = (b);                                                                     \
+        if (a_ && b_ && !strcmp(a_, b_)) {                                                                   \
+            passed++;                                                                                        \
+        } else {                                                                                             \
+            failed++;                                                                                        \
             fprintf(stderr, "%s:%d: %s = '%s', expected '%s'\n", __FILE__, __LINE__, #a, a_ ? a_ : "(null)", \
-                    b_ ? b_ : "(null)");                                                              \
-        }                                                                                             \
+                    b_ ? b_ : "(null)");                                                                     \
+        }                                                                                                    \
     } while (0)
 
 static char source_dir[1024];
@@ -86,10 +86,10 @@ static void parse_bad(const char *text, int line, int col, const char *want, int
         mlk_scenario_free(s);
 }
 
-#define MINIMAL                      \
-    "name: t\n"                      \
-    "engine: ref\n"                  \
-    "model: m.onnx\n"                \
+#define MINIMAL       \
+    "name: t\n"       \
+    "engine: ref\n"   \
+    "model: m.onnx\n" \
     "pipeline: [compile_model, create_request, infer, release_request, release_compiled]\n"
 
 /* ------------------------------------------------------------------------------------------------
@@ -280,7 +280,8 @@ static void test_variations(void)
         mlk_scenario_free(s);
     }
     /* An error after CRLF lines still counts lines right. */
-    parse_bad("name: crlf\r\nengine: ref\r\niterations: x\r\n", 3, 13, "iterations: expected an integer >= 1", __LINE__);
+    parse_bad("name: crlf\r\nengine: ref\r\niterations: x\r\n", 3, 13, "iterations: expected an integer >= 1",
+              __LINE__);
 }
 
 static void test_variants(void)
@@ -332,8 +333,8 @@ static void test_variants(void)
     parse_bad(MINIMAL "matrix:\n  allocator: [{name: a}]\n", 6, 15, "variants are for engine options", __LINE__);
     parse_bad(MINIMAL "matrix:\n  f: [{name: a, x: 1}]\n  g: [{name: b, x: 2}]\n", 7, 20,
               "option 'x' is also set by another variant axis at 6:20", __LINE__);
-    parse_bad(MINIMAL "matrix:\n  f: [{name: a, malloc_trim: on}]\n", 6, 30,
-              "'malloc_trim' is a harness setting", __LINE__);
+    parse_bad(MINIMAL "matrix:\n  f: [{name: a, malloc_trim: on}]\n", 6, 30, "'malloc_trim' is a harness setting",
+              __LINE__);
     parse_bad(MINIMAL "matrix:\n  f: [a, {name: b}]\n", 6, 10, "expected a scalar value", __LINE__);
 }
 
@@ -372,8 +373,10 @@ static void test_yaml_errors(void)
     parse_bad("a: &x 1\n", 1, 4, "anchor '&x': anchors and aliases are not supported", __LINE__);
     parse_bad("a: !custom 1\n", 1, 4, "tag '!custom': tags are not supported", __LINE__);
     parse_bad("a: !!map {}\n", 1, 4, "tags are not supported", __LINE__);
-    parse_bad("a: 'unterminated\n", 2, 1, "YAML syntax error: found unexpected end of stream (while scanning a quoted "
-              "scalar at 1:4)", __LINE__);
+    parse_bad("a: 'unterminated\n", 2, 1,
+              "YAML syntax error: found unexpected end of stream (while scanning a quoted "
+              "scalar at 1:4)",
+              __LINE__);
     char *many = malloc(16 * 4100 + 64);
     if (many) {
         strcpy(many, "matrix: {x: [");
@@ -410,8 +413,8 @@ static void test_field_errors(void)
     parse_bad("name: t\nengine: ref\nmodel: ''\npipeline: [infer]\n", 3, 8, "model: expected a path", __LINE__);
     parse_bad("name: t\nengine: ref\nmodel: {path: ''}\npipeline: [infer]\n", 3, 15, "expected a path, got an empty",
               __LINE__);
-    parse_bad("name: t\nengine: ref\nmodel: {path: m, inputs: []}\npipeline: [infer]\n", 3, 26,
-              "got an empty list", __LINE__);
+    parse_bad("name: t\nengine: ref\nmodel: {path: m, inputs: []}\npipeline: [infer]\n", 3, 26, "got an empty list",
+              __LINE__);
     parse_bad("name: t\nengine: ref\nmodel: {path: m, inputs: ['']}\npipeline: [infer]\n", 3, 27,
               "model.inputs: expected a path", __LINE__);
     parse_bad("name: t\nengine: ref\nmodel: {path: m, color: red}\npipeline: [infer]\n", 3, 18,
@@ -435,17 +438,16 @@ static void test_step_errors(void)
               "setup step read_model: expected load_engine before it", __LINE__);
     parse_bad("name: t\nengine: ref\nmodel: m\npipeline: [compile_model, create_request, infer]\n", 4, 11,
               "(add: release_request, release_compiled)", __LINE__);
-    parse_bad("name: t\nengine: ref\nmodel: m\nsetup: [load_engine]\npipeline: [read_model, release_model]\n", 5,
-              11, "teardown step release_model (the default; write the list to change it): no model is alive",
-              __LINE__);
+    parse_bad("name: t\nengine: ref\nmodel: m\nsetup: [load_engine]\npipeline: [read_model, release_model]\n", 5, 11,
+              "teardown step release_model (the default; write the list to change it): no model is alive", __LINE__);
     parse_bad("name: t\nengine: ref\nmodel: m\nsetup: [load_engine, read_model, compile_model]\n"
               "pipeline: [release_compiled, compile_model]\n",
               5, 11, "teardown step unload_engine (the default; write the list to change it): the model, compiled",
               __LINE__);
     parse_bad("name: t\nengine: ref\nmodel: m\npipeline: [compile_model, compile_model]\n", 4, 27,
               "a compiled model is alive", __LINE__);
-    parse_bad("name: t\nengine: ref\nmodel: m\npipeline: [compile_model, create_request, release_compiled]\n", 4,
-              43, "pipeline step release_compiled: a request is alive", __LINE__);
+    parse_bad("name: t\nengine: ref\nmodel: m\npipeline: [compile_model, create_request, release_compiled]\n", 4, 43,
+              "pipeline step release_compiled: a request is alive", __LINE__);
     parse_bad("name: t\nengine: ref\nmodel: m\nsetup: []\npipeline: [read_model]\n", 5, 12,
               "expected load_engine before it", __LINE__);
 }
@@ -675,8 +677,8 @@ static bool located(const char *msg, const char *name)
 {
     size_t n = strlen(name);
     int line = 0, col = 0, used = 0;
-    return !strncmp(msg, name, n) && sscanf(msg + n, ":%d:%d: %n", &line, &col, &used) == 2 && used > 0 &&
-           line >= 1 && col >= 1;
+    return !strncmp(msg, name, n) && sscanf(msg + n, ":%d:%d: %n", &line, &col, &used) == 2 && used > 0 && line >= 1 &&
+           col >= 1;
 }
 
 static int try_parse(const char *text, size_t len, int *n_ok)
