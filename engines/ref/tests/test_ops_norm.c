@@ -58,7 +58,8 @@ static void test_batchnorm(void)
 
     /* opset 6, spatial=0: one parameter per (c, d) element */
     float sc4[] = {1, 2, 3, 4}, z4[] = {0, 0, 0, 0}, one4[] = {1, 1, 1, 1};
-    ref_tensor p1 = oh_tensor(REF_DT_FLOAT, 2, (int64_t[]){2, 2}, sc4), p0 = oh_tensor(REF_DT_FLOAT, 2, (int64_t[]){2, 2}, z4);
+    ref_tensor p1 = oh_tensor(REF_DT_FLOAT, 2, (int64_t[]){2, 2}, sc4);
+    ref_tensor p0 = oh_tensor(REF_DT_FLOAT, 2, (int64_t[]){2, 2}, z4);
     ref_tensor pv = oh_tensor(REF_DT_FLOAT, 2, (int64_t[]){2, 2}, one4);
     const ref_tensor *pe[5] = {&x, &p1, &p0, &p0, &pv};
     n = oh_node(m, "BatchNormalization", 5, 1);

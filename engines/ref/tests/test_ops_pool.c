@@ -64,6 +64,14 @@ static void test_maxpool_2d(void)
     CHECK_OK(go(n, 12, &x, 2, y, 1, err), err);
     check_i(&y[1], (const int64_t[]){5, 13, 7, 15}, 4);
     oh_free_outputs(2, y);
+    /* an omitted Indices output ("" name) is never written */
+    n = pnode("MaxPool", 2, 2, (int64_t[]){2, 2}, (int64_t[]){2, 2}, NULL, NULL);
+    n->outputs[1] = "";
+    CHECK_OK(go(n, 12, &x, 2, y, 1, err), err);
+    check_f(&y[0], 4, dims, (const float[]){6, 8, 14, 16}, 0);
+    for (size_t i = 0; i < ref_tensor_nbytes(&y[1]) && y[1].data; i++)
+        CHECK(((const unsigned char *)y[1].data)[i] == 0);
+    oh_free_outputs(2, y);
 
     /* ceil_mode: (4 - 3) / 2 rounds up to one more window, clipped to the input */
     n = pnode("MaxPool", 1, 2, (int64_t[]){3, 3}, (int64_t[]){2, 2}, NULL, NULL);
@@ -189,7 +197,13 @@ static void test_lp_and_global(void)
     CHECK_OK(go(pnode("LpPool", 1, 1, (int64_t[]){2}, NULL, NULL, NULL), 11, &x, 1, &y, 1, err), err);
     check_f(&y, 3, (int64_t[]){1, 1, 2}, (const float[]){5, 4}, 1e-6);
     oh_free_outputs(1, &y);
-    ref_node *n = oh_node(m, "GlobalLpPool", 1, 1);
+    /* before opset 2, p is a FLOAT attribute: (27 + 64)^(1/3) and 64^(1/3) */
+    ref_node *n = pnode("LpPool", 1, 1, (int64_t[]){2}, NULL, NULL, NULL);
+    oh_attr_float(m, n, "p", 3.0f);
+    CHECK_OK(go(n, 1, &x, 1, &y, 1, err), err);
+    check_f(&y, 3, (int64_t[]){1, 1, 2}, (const float[]){4.49794145f, 4}, 1e-5);
+    oh_free_outputs(1, &y);
+    n = oh_node(m, "GlobalLpPool", 1, 1);
     oh_attr_int(m, n, "p", 1);
     CHECK_OK(go(n, 2, &x, 1, &y, 1, err), err);
     check_f(&y, 3, (int64_t[]){1, 1, 1}, (const float[]){7}, 1e-6);

@@ -181,7 +181,8 @@ static void test_losses(void)
     /* [N=1, C=2, D=2]: class k of position d sits at k * 2 + d */
     float l3[] = {-1, -2, -3, -4};
     int64_t t3v[] = {1, 0};
-    ref_tensor x3 = oh_tensor(REF_DT_FLOAT, 3, (int64_t[]){1, 2, 2}, l3), t3 = oh_tensor(REF_DT_INT64, 2, (int64_t[]){1, 2}, t3v);
+    ref_tensor x3 = oh_tensor(REF_DT_FLOAT, 3, (int64_t[]){1, 2, 2}, l3);
+    ref_tensor t3 = oh_tensor(REF_DT_INT64, 2, (int64_t[]){1, 2}, t3v);
     const ref_tensor *in3[2] = {&x3, &t3};
     CHECK_OK(run_loss(nll, "none", false, 0, 2, in3, 1, y, 1, err), err);
     CHECK(y[0].rank == 2 && y[0].dims[0] == 1 && y[0].dims[1] == 2);
@@ -198,7 +199,8 @@ static void test_losses(void)
     /* SCE of scores [0, ln 3]: log-probabilities ln(1/4), ln(3/4) */
     float sv[] = {0, (float)log(3.0)};
     int64_t lv[] = {1};
-    ref_tensor xs = oh_tensor(REF_DT_FLOAT, 2, (int64_t[]){1, 2}, sv), ls = oh_tensor(REF_DT_INT64, 1, (int64_t[]){1}, lv);
+    ref_tensor xs = oh_tensor(REF_DT_FLOAT, 2, (int64_t[]){1, 2}, sv);
+    ref_tensor ls = oh_tensor(REF_DT_INT64, 1, (int64_t[]){1}, lv);
     const ref_tensor *ins[2] = {&xs, &ls};
     CHECK_OK(run_loss("SoftmaxCrossEntropyLoss", "mean", false, 0, 2, ins, 2, y, 1, err), err);
     check_vals(&y[0], (const float[]){0.28768207f}, 1, 1e-6);

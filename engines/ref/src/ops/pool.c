@@ -315,7 +315,7 @@ static int pool_run(ref_op_ctx *c)
     t.idx = ref_elem_out_present(c, 1) ? c->out[1]->data : NULL;
     t.include_pad = ref_attr_int_or(c->node, "count_include_pad", 0) != 0;
     t.col_major = ref_attr_int_or(c->node, "storage_order", 0) == 1;
-    t.p = t.kind == PK_LP ? (double)ref_attr_int_or(c->node, "p", 2) : 1.0;
+    t.p = t.kind == PK_LP ? (double)ref_attr_float_or(c->node, "p", 2.0f) /* a float before opset 2 */ : 1.0;
     int64_t n = g.planes * g.out[0] * g.out[1] * g.out[2];
     ref_parallel_for(c->pool, n, ref_elem_grain(g.k[0] * g.k[1] * g.k[2]), pool_task_fn, &t);
     return REF_OK;
@@ -386,7 +386,7 @@ static int gpool_run(ref_op_ctx *c)
     const ref_tensor *x = c->in[0];
     gpool_task t = {.x = x->data, .y = c->out[0]->data, .dt = x->dtype,
                     .kind = pool_kind_of(c->node->op_type), .plane_elems = ref_dims_prod(x->dims, 2, x->rank)};
-    t.p = t.kind == PK_LP ? (double)ref_attr_int_or(c->node, "p", 2) : 1.0;
+    t.p = t.kind == PK_LP ? (double)ref_attr_float_or(c->node, "p", 2.0f) /* a float before opset 2 */ : 1.0;
     ref_parallel_for(c->pool, x->dims[0] * x->dims[1], ref_elem_grain(t.plane_elems), gpool_task_fn, &t);
     return REF_OK;
 }
