@@ -121,6 +121,24 @@ static void test_skipped_and_empty(void)
     fake_free(&f);
 }
 
+static void test_chain_with_scratch(void)
+{
+    /* An MLP's shape: a chain of equal activations, and a bigger scratch at every other node. Visiting by
+     * size alone fragments it (17024 bytes here); the execution-order pass reaches the lower bound. */
+    int prod[] = {0, 1, 2, 3, 4, 5}, last[] = {1, 2, 3, 4, 5, 6};
+    int64_t elems[] = {1024, 1024, 1024, 1024, 1024, 1024};
+    fake f;
+    fake_init(&f, 6, 6, prod, last, elems);
+    f.p.scratch_bytes[0] = 4736;
+    f.p.scratch_bytes[2] = f.p.scratch_bytes[4] = 6144;
+    ref_error err = {0};
+    CHECK_OK(ref_plan_memory(&f.c, &f.p, REF_PLANNER_GREEDY, &err), &err);
+    CHECK(f.p.lower_bound_bytes == 4096 + 4096 + 6144);
+    CHECK(f.p.arena_bytes == f.p.lower_bound_bytes);
+    CHECK(!overlaps(&f));
+    fake_free(&f);
+}
+
 static uint64_t rng = 12345;
 static int next_rand(int n)
 {
@@ -164,6 +182,7 @@ int main(void)
     test_chain();
     test_scratch_and_alignment();
     test_skipped_and_empty();
+    test_chain_with_scratch();
     test_random_lifetimes();
     ref_alloc_get_stats(&after);
     CHECK(after.live_bytes == before.live_bytes);

@@ -1,6 +1,7 @@
 /* planner.c: the static memory planner: tensor lifetimes from the execution order, offsets in one arena
- * (naive: one slot per tensor; greedy: by decreasing size into the best-fitting gap, after TFLite's
- * greedy-by-size), and the lower bound (largest sum of bytes live at one operator).
+ * (naive: one slot per tensor; greedy: each tensor into the best-fitting gap among the tensors it overlaps in
+ * time, visited by decreasing size as in TFLite's greedy-by-size, and again in execution order; the smaller
+ * arena wins), and the lower bound (largest sum of bytes live at one operator).
  * It must never place two tensors whose lifetimes overlap on overlapping bytes. */
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,18 @@ static int by_size_desc(const void *a, const void *b)
         return x->size < y->size ? 1 : -1;
     if (x->first != y->first)
         return x->first < y->first ? -1 : 1;
+    return x->last < y->last ? -1 : (x->last > y->last);
+}
+
+/* Execution order: first use, then larger first. Catches what size order fragments: small per-node scratch
+ * interleaved with a chain of equal activations. */
+static int by_start(const void *a, const void *b)
+{
+    const ref_slot *x = a, *y = b;
+    if (x->first != y->first)
+        return x->first < y->first ? -1 : 1;
+    if (x->size != y->size)
+        return x->size < y->size ? 1 : -1;
     return x->last < y->last ? -1 : (x->last > y->last);
 }
 
@@ -66,11 +79,11 @@ static size_t lower_bound(const ref_compiled *c, const ref_slot *s, size_t n)
     return best;
 }
 
-/* Place s[i] (sorted by decreasing size) at the lowest-waste gap among the placed slots it overlaps. */
-static size_t greedy(ref_slot *s, size_t n, ref_slot **scratch)
+/* Visit s in the order of cmp, placing each at the lowest-waste gap among the placed slots it overlaps. */
+static size_t greedy_pass(ref_slot *s, size_t n, ref_slot **scratch, int (*cmp)(const void *, const void *))
 {
     size_t arena = 0;
-    qsort(s, n, sizeof *s, by_size_desc);
+    qsort(s, n, sizeof *s, cmp);
     for (size_t i = 0; i < n; i++) {
         size_t m = 0;
         for (size_t j = 0; j < i; j++)
@@ -94,6 +107,14 @@ static size_t greedy(ref_slot *s, size_t n, ref_slot **scratch)
             arena = (size_t)s[i].off + s[i].size;
     }
     return arena;
+}
+
+/* Both visiting orders; s keeps the offsets of the smaller arena. */
+static size_t greedy(ref_slot *s, size_t n, ref_slot **scratch)
+{
+    size_t by_time = greedy_pass(s, n, scratch, by_start);
+    size_t by_size = greedy_pass(s, n, scratch, by_size_desc);
+    return by_size <= by_time ? by_size : greedy_pass(s, n, scratch, by_start);
 }
 
 int ref_plan_memory(const ref_compiled *c, ref_plan *p, int strategy, ref_error *err)
