@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "scenario_internal.h"
 
@@ -105,11 +104,12 @@ static int check_model_keys(const mlk_ynode *v, const char *name, mlk_error *err
         if (!strcmp(k->text, "inputs"))
             continue;
         if (gen_opt_index(k->text) < 0)
-            return mlk_yfail(err, name, k->loc, "model: unknown %s '%s' (expected one of: path, generate, inputs, %s)",
+            return mlk_yfail(err, name, k->loc,
+                             "model: unknown %s '%.64s' (expected one of: path, generate, inputs, %s)",
                              gen ? "generator option" : "key", k->text, GEN_KEYS);
         if (!gen)
             return mlk_yfail(err, name, k->loc,
-                             "model: '%s' is a generator option (expected it with generate:, not path:)", k->text);
+                             "model: '%.64s' is a generator option (expected it with generate:, not path:)", k->text);
     }
     return MLK_OK;
 }
@@ -132,7 +132,7 @@ static int parse_model_map(mlk_model_spec *m, const mlk_ynode *v, const char *na
         if ((rc = mlk_yget_string(gen, "model.generate", name, &m->generate, err)))
             return rc;
         if (!known_arch(m->generate))
-            return mlk_yfail(err, name, gen->loc, "model.generate: unknown architecture '%s' (expected one of: %s)",
+            return mlk_yfail(err, name, gen->loc, "model.generate: unknown architecture '%.64s' (expected one of: %s)",
                              m->generate, GEN_ARCHS);
         int n_opts = v->n_items / 2 - 1 - (in != NULL);
         m->gen = mlk_ycalloc((size_t)(n_opts > 0 ? n_opts : 1), sizeof *m->gen);
@@ -295,7 +295,8 @@ static int k_thresholds(pctx *c, const mlk_ynode *v)
     for (int i = 0; i < v->n_items; i += 2) {
         if (strcmp(v->items[i]->text, "leak_bytes_per_iter"))
             return mlk_yfail(c->err, c->name, v->items[i]->loc,
-                             "thresholds: unknown key '%s' (expected one of: leak_bytes_per_iter)", v->items[i]->text);
+                             "thresholds: unknown key '%.64s' (expected one of: leak_bytes_per_iter)",
+                             v->items[i]->text);
         int64_t x;
         int rc = mlk_yget_int(v->items[i + 1], "thresholds.leak_bytes_per_iter", 0, INT64_MAX, c->name, &x, c->err);
         if (rc)

@@ -154,7 +154,7 @@ static int parse_axis_values(mlk_axis *a, const mlk_ynode *v, const char *name, 
     bool variant = items[0]->kind == MLK_YMAP;
     if (variant && is_harness_axis(a->name))
         return mlk_yfail(err, name, items[0]->loc,
-                         "matrix.%s: expected scalar values (variants are for engine options)", a->name);
+                         "matrix.%.64s: expected scalar values (variants are for engine options)", a->name);
     a->values = mlk_ycalloc((size_t)n, sizeof *a->values);
     a->value_locs = mlk_ycalloc((size_t)n, sizeof *a->value_locs);
     a->variants = variant ? mlk_ycalloc((size_t)n, sizeof *a->variants) : NULL;
@@ -241,18 +241,20 @@ static int check_variant_options(const mlk_scenario *s, const mlk_axis *a, const
             const mlk_axis *other = mlk_scenario_axis(s, kv->key);
             const mlk_kv *twice = variant_option(s, a, kv->key);
             if (is_harness_axis(kv->key))
-                return mlk_yfail(err, name, kv->loc,
-                                 "matrix.%s: '%s' is a harness setting, not an engine option (expected it as an axis)",
-                                 a->name, kv->key);
+                return mlk_yfail(
+                    err, name, kv->loc,
+                    "matrix.%.64s: '%.64s' is a harness setting, not an engine option (expected it as an axis)",
+                    a->name, kv->key);
             if (other && !other->variants)
                 return mlk_yfail(err, name, kv->loc,
-                                 "matrix.%s: option '%s' is also the axis at %d:%d (expected it in one place)", a->name,
-                                 kv->key, other->loc.line, other->loc.col);
+                                 "matrix.%.64s: option '%.64s' is also the axis at %d:%d (expected it in one place)",
+                                 a->name, kv->key, other->loc.line, other->loc.col);
             if (twice)
-                return mlk_yfail(err, name, kv->loc,
-                                 "matrix.%s: option '%s' is also set by another variant axis at %d:%d (expected it "
-                                 "in one place)",
-                                 a->name, kv->key, twice->loc.line, twice->loc.col);
+                return mlk_yfail(
+                    err, name, kv->loc,
+                    "matrix.%.64s: option '%.64s' is also set by another variant axis at %d:%d (expected it "
+                    "in one place)",
+                    a->name, kv->key, twice->loc.line, twice->loc.col);
         }
     }
     return MLK_OK;
@@ -264,12 +266,12 @@ int mlk_scn_check_options(const mlk_scenario *s, const char *name, mlk_error *er
         const mlk_kv *kv = &s->engine_options[i];
         const mlk_axis *a = mlk_scenario_axis(s, kv->key);
         if (is_harness_axis(kv->key))
-            return mlk_yfail(err, name, kv->loc,
-                             "engine_options.%s: a harness setting, not an engine option (expected it under matrix:)",
-                             kv->key);
+            return mlk_yfail(
+                err, name, kv->loc,
+                "engine_options.%.64s: a harness setting, not an engine option (expected it under matrix:)", kv->key);
         if (a && !a->variants)
             return mlk_yfail(err, name, kv->loc,
-                             "engine_options.%s: also the matrix axis at %d:%d (expected it in one place)", kv->key,
+                             "engine_options.%.64s: also the matrix axis at %d:%d (expected it in one place)", kv->key,
                              a->loc.line, a->loc.col);
     }
     for (int i = 0; i < s->n_axes; i++) {

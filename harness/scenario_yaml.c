@@ -190,10 +190,10 @@ static int check_plain_node(ybuild *b, const yaml_event_t *ev)
         return mlk_yfail(b->err, b->name, loc_of(ev->start_mark), "expected a scalar, list or mapping");
     }
     if (anchor)
-        return mlk_yfail(b->err, b->name, loc_of(ev->start_mark), "anchor '&%s': anchors and aliases are not supported",
-                         (const char *)anchor);
+        return mlk_yfail(b->err, b->name, loc_of(ev->start_mark),
+                         "anchor '&%.64s': anchors and aliases are not supported", (const char *)anchor);
     if (tag)
-        return mlk_yfail(b->err, b->name, loc_of(ev->start_mark), "tag '%s': tags are not supported",
+        return mlk_yfail(b->err, b->name, loc_of(ev->start_mark), "tag '%.64s': tags are not supported",
                          (const char *)tag);
     return MLK_OK;
 }
@@ -257,7 +257,7 @@ static int build_children(ybuild *b, mlk_ynode *node, int depth)
                 if (!strcmp(node->items[i]->text, child->text))
                     prev = node->items[i];
             if (prev) {
-                mlk_yfail(b->err, b->name, child->loc, "duplicate key '%s' (first at %d:%d; expected each key once)",
+                mlk_yfail(b->err, b->name, child->loc, "duplicate key '%.64s' (first at %d:%d; expected each key once)",
                           child->text, prev->loc.line, prev->loc.col);
                 mlk_ynode_free(child);
                 return MLK_E_PARSE;
