@@ -225,7 +225,9 @@ bool ref_conv_will_pack(const ref_op_ctx *c)
     if (group < 1 || w->dims[0] % group)
         return false;
     /* depthwise Conv runs a direct kernel on W as stored */
-    if (!is_transpose(c) && w->dims[1] == 1 && group > 1)
+    int64_t rows = ref_dims_prod(w->dims, 2, w->rank - 1);
+    if (!is_transpose(c) && w->dims[1] == 1 && group > 1 && w->dims[w->rank - 1] <= REF_CONV_DW_MAX_KX &&
+        rows <= REF_CONV_DW_MAX_ROWS)
         return false;
     return true;
 }

@@ -13,12 +13,38 @@ typedef struct lane_writer {
     int64_t lane, pstride;
 } lane_writer;
 
-static inline void put(lane_writer *w, float v)
+/* n values src[0], src[s], src[2s]...; whole runs inside one panel row at a time. */
+static void put_run(lane_writer *w, const float *src, int64_t n, int64_t s)
 {
-    w->p[w->lane] = v;
-    if (++w->lane == NR) {
-        w->lane = 0;
-        w->p += w->pstride;
+    while (n > 0) {
+        int64_t chunk = NR - w->lane < n ? NR - w->lane : n;
+        float *d = w->p + w->lane;
+        if (s == 1 && chunk == NR)
+            memcpy(d, src, sizeof(float) * NR); /* constant size: inlined */
+        else if (s == 1)
+            memcpy(d, src, sizeof(float) * (size_t)chunk);
+        else
+            for (int64_t t = 0; t < chunk; t++)
+                d[t] = src[t * s];
+        src += chunk * s;
+        n -= chunk;
+        if ((w->lane += chunk) == NR) {
+            w->lane = 0;
+            w->p += w->pstride;
+        }
+    }
+}
+
+static void put_zeros(lane_writer *w, int64_t n)
+{
+    while (n > 0) {
+        int64_t chunk = NR - w->lane < n ? NR - w->lane : n;
+        memset(w->p + w->lane, 0, sizeof(float) * (size_t)chunk);
+        n -= chunk;
+        if ((w->lane += chunk) == NR) {
+            w->lane = 0;
+            w->p += w->pstride;
+        }
     }
 }
 
@@ -27,22 +53,28 @@ static void im2col_row(const ref_conv_geom *g, const float *xc, const int64_t *k
                        lane_writer *w)
 {
     int64_t ox = col0 % g->out[2], oy = col0 / g->out[2] % g->out[1], oz = col0 / g->out[2] / g->out[1];
-    int64_t off_x = kk[2] * g->dil[2] - g->pad_lo[2], s2 = g->stride[2], in2 = g->in[2];
+    int64_t off = kk[2] * g->dil[2] - g->pad_lo[2], s2 = g->stride[2], in2 = g->in[2];
+    /* output x range whose tap lands inside the row: [xlo, xhi) */
+    int64_t xlo = off >= 0 ? 0 : (-off + s2 - 1) / s2;
+    int64_t xhi = in2 - 1 - off < 0 ? 0 : (in2 - 1 - off) / s2 + 1;
     for (int64_t j = 0; j < ncols;) {
-        int64_t seg = g->out[2] - ox < ncols - j ? g->out[2] - ox : ncols - j;
+        int64_t end = g->out[2] - ox < ncols - j ? g->out[2] : ox + (ncols - j);
         int64_t iz = oz * g->stride[0] - g->pad_lo[0] + kk[0] * g->dil[0];
         int64_t iy = oy * g->stride[1] - g->pad_lo[1] + kk[1] * g->dil[1];
-        if (iz < 0 || iz >= g->in[0] || iy < 0 || iy >= g->in[1]) {
-            for (int64_t t = 0; t < seg; t++)
-                put(w, 0.0f);
+        if (iz < 0 || iz >= g->in[0] || iy < 0 || iy >= g->in[1] || xlo >= xhi) {
+            put_zeros(w, end - ox);
         } else {
             const float *src = xc + (iz * g->in[1] + iy) * in2;
-            for (int64_t t = 0; t < seg; t++) {
-                int64_t ix = (ox + t) * s2 + off_x;
-                put(w, ix >= 0 && ix < in2 ? src[ix] : 0.0f);
+            int64_t a = ox > xlo ? ox : xlo, b = end < xhi ? end : xhi;
+            if (a >= b) {
+                put_zeros(w, end - ox);
+            } else {
+                put_zeros(w, a - ox);
+                put_run(w, src + a * s2 + off, b - a, s2);
+                put_zeros(w, end - b);
             }
         }
-        j += seg;
+        j += end - ox;
         ox = 0;
         if (++oy == g->out[1]) {
             oy = 0;
@@ -60,8 +92,7 @@ void ref_conv_im2col_packed(const ref_conv_geom *g, const float *x_g, int64_t co
         int64_t kk[3] = {r / (g->k[1] * g->k[2]), r / g->k[2] % g->k[1], r % g->k[2]};
         lane_writer w = {.p = dst + pc * Np + (k - pc) * NR, .pstride = NR * kc};
         im2col_row(g, x_g + ci * g->in_size, kk, col0, ncols, &w);
-        for (int64_t j = ncols; j < Np; j++)
-            put(&w, 0.0f);
+        put_zeros(&w, Np - ncols);
     }
 }
 

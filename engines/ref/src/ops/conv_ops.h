@@ -55,7 +55,10 @@ bool ref_conv_will_pack(const ref_op_ctx *c);
  * or not); before that (the first memory plan) the constant-ness of W predicts it. */
 bool ref_conv_has_packed(const ref_op_ctx *c);
 
-/* Depthwise Conv (cin_g == 1, group == cin): direct kernel, no im2col. */
+/* Depthwise Conv (cin_g == 1, group == cin, kernel rows up to REF_CONV_DW_MAX_KX wide, whose tap table
+ * lives on the stack): direct kernel, no im2col. Wider kernels take the GEMM path. */
+#define REF_CONV_DW_MAX_KX 32
+#define REF_CONV_DW_MAX_ROWS 64 /* kernel rows (kz, ky) per output row, also on the stack */
 bool ref_conv_is_depthwise(const ref_conv_geom *g);
 void ref_conv_depthwise(const ref_conv_geom *g, const float *x, const float *w, const float *bias, float *y,
                         ref_pool *pool);
@@ -63,6 +66,14 @@ void ref_conv_depthwise(const ref_conv_geom *g, const float *x, const float *w, 
 /* im2col of columns [col0, col0+ncols) of group image x_g ([cin_g, in spatial]) written directly in the
  * sgemm packed-B layout for K = cin_g*k_size, N = ncols (ref_sgemm_packed_b_floats floats). */
 void ref_conv_im2col_packed(const ref_conv_geom *g, const float *x_g, int64_t col0, int64_t ncols, float *dst);
+
+/* Tests: run the portable depthwise row kernel even when AVX2 is there. Process-wide. */
+void ref_conv_force_portable(bool on);
+
+/* One output row of a depthwise conv, AVX2 build of conv_depthwise_row.h (conv_depthwise_avx2.c). */
+void ref_conv_dw_row_avx2(float *yrow, float bias, const float *const *xr, const float *const *wr, int n_rows,
+                          int64_t kw, const int64_t *off, const int64_t *lo, const int64_t *hi, int64_t s,
+                          int64_t out_w);
 
 /* col2im for ConvTranspose: y_c[out spatial] += col_c[k_size rows x in_size] for one output channel. */
 void ref_conv_col2im(const ref_conv_geom *g, const float *col_c, float *y_c);

@@ -1,0 +1,90 @@
+/* conv_depthwise_row.h: one output row of a depthwise convolution, all taps accumulated in registers, 8
+ * outputs at a time. Included twice: conv_depthwise.c builds it portable, conv_depthwise_avx2.c for AVX2.
+ * It must never read outside the input rows: only the interior, where every tap is in range, is vectorized. */
+#include <string.h>
+
+#ifndef DW_ROW_FN
+#error "define DW_ROW_FN (and DW_ROW_LINKAGE) before including conv_depthwise_row.h"
+#endif
+
+typedef float dw_v8 __attribute__((vector_size(32)));
+
+/* yrow[ox] = bias + sum over rows r and taps kx (in that order) of wr[r][kx] * xr[r][ox*s + off[kx]], for
+ * the ox where the tap is inside [lo[kx], hi[kx]). Every element sees the same order of additions
+ * whichever path computes it, so vector and scalar paths (and both builds) agree to the bit. */
+DW_ROW_LINKAGE void DW_ROW_FN(float *yrow, float bias, const float *const *xr, const float *const *wr, int n_rows,
+                              int64_t kw, const int64_t *off, const int64_t *lo, const int64_t *hi, int64_t s,
+                              int64_t out_w)
+{
+    int64_t xl = 0, xh = out_w;
+    for (int64_t kx = 0; kx < kw; kx++) {
+        xl = lo[kx] > xl ? lo[kx] : xl;
+        xh = hi[kx] < xh ? hi[kx] : xh;
+    }
+    if (xh < xl)
+        xh = xl;
+    int64_t ox = xl;
+    /* four independent 8-wide accumulators: the tap chain of one is latency-bound, four overlap */
+    for (; ox + 32 <= xh; ox += 32) {
+        dw_v8 a0 = {bias, bias, bias, bias, bias, bias, bias, bias}, a1 = a0, a2 = a0, a3 = a0;
+        for (int r = 0; r < n_rows; r++)
+            for (int64_t kx = 0; kx < kw; kx++) {
+                const float *p = xr[r] + ox * s + off[kx];
+                float w = wr[r][kx];
+                dw_v8 x0, x1, x2, x3;
+                if (s == 1) {
+                    memcpy(&x0, p, sizeof x0);
+                    memcpy(&x1, p + 8, sizeof x1);
+                    memcpy(&x2, p + 16, sizeof x2);
+                    memcpy(&x3, p + 24, sizeof x3);
+                } else {
+                    x0 = (dw_v8){p[0], p[s], p[2 * s], p[3 * s], p[4 * s], p[5 * s], p[6 * s], p[7 * s]};
+                    p += 8 * s;
+                    x1 = (dw_v8){p[0], p[s], p[2 * s], p[3 * s], p[4 * s], p[5 * s], p[6 * s], p[7 * s]};
+                    p += 8 * s;
+                    x2 = (dw_v8){p[0], p[s], p[2 * s], p[3 * s], p[4 * s], p[5 * s], p[6 * s], p[7 * s]};
+                    p += 8 * s;
+                    x3 = (dw_v8){p[0], p[s], p[2 * s], p[3 * s], p[4 * s], p[5 * s], p[6 * s], p[7 * s]};
+                }
+                a0 += w * x0;
+                a1 += w * x1;
+                a2 += w * x2;
+                a3 += w * x3;
+            }
+        memcpy(yrow + ox, &a0, sizeof a0);
+        memcpy(yrow + ox + 8, &a1, sizeof a1);
+        memcpy(yrow + ox + 16, &a2, sizeof a2);
+        memcpy(yrow + ox + 24, &a3, sizeof a3);
+    }
+    for (; ox < xh; ox += 8) {
+        /* a short last step moves back to end at xh: it recomputes a few outputs, to the same bits */
+        int64_t at = ox + 8 <= xh ? ox : xh - 8;
+        if (at < xl)
+            break;
+        dw_v8 acc = {bias, bias, bias, bias, bias, bias, bias, bias};
+        for (int r = 0; r < n_rows; r++)
+            for (int64_t kx = 0; kx < kw; kx++) {
+                const float *p = xr[r] + at * s + off[kx];
+                dw_v8 x;
+                if (s == 1)
+                    memcpy(&x, p, sizeof x);
+                else
+                    x = (dw_v8){p[0], p[s], p[2 * s], p[3 * s], p[4 * s], p[5 * s], p[6 * s], p[7 * s]};
+                acc += wr[r][kx] * x;
+            }
+        memcpy(yrow + at, &acc, sizeof acc);
+    }
+    if (ox > xh)
+        ox = xh;
+    /* both edges (and an interior under 8 wide): scalar, taps checked one by one */
+    for (int64_t e = 0; e < out_w; e++) {
+        if (e >= xl && e < ox)
+            continue;
+        float acc = bias;
+        for (int r = 0; r < n_rows; r++)
+            for (int64_t kx = 0; kx < kw; kx++)
+                if (e >= lo[kx] && e < hi[kx])
+                    acc += wr[r][kx] * xr[r][e * s + off[kx]];
+        yrow[e] = acc;
+    }
+}
