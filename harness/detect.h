@@ -56,10 +56,12 @@ typedef struct mlk_detect_result {
 
 /* Judge series[0..n) (every sample finite; series may be NULL only when n == 0). With n < 8 the verdict is
  * PASS with "too few samples" in detail. LEAK needs, on the late part: Theil-Sen slope >= floor, Mann-Kendall
- * p <= alpha, a fitted rise of more than 2 quanta, and growth in both of its halves without a sharp slow-down.
- * PLATEAU: not a leak, but the late median is above the early median by max(2 quanta, floor * n / 4) or more.
- * Returns 0, or -1 when arguments are invalid (NULL, n < 0, a non-finite sample, options out of range);
- * *out is untouched on failure. */
+ * p <= alpha (isolated spikes left out), a fitted rise of more than 2 quanta and of at least 4 noise
+ * deviations, and growth in both of its halves without a sharp slow-down (detect.c explains each test).
+ * PLATEAU: not a leak, but the late median is above the early median by max(2 quanta, floor * n / 4,
+ * 3 noise deviations) or more. Scratch: a few arrays of n doubles, freed before returning.
+ * Returns 0, or -1 when arguments are invalid (NULL, n < 0, a non-finite sample, options out of range) or
+ * memory runs out; *out is untouched on failure. */
 int mlk_detect_leak(const double *series, int n, const mlk_detect_opts *o, mlk_detect_result *out);
 
 /* OpenVINO's memleaks rule (see shared FACTS), on one series (they judge VmRSS and VmHWM alike: call it once

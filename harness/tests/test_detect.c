@@ -1,171 +1,7 @@
 /* test_detect.c: unit tests of the leak detector on synthetic series: Theil-Sen and Mann-Kendall against
- * hand-computed values, verdicts on lines, plateaus, steps, noise sweeps and planted leaks, and OpenVINO's rule.
- * It must never depend on randomness outside its own fixed-seed generator, nor on timing. */
-#include <math.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include "detect.h"
-
-static int n_pass, n_fail;
-
-#define CHECK(cond)                                                                   \
-    do {                                                                              \
-        if (cond) {                                                                   \
-            n_pass++;                                                                 \
-        } else {                                                                      \
-            n_fail++;                                                                 \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-        }                                                                             \
-    } while (0)
-
-#define CHECK_NEAR(a, b, tol)                                                                  \
-    do {                                                                                       \
-        double a_ = (a), b_ = (b);                                                             \
-        if (fabs(a_ - b_) <= (tol)) {                                                          \
-            n_pass++;                                                                          \
-        } else {                                                                               \
-            n_fail++;                                                                          \
-            fprintf(stderr, "%s:%d: %s = %.10g, expected %.10g (tol %g)\n", __FILE__, __LINE__, #a, a_, \
-                    b_, (double)(tol));                                                        \
-        }                                                                                      \
-    } while (0)
-
-/* A verdict check that prints the detector's reason when it fails. */
-#define CHECK_VERDICT(res, want)                                                                      \
-    do {                                                                                              \
-        if ((res).verdict == (want)) {                                                                \
-            n_pass++;                                                                                 \
-        } else {                                                                                      \
-            n_fail++;                                                                                 \
-            fprintf(stderr, "%s:%d: verdict %s, expected %s: %s\n", __FILE__, __LINE__,               \
-                    mlk_verdict_name((res).verdict), mlk_verdict_name(want), (res).detail);           \
-        }                                                                                             \
-    } while (0)
-
-#define PAGE 4096.0
-#define MIB (1024.0 * 1024.0)
-
-/* ------------------------------------------------------------------------------------------------
- * Deterministic noise: splitmix64
- * ---------------------------------------------------------------------------------------------- */
-
-typedef struct rng {
-    uint64_t s;
-} rng;
-
-static uint64_t rng_next(rng *r)
-{
-    uint64_t z = (r->s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-/* Uniform in [0, 1). */
-static double rng_unit(rng *r) { return (double)(rng_next(r) >> 11) * 0x1.0p-53; }
-
-/* Uniform integer in [lo, hi]. */
-static int rng_int(rng *r, int lo, int hi) { return lo + (int)(rng_next(r) % (uint64_t)(hi - lo + 1)); }
-
-/* Standard normal (Box-Muller). */
-static double rng_gauss(rng *r)
-{
-    double u = rng_unit(r), v = rng_unit(r);
-    return sqrt(-2.0 * log(1.0 - u)) * cos(2.0 * M_PI * v);
-}
-
-/* ------------------------------------------------------------------------------------------------
- * Series models. "True" memory is a function of the iteration; what is recorded adds noise.
- * ---------------------------------------------------------------------------------------------- */
-
-typedef enum {
-    RSS_UNIFORM3,  /* RSS: pages, +-3 pages uniform */
-    RSS_AR1,       /* RSS: pages, AR(1) drift (phi 0.8, innovation sd 1.5 pages) */
-    RSS_SPIKES,    /* RSS: +-3 pages and, 3% of the time, a transient +64 pages */
-    RSS_HELD,      /* RSS: +-2 pages, and 16 extra pages held for 1..5 iterations, 5% of the time */
-    HEAP_JITTER,   /* heap: exact, 10% of samples +-4096 (a block held in a cache) */
-    HEAP_CACHES,   /* heap: exact, 30% of samples +4 KiB..64 KiB (thread caches, transient buffers) */
-    HEAP_GAUSS,    /* heap: sd 200 B and 10% +-4096 */
-    NOISE_COUNT
-} noise_kind;
-
-static const char *noise_name[NOISE_COUNT] = {"rss +-3 pages", "rss AR(1)", "rss spikes", "rss held",
-                                              "heap jitter", "heap caches", "heap gauss"};
-
-static int is_rss(noise_kind k) { return k <= RSS_HELD; }
-
-/* Fill y[0..n) with truth[i] plus noise of the given kind (truth may be NULL: flat at base). */
-static void add_noise(double *y, const double *truth, int n, double base, noise_kind kind, uint64_t seed)
-{
-    rng r = {seed * 0x2545F4914F6CDD1Dull + (uint64_t)kind};
-    double ar = 0;
-    int held = 0;
-    for (int i = 0; i < n; i++) {
-        double t = truth ? truth[i] : base, e = 0;
-        switch (kind) {
-        case RSS_UNIFORM3:
-            e = rng_int(&r, -3, 3) * PAGE;
-            break;
-        case RSS_AR1:
-            ar = 0.8 * ar + 1.5 * rng_gauss(&r);
-            e = round(ar) * PAGE;
-            break;
-        case RSS_SPIKES:
-            e = rng_int(&r, -3, 3) * PAGE + (rng_unit(&r) < 0.03 ? 64 * PAGE : 0);
-            break;
-        case RSS_HELD:
-            if (held == 0 && rng_unit(&r) < 0.05)
-                held = rng_int(&r, 1, 5);
-            e = rng_int(&r, -2, 2) * PAGE + (held > 0 ? 16 * PAGE : 0);
-            if (held > 0)
-                held--;
-            break;
-        case HEAP_JITTER:
-            e = rng_unit(&r) < 0.1 ? (rng_unit(&r) < 0.5 ? -4096 : 4096) : 0;
-            break;
-        case HEAP_CACHES:
-            e = rng_unit(&r) < 0.3 ? 4096.0 * rng_int(&r, 1, 16) : 0;
-            break;
-        case HEAP_GAUSS:
-            e = round(200 * rng_gauss(&r)) + (rng_unit(&r) < 0.1 ? (rng_unit(&r) < 0.5 ? -4096 : 4096) : 0);
-            break;
-        case NOISE_COUNT:
-            break;
-        }
-        /* RSS moves in whole pages: quantize the truth, then add page noise */
-        y[i] = is_rss(kind) ? floor(t / PAGE) * PAGE + e : t + e;
-    }
-}
-
-static void line(double *t, int n, double base, double per_iter)
-{
-    for (int i = 0; i < n; i++)
-        t[i] = base + per_iter * i;
-}
-
-static void opts_rss(mlk_detect_opts *o)
-{
-    mlk_detect_opts_init(o);
-    o->floor_per_iter = 1024;
-    o->quantum = PAGE;
-}
-
-static void opts_heap(mlk_detect_opts *o, double floor)
-{
-    mlk_detect_opts_init(o);
-    o->floor_per_iter = floor;
-    o->quantum = 1;
-}
-
-static mlk_verdict judge(const double *y, int n, const mlk_detect_opts *o, mlk_detect_result *res)
-{
-    int rc = mlk_detect_leak(y, n, o, res);
-    CHECK(rc == 0);
-    return rc == 0 ? res->verdict : MLK_VERDICT_ERROR;
-}
+ * hand-computed values, verdicts on lines, plateaus, steps, noise sweeps and planted leaks.
+ * It must never depend on randomness outside its fixed-seed generator, nor on timing. */
+#include "detect_series.h"
 
 /* ------------------------------------------------------------------------------------------------
  * Theil-Sen
@@ -362,39 +198,6 @@ static void test_mann_kendall(void)
  * Verdicts
  * ---------------------------------------------------------------------------------------------- */
 
-#define N_ITER 100 /* the scenario default: measured iterations */
-#define RSS_BASE (50 * MIB)
-#define HEAP_BASE (10 * MIB)
-
-typedef struct tally {
-    int leak, plateau, pass;
-} tally;
-
-static void count(tally *t, mlk_verdict v)
-{
-    t->leak += v == MLK_VERDICT_LEAK;
-    t->plateau += v == MLK_VERDICT_PLATEAU;
-    t->pass += v == MLK_VERDICT_PASS;
-}
-
-/* Judge `seeds` noisy copies of truth (NULL: flat at base). */
-static tally sweep(const double *truth, int n, double base, noise_kind kind, const mlk_detect_opts *o, int seeds)
-{
-    tally t = {0, 0, 0};
-    double *y = malloc(sizeof *y * (size_t)n);
-    if (!y) {
-        CHECK(!"no memory");
-        return t;
-    }
-    mlk_detect_result res;
-    for (int s = 1; s <= seeds; s++) {
-        add_noise(y, truth, n, base, kind, (uint64_t)s);
-        count(&t, judge(y, n, o, &res));
-    }
-    free(y);
-    return t;
-}
-
 static void test_pure_lines(void)
 {
     double y[N_ITER];
@@ -417,6 +220,42 @@ static void test_pure_lines(void)
     CHECK(judge(y, N_ITER, &o, &res) == MLK_VERDICT_PASS);
     line(y, N_ITER, HEAP_BASE, 16); /* under the floor, but it adds up: flagged as plateau, not leak */
     CHECK(judge(y, N_ITER, &o, &res) == MLK_VERDICT_PLATEAU);
+
+    /* RSS staircases, judged with a floor of 64 B/iter: two single pages in the late part are within the
+     * 2-quanta resolution, a page every 12 iterations (341 B/iter) is a leak */
+    opts_rss(&o);
+    o.floor_per_iter = 64;
+    for (int i = 0; i < N_ITER; i++)
+        y[i] = RSS_BASE + (i >= 62 ? PAGE : 0) + (i >= 87 ? PAGE : 0);
+    CHECK(judge(y, N_ITER, &o, &res) == MLK_VERDICT_PASS && strstr(res.detail, "within 2 quanta"));
+    for (int i = 0; i < N_ITER; i++)
+        y[i] = RSS_BASE + PAGE * floor(i / 12.0);
+    CHECK(judge(y, N_ITER, &o, &res) == MLK_VERDICT_LEAK);
+    CHECK_NEAR(res.late_slope, PAGE / 12, PAGE / 48);
+}
+
+/* Weekly-length runs go through the strided Theil-Sen: still quiet when flat, still sharp on a leak. */
+static void test_long_runs(void)
+{
+    int n = 3000;
+    double *t = malloc(sizeof *t * (size_t)n), *y = malloc(sizeof *y * (size_t)n);
+    mlk_detect_opts o;
+    mlk_detect_result res;
+    if (!t || !y) {
+        CHECK(!"no memory");
+        free(t);
+        free(y);
+        return;
+    }
+    opts_rss(&o);
+    add_noise(y, NULL, n, RSS_BASE, RSS_AR1, 7);
+    CHECK(judge(y, n, &o, &res) == MLK_VERDICT_PASS);
+    line(t, n, RSS_BASE, 1536);
+    add_noise(y, t, n, 0, RSS_AR1, 7);
+    CHECK(judge(y, n, &o, &res) == MLK_VERDICT_LEAK);
+    CHECK_NEAR(res.late_slope, 1536, 50);
+    free(t);
+    free(y);
 }
 
 /* Clean runs: the false-alarm sweep. Heap series are judged with a 32 B/iter floor, RSS with 1 KiB. From 100
@@ -667,109 +506,6 @@ static void test_short_and_invalid(void)
     CHECK(!strcmp(mlk_verdict_name(MLK_VERDICT_COUNT), "unknown"));
 }
 
-/* ------------------------------------------------------------------------------------------------
- * OpenVINO's rule. A series of 30 + n samples is their run with n measured iterations.
- * ---------------------------------------------------------------------------------------------- */
-
-static void rss_run(double *y, int n, double per_iter, uint64_t seed)
-{
-    double t[400];
-    line(t, n, RSS_BASE, per_iter);
-    add_noise(y, t, n, 0, RSS_UNIFORM3, seed);
-}
-
-static void test_openvino_basic(void)
-{
-    double y[400];
-    mlk_detect_result res;
-
-    rss_run(y, 130, 0, 1); /* clean, n = 100: 20 windows, none out */
-    CHECK(mlk_detect_openvino(y, 130, 0.10, &res) == 0);
-    CHECK(res.verdict == MLK_VERDICT_PASS && res.ov_outliers == 0 && res.ov_retakes == 0 && res.ov_windows == 20);
-    CHECK(fabs(res.ov_ref - RSS_BASE) <= 3 * PAGE && fabs(res.ov_bound - 0.1 * res.ov_ref) < 1e-6);
-    CHECK(isnan(res.slope) && isnan(res.mk_p) && res.n == 130);
-    CHECK(strstr(res.detail, "iteration 30") && strstr(res.detail, ": pass"));
-    printf("openvino clean: %s\n", res.detail);
-    mlk_detect_result dflt;
-    CHECK(mlk_detect_openvino(y, 130, 0, &dflt) == 0 && dflt.ov_bound == res.ov_bound); /* 0: their default */
-
-    /* 200 KiB/iter over 230 samples: each pass collects 6 outliers and re-takes the reference; after the
-     * third retake the last pass fails */
-    rss_run(y, 230, 200 * 1024.0, 2);
-    CHECK(mlk_detect_openvino(y, 230, 0.02, &res) == 0);
-    CHECK(res.verdict == MLK_VERDICT_LEAK && res.ov_retakes == 3 && res.ov_outliers > 5);
-    printf("openvino 200 KiB/iter, 2%%: %s\n", res.detail);
-    /* with the 10% bound a pass needs 5 more windows to collect its outliers: the series ends first */
-    CHECK(mlk_detect_openvino(y, 230, 0.10, &res) == 0);
-    CHECK(res.verdict == MLK_VERDICT_PASS && res.ov_retakes == 3 && strstr(res.detail, "series ended"));
-    printf("openvino 200 KiB/iter, 10%%: %s\n", res.detail);
-
-    /* a step of 8 MiB (16%) at iteration 40 and flat after: windows 8..13 are out, window 14 re-takes the
-     * reference above the step, and the new pass is clean */
-    for (int i = 0; i < 130; i++)
-        y[i] = RSS_BASE + (i >= 40 ? 8 * MIB : 0);
-    CHECK(mlk_detect_openvino(y, 130, 0.10, &res) == 0);
-    CHECK(res.verdict == MLK_VERDICT_PASS && res.ov_retakes == 1 && res.ov_outliers == 0);
-    CHECK(res.ov_ref == RSS_BASE + 8 * MIB && res.ov_windows == 12 && strstr(res.detail, "iteration 75"));
-    printf("openvino step: %s\n", res.detail);
-    mlk_detect_opts o;
-    opts_rss(&o);
-    CHECK(mlk_detect_leak(y, 130, &o, &res) == 0 && res.verdict == MLK_VERDICT_PLATEAU);
-    /* the same step at 2% would not be re-taken if it were under 2%... it is not: 16% > 2% too */
-    for (int i = 0; i < 130; i++)
-        y[i] = RSS_BASE + (i >= 40 ? 0.05 * RSS_BASE : 0); /* 5%: inside 10%, outside 2% */
-    CHECK(mlk_detect_openvino(y, 130, 0.10, &res) == 0 && res.ov_outliers == 0 && res.ov_retakes == 0);
-    CHECK(mlk_detect_openvino(y, 130, 0.02, &res) == 0 && res.ov_retakes == 1 && res.verdict == MLK_VERDICT_PASS);
-
-    /* short series: the reference comes from the last full window and nothing is left to judge */
-    rss_run(y, 22, 1 * MIB, 3);
-    CHECK(mlk_detect_openvino(y, 22, 0.10, &res) == 0 && res.verdict == MLK_VERDICT_PASS);
-    CHECK(res.ov_windows == 1 && res.ov_ref == (y[15] + y[16] + y[17] + y[18] + y[19]) / 5);
-    CHECK(strstr(res.detail, "only 22 samples") != NULL);
-    CHECK(mlk_detect_openvino(y, 4, 0.10, &res) == 0 && res.verdict == MLK_VERDICT_PASS &&
-          strstr(res.detail, "not one window"));
-    CHECK(mlk_detect_openvino(y, 0, 0.10, &res) == 0 && res.verdict == MLK_VERDICT_PASS);
-}
-
-/* Their precommit run (n = 30) judges 5 windows after the reference and fails on more than 5: it cannot
- * fail, even on a leak of 4 MiB per iteration. */
-static void test_openvino_precommit_blind(void)
-{
-    double y[60];
-    mlk_detect_result res;
-    mlk_detect_opts o;
-    rss_run(y, 60, 4 * MIB, 4);
-    CHECK(mlk_detect_openvino(y, 60, 0.10, &res) == 0);
-    CHECK(res.verdict == MLK_VERDICT_PASS && res.ov_outliers == 5 && res.ov_windows == 6);
-    printf("openvino n=30, 4 MiB/iter: %s\n", res.detail);
-    opts_rss(&o);
-    CHECK(mlk_detect_leak(y, 60, &o, &res) == 0 && res.verdict == MLK_VERDICT_LEAK);
-}
-
-/* The selling point: 20 KiB/iter on a 50 MiB process is 2 MiB over 100 iterations, inside OpenVINO's 10%
- * (5 MiB) bound, so their rule passes it at n = 30 and n = 100; the trend test flags it every time. */
-static void test_openvino_misses_small_leak(void)
-{
-    double y[130];
-    mlk_detect_opts o;
-    mlk_detect_result res;
-    opts_rss(&o);
-    int ov_leak[2] = {0, 0}, mlk_leak[2] = {0, 0};
-    static const int lengths[2] = {60, 130};
-    for (int li = 0; li < 2; li++)
-        for (uint64_t seed = 1; seed <= 200; seed++) {
-            rss_run(y, lengths[li], 20 * 1024.0, seed);
-            CHECK(mlk_detect_openvino(y, lengths[li], 0.10, &res) == 0);
-            ov_leak[li] += res.verdict == MLK_VERDICT_LEAK;
-            mlk_leak[li] += judge(y, lengths[li], &o, &res) == MLK_VERDICT_LEAK;
-            if (seed == 1 && li == 1)
-                printf("20 KiB/iter, n=100: memleak says \"%s\"\n", res.detail);
-        }
-    CHECK(ov_leak[0] == 0 && ov_leak[1] == 0 && mlk_leak[0] == 200 && mlk_leak[1] == 200);
-    printf("20 KiB/iter on 50 MiB, 200 seeds: openvino flags %d (n=30) and %d (n=100); memleak %d and %d\n",
-           ov_leak[0], ov_leak[1], mlk_leak[0], mlk_leak[1]);
-}
-
 int main(void)
 {
     test_theil_sen_small();
@@ -778,15 +514,12 @@ int main(void)
     test_theil_sen_large();
     test_mann_kendall();
     test_pure_lines();
+    test_long_runs();
     test_noise_sweeps();
     test_leak_sweeps();
     test_plateaus();
     test_single_steps();
     test_leak_after_plateau();
     test_short_and_invalid();
-    test_openvino_basic();
-    test_openvino_precommit_blind();
-    test_openvino_misses_small_leak();
-    printf("%d passed, %d failed\n", n_pass, n_fail);
-    return n_fail ? 1 : 0;
+    return check_summary();
 }
