@@ -41,10 +41,14 @@ median() { # numbers on stdin -> their median
 }
 
 # measure PRELOAD CMD...: one figure from a run: bench_heap_shim's CPU ns/op (the wall clock on a loaded machine
-# measures the wait for a core), or refengine's infer median in ms (wall: compare on a quiet machine)
+# measures the wait for a core), or refengine's infer median in ms (wall: compare on a quiet machine); with
+# MEASURE=cpu, the whole run's user+system seconds instead (read and compile included, robust to load).
 measure() {
   local preload=$1; shift
-  if [ "$1" = "$refengine" ]; then
+  if [ "${MEASURE:-}" = cpu ]; then
+    local TIMEFORMAT='%U %S'
+    { time LD_PRELOAD="$preload" "$@" >/dev/null 2>&1; } 2>&1 | awk '{ printf "%.3f\n", $1 + $2 }'
+  elif [ "$1" = "$refengine" ]; then
     LD_PRELOAD="$preload" "$@" | grep -o '"infer_median_ms":[0-9.]*' | cut -d: -f2
   else
     LD_PRELOAD="$preload" "$@" | awk '{ print $3 }'
@@ -97,10 +101,14 @@ for alloc in $allocators; do
   compare "$alloc" "realistic sizes" cpu-ns "$bench" mixed "$n_ops"
   compare "$alloc" "64 B on 2 threads" cpu-ns "$bench" threads "$n_ops"
   if [ "$have_refengine" = 1 ]; then
-    # --arena off: every infer allocates its activations, the engine's heaviest heap traffic
-    compare "$alloc" "infer mlp arena off" ms "$refengine" run "$out/models/mlp.onnx" --json --iterations 300 --arena off
-    compare "$alloc" "infer mobilenetv2 off" ms "$refengine" run "$out/models/mobilenetv2.onnx" --json --iterations 10 \
-      --arena off
+    # --arena off: every infer allocates its activations, the engine's heaviest heap traffic (mobilenetv2:
+    # 188 allocations, 87 MB per infer). Wall-clock medians are noisy on a shared machine: the CPU rows aren't.
+    mlp=("$refengine" run "$out/models/mlp.onnx" --json --iterations 300 --arena off)
+    mnv2=("$refengine" run "$out/models/mobilenetv2.onnx" --json --iterations 10 --arena off)
+    compare "$alloc" "mlp infer median" ms "${mlp[@]}"
+    MEASURE=cpu compare "$alloc" "mlp whole run" cpu-s "${mlp[@]}"
+    compare "$alloc" "mobilenetv2 infer med." ms "${mnv2[@]}"
+    MEASURE=cpu compare "$alloc" "mobilenetv2 whole run" cpu-s "${mnv2[@]}"
   fi
 done
 echo "results: $results" >&2
