@@ -1,5 +1,7 @@
 /* model_file.c: the public model entry points: read from a file (mapped or slurped) or from memory, free, info.
  * It must never parse bytes itself (read.c does), and never leave the model pointing into a buffer it frees. */
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -20,6 +22,44 @@ static ref_model *model_with(const ref_options *o, ref_error *err)
     return m;
 }
 
+static int cmp_range(const void *a, const void *b)
+{
+    const uintptr_t *x = a, *y = b;
+    return x[0] < y[0] ? -1 : x[0] > y[0];
+}
+
+/* Parsing touched every page of the mapping, but only the weights that point into it need to stay: drop the
+ * others from this process's RSS (MADV_DONTNEED on a private read-only file mapping; a later access simply
+ * faults the page in again from the file, so nothing can break). Embedded weights are rarely aligned, so for
+ * such models most of the file is copied, and without this their pages would count twice. */
+static void release_unused_pages(const ref_model *m, uint8_t *addr, size_t len)
+{
+    const ref_graph *g = &m->graph;
+    uintptr_t base = (uintptr_t)addr, end = base + len, page = 4096;
+    uintptr_t *used = ref_malloc(sizeof(uintptr_t) * 2 * (g->n_inits + 1));
+    if (!used)
+        return; /* only an optimization */
+    size_t n = 0;
+    for (size_t i = 0; i < g->n_inits; i++) {
+        uintptr_t p = (uintptr_t)g->inits[i].t.data;
+        if (g->inits[i].storage == REF_STORAGE_MAPPED && p >= base && p < end) {
+            used[2 * n] = p & ~(page - 1);
+            used[2 * n + 1] = (p + g->inits[i].nbytes + page - 1) & ~(page - 1);
+            n++;
+        }
+    }
+    qsort(used, n, 2 * sizeof(uintptr_t), cmp_range);
+    uintptr_t from = (base + page - 1) & ~(page - 1);
+    for (size_t i = 0; i <= n; i++) {
+        uintptr_t to = i < n ? used[2 * i] : end & ~(page - 1);
+        if (to > from)
+            madvise((void *)from, to - from, MADV_DONTNEED);
+        if (i < n && used[2 * i + 1] > from)
+            from = used[2 * i + 1];
+    }
+    ref_free(used);
+}
+
 /* With mmap on, map the file and keep the mapping for the model's life: aligned weights point into it.
  * With mmap off, read it into a heap buffer that is gone after parsing (every weight was copied). */
 static int load_file(ref_model *m, const char *path, const char *dir, ref_error *err)
@@ -35,6 +75,8 @@ static int load_file(ref_model *m, const char *path, const char *dir, ref_error 
             return ref_fail(err, REF_E_NOMEM, "%s: out of memory", path);
         }
         rc = ref_onnx_parse(m, addr, len, dir, err);
+        if (!rc && addr)
+            release_unused_pages(m, addr, len);
     } else {
         uint8_t *buf;
         size_t len;
