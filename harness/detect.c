@@ -177,8 +177,8 @@ static int late_stats(const double *y, int n, int m, double quantum, mlk_detect_
         res[i] = late[i] - r->late_slope * i;
     double mid = median_of(res, m, scratch);
     for (int i = 0; i < m; i++)
-        scratch[i] = fabs(res[i] - mid);
-    r->noise = 1.4826 * median_of(scratch, m, scratch);
+        kept[i] = fabs(res[i] - mid);
+    r->noise = 1.4826 * median_of(kept, m, scratch);
 
     int nk = despike(late, res, m, fmax(SPIKE_NOISE * r->noise, SPIKE_QUANTA * quantum), kept);
     if (nk < DETECT_MIN_SAMPLES) { /* a series that is all spikes has none: test it whole */
