@@ -3,6 +3,7 @@
 #include "heap_test.h"
 
 #include <malloc.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -134,6 +135,8 @@ template <typename F> bool throws_bad_alloc(F fn)
     fflush(stdout);
     pid_t pid = fork();
     if (pid == 0) {
+        struct rlimit no_core = {0, 0}; // an allocator that aborts here must not leave a core file behind
+        setrlimit(RLIMIT_CORE, &no_core);
         try {
             fn();
         } catch (const std::bad_alloc &) {
