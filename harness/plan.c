@@ -24,10 +24,6 @@ bool mlk_is_harness_axis(const char *name)
     return false;
 }
 
-static bool truthy(const char *v)
-{
-    return !strcmp(v, "on") || !strcmp(v, "true") || !strcmp(v, "yes") || !strcmp(v, "1") || !strcmp(v, "True");
-}
 
 static char *path_join(const char *dir, const char *name)
 {
@@ -131,7 +127,7 @@ static int gen_argv(const mlk_model_spec *m, const char **argv, int max, char *k
             if (used < key_len)
                 used += (size_t)snprintf(key + used, key_len - used, ";%s=%s", map[k].key, m->gen[i].value);
             if (map[k].boolean) {
-                if (truthy(m->gen[i].value) && n < max)
+                if (mlk_scenario_bool(m->gen[i].value) == 1 && n < max)
                     argv[n++] = map[k].flag;
             } else if (n + 1 < max) {
                 argv[n++] = map[k].flag;
@@ -227,86 +223,6 @@ static int resolve_model(mlk_plan *p, const mlk_plan_opts *o, mlk_error *err)
     return rc;
 }
 
-/* What a step needs and leaves: engine, model, compiled model and request. NULL when it can run. */
-static const char *apply_step(mlk_step k, bool st[4])
-{
-    enum { ENG, MOD, CMP, REQ };
-    if (k != MLK_STEP_LOAD_ENGINE && !st[ENG])
-        return "the engine is not loaded (load_engine)";
-    switch (k) {
-    case MLK_STEP_LOAD_ENGINE:
-        if (st[ENG])
-            return "the engine is already loaded";
-        st[ENG] = true;
-        return NULL;
-    case MLK_STEP_READ_MODEL:
-        if (st[MOD])
-            return "a model is already read: release_model must come first";
-        st[MOD] = true;
-        return NULL;
-    case MLK_STEP_COMPILE_MODEL:
-        if (!st[MOD] || st[CMP])
-            return st[CMP] ? "a compiled model exists: release_compiled must come first" : "no model (read_model)";
-        st[CMP] = true;
-        return NULL;
-    case MLK_STEP_CREATE_REQUEST:
-        if (!st[CMP] || st[REQ])
-            return st[REQ] ? "a request exists: release_request must come first" : "no compiled model";
-        st[REQ] = true;
-        return NULL;
-    case MLK_STEP_INFER:
-        return st[REQ] ? NULL : "no request (create_request)";
-    case MLK_STEP_RELEASE_REQUEST:
-        if (!st[REQ])
-            return "no request to release";
-        st[REQ] = false;
-        return NULL;
-    case MLK_STEP_RELEASE_COMPILED:
-        if (!st[CMP] || st[REQ])
-            return st[REQ] ? "release_request must come first" : "no compiled model to release";
-        st[CMP] = false;
-        return NULL;
-    case MLK_STEP_RELEASE_MODEL:
-        if (!st[MOD])
-            return "no model to release";
-        st[MOD] = false;
-        return NULL;
-    case MLK_STEP_UNLOAD_ENGINE:
-        if (st[MOD] || st[CMP] || st[REQ])
-            return "the model, compiled model and request must be released first";
-        st[ENG] = false;
-        return NULL;
-    default:
-        return "unknown step";
-    }
-}
-
-/* Simulate setup, two iterations and teardown: every step must find what it needs, and an iteration must
- * leave the state it found, or the pipeline could not repeat. */
-static int check_pipeline(const mlk_scenario *s, mlk_error *err)
-{
-    bool st[4] = {false, false, false, false}, before[4];
-    const mlk_step *lists[4] = {s->setup, s->pipeline, s->pipeline, s->teardown};
-    const int lens[4] = {s->n_setup, s->n_pipeline, s->n_pipeline, s->n_teardown};
-    static const char *const where[4] = {"setup", "pipeline", "pipeline", "teardown"};
-    for (int l = 0; l < 4; l++) {
-        if (l == 1)
-            memcpy(before, st, sizeof st);
-        for (int i = 0; i < lens[l]; i++) {
-            const char *why = apply_step(lists[l][i], st);
-            if (why)
-                return mlk_fail(err, MLK_E_PARSE, "%s:1:1: step %s in %s cannot run: %s", s->path,
-                                mlk_step_name(lists[l][i]), where[l], why);
-        }
-        if (l == 1 && memcmp(before, st, sizeof st))
-            return mlk_fail(err, MLK_E_PARSE,
-                            "%s:1:1: the pipeline does not end in the state it started from, so it cannot "
-                            "repeat: release what it creates",
-                            s->path);
-    }
-    return MLK_OK;
-}
-
 void mlk_plan_free(mlk_plan *p)
 {
     if (!p)
@@ -338,7 +254,7 @@ int mlk_plan_build(const mlk_scenario *s, const mlk_plan_opts *o, mlk_plan **out
         return mlk_fail(err, MLK_E_NOMEM, "out of memory");
     p->s = s;
     int rc;
-    if ((rc = check_pipeline(s, err)) || (rc = find_engine(p, o, err)) || (rc = mlk_plan_cells(p, err)) ||
+    if ((rc = find_engine(p, o, err)) || (rc = mlk_plan_cells(p, err)) ||
         (rc = mlk_plan_check_cells(p, err)) || (rc = resolve_model(p, o, err)) || (rc = mlk_plan_keys(p, err))) {
         mlk_plan_free(p);
         return rc;

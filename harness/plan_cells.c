@@ -23,10 +23,6 @@ static void pick_of(const mlk_scenario *s, int64_t idx, int *pick)
     }
 }
 
-static bool truthy(const char *v)
-{
-    return !strcmp(v, "on") || !strcmp(v, "true") || !strcmp(v, "yes") || !strcmp(v, "1") || !strcmp(v, "True");
-}
 
 static int add_opt(mlk_cell *c, const char *k, const char *v, mlk_error *err)
 {
@@ -96,7 +92,7 @@ static int build_cell(mlk_plan *p, mlk_cell *c, const int *pick, mlk_error *err)
         if (!strcmp(ax->name, "allocator"))
             c->allocator = v;
         else if (!strcmp(ax->name, "malloc_trim"))
-            c->trim = truthy(v);
+            c->trim = mlk_scenario_bool(v) == 1;
         else if (!strcmp(ax->name, "glibc_tunables"))
             c->glibc_tunables = v;
         else if (!strcmp(ax->name, "malloc_conf"))
