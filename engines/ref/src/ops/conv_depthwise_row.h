@@ -8,6 +8,23 @@
 #endif
 
 typedef float dw_v8 __attribute__((vector_size(32)));
+typedef int dw_i8 __attribute__((vector_size(32)));
+
+/* p[0], p[s], ..., p[7s]; stride 2 reads p[0..14] as two overlapping vectors (never p[15], which may lie
+ * past the row) and keeps the even elements. */
+static inline void dw_gather(const float *p, int64_t s, dw_v8 *out)
+{
+    if (s == 1) {
+        memcpy(out, p, sizeof *out);
+    } else if (s == 2) {
+        dw_v8 lo, hi;
+        memcpy(&lo, p, sizeof lo);
+        memcpy(&hi, p + 7, sizeof hi);
+        *out = __builtin_shuffle(lo, hi, (dw_i8){0, 2, 4, 6, 9, 11, 13, 15});
+    } else {
+        *out = (dw_v8){p[0], p[s], p[2 * s], p[3 * s], p[4 * s], p[5 * s], p[6 * s], p[7 * s]};
+    }
+}
 
 /* yrow[ox] = bias + sum over rows r and taps kx (in that order) of wr[r][kx] * xr[r][ox*s + off[kx]], for
  * the ox where the tap is inside [lo[kx], hi[kx]). Every element sees the same order of additions
@@ -32,20 +49,10 @@ DW_ROW_LINKAGE void DW_ROW_FN(float *yrow, float bias, const float *const *xr, c
                 const float *p = xr[r] + ox * s + off[kx];
                 float w = wr[r][kx];
                 dw_v8 x0, x1, x2, x3;
-                if (s == 1) {
-                    memcpy(&x0, p, sizeof x0);
-                    memcpy(&x1, p + 8, sizeof x1);
-                    memcpy(&x2, p + 16, sizeof x2);
-                    memcpy(&x3, p + 24, sizeof x3);
-                } else {
-                    x0 = (dw_v8){p[0], p[s], p[2 * s], p[3 * s], p[4 * s], p[5 * s], p[6 * s], p[7 * s]};
-                    p += 8 * s;
-                    x1 = (dw_v8){p[0], p[s], p[2 * s], p[3 * s], p[4 * s], p[5 * s], p[6 * s], p[7 * s]};
-                    p += 8 * s;
-                    x2 = (dw_v8){p[0], p[s], p[2 * s], p[3 * s], p[4 * s], p[5 * s], p[6 * s], p[7 * s]};
-                    p += 8 * s;
-                    x3 = (dw_v8){p[0], p[s], p[2 * s], p[3 * s], p[4 * s], p[5 * s], p[6 * s], p[7 * s]};
-                }
+                dw_gather(p, s, &x0);
+                dw_gather(p + 8 * s, s, &x1);
+                dw_gather(p + 16 * s, s, &x2);
+                dw_gather(p + 24 * s, s, &x3);
                 a0 += w * x0;
                 a1 += w * x1;
                 a2 += w * x2;
@@ -66,10 +73,7 @@ DW_ROW_LINKAGE void DW_ROW_FN(float *yrow, float bias, const float *const *xr, c
             for (int64_t kx = 0; kx < kw; kx++) {
                 const float *p = xr[r] + at * s + off[kx];
                 dw_v8 x;
-                if (s == 1)
-                    memcpy(&x, p, sizeof x);
-                else
-                    x = (dw_v8){p[0], p[s], p[2 * s], p[3 * s], p[4 * s], p[5 * s], p[6 * s], p[7 * s]};
+                dw_gather(p, s, &x);
                 acc += wr[r][kx] * x;
             }
         memcpy(yrow + at, &acc, sizeof acc);
