@@ -79,6 +79,7 @@ typedef struct gemm_job {
     char *scratch;
     size_t slice_bytes, a_bytes; /* per-thread slice: A buffer, then B buffer */
     ref_sgemm_kernel_fn kern;
+    ref_sgemm_kernel1_fn kern1; /* set when M == 1 and the kernel set has a one-row form */
     bool split_n;
 } gemm_job;
 
@@ -97,6 +98,22 @@ static void edge_tile(ref_sgemm_kernel_fn kern, int64_t kc, const float *a, cons
         memcpy(c + r * ldc, tmp + r * NR, sizeof(float) * (size_t)nr);
 }
 
+/* M == 1: the one-row kernel, through a 16-wide copy when the panel is narrower. */
+static void row_tile(ref_sgemm_kernel1_fn kern1, int64_t kc, const float *a, const float *b, float *c, int64_t nr,
+                     float alpha, float beta)
+{
+    if (nr == NR) {
+        kern1(kc, a, b, c, alpha, beta);
+        return;
+    }
+    float tmp[NR] __attribute__((aligned(64)));
+    memset(tmp, 0, sizeof tmp);
+    if (beta != 0.0f)
+        memcpy(tmp, c, sizeof(float) * (size_t)nr);
+    kern1(kc, a, b, tmp, alpha, beta);
+    memcpy(c, tmp, sizeof(float) * (size_t)nr);
+}
+
 static void macro_kernel(const gemm_job *j, int64_t mc, int64_t nc, int64_t kc, const float *ap,
                          const float *bp, float *c, float beta)
 {
@@ -108,6 +125,8 @@ static void macro_kernel(const gemm_job *j, int64_t mc, int64_t nc, int64_t kc, 
             float *cc = c + ir * j->ldc + jr;
             if (mr == MR && nr == NR)
                 j->kern(kc, ap + ir * kc, b, cc, j->ldc, j->alpha, beta);
+            else if (j->kern1)
+                row_tile(j->kern1, kc, ap + ir * kc, b, cc, nr, j->alpha, beta);
             else
                 edge_tile(j->kern, kc, ap + ir * kc, b, cc, j->ldc, mr, nr, j->alpha, beta);
         }
@@ -217,6 +236,8 @@ int ref_sgemm(ref_pool *pool, int64_t M, int64_t N, int64_t K, float alpha, cons
     gemm_job j = {.M = M, .N = N, .K = K, .kcb = ref_sgemm_kc(K), .Mp = round_up64(M, MR),
                   .Np = round_up64(N, NR), .alpha = alpha, .beta = beta, .A = A, .B = B, .C = C, .ldc = ldc,
                   .scratch = scratch, .kern = pick_kernel()};
+    if (M == 1 && j.kern == ref_sgemm_kernel_avx2)
+        j.kern1 = ref_sgemm_kernel1_avx2;
     size_t b_bytes;
     slice_sizes(M, N, K, A->packed, B->packed, &j.a_bytes, &b_bytes);
     j.slice_bytes = j.a_bytes + b_bytes;

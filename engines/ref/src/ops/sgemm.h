@@ -65,6 +65,9 @@ typedef void (*ref_sgemm_kernel_fn)(int64_t kc, const float *a, const float *b, 
                                     float alpha, float beta);
 void ref_sgemm_kernel_avx2(int64_t kc, const float *a, const float *b, float *c, int64_t ldc, float alpha,
                            float beta);
+/* One-row form for products whose whole M is 1: row 0 of the packed A panel times the B panel, 16 wide. */
+typedef void (*ref_sgemm_kernel1_fn)(int64_t kc, const float *a, const float *b, float *c, float alpha, float beta);
+void ref_sgemm_kernel1_avx2(int64_t kc, const float *a, const float *b, float *c, float alpha, float beta);
 
 /* Pack one block: rows [0,mc) x k [0,kc) of op(A) starting at src into MR panels; k [0,kc) x cols
  * [0,nc) of op(B) into NR panels. src already points at the block's first element. */

@@ -83,3 +83,33 @@ void ref_sgemm_kernel_avx2(int64_t kc, const float *a, const float *b, float *c,
     store_row(c + 4 * ldc, c40, c41, va, vb, mode);
     store_row(c + 5 * ldc, c50, c51, va, vb, mode);
 }
+
+/* One row x 16 (the M == 1 products of batch-1 layers, which the 6-row kernel would run at 1/6 use):
+ * k is split four ways (k mod 4) into independent accumulators so the FMA chains overlap; the four
+ * partial sums are added as (p0 + p1) + (p2 + p3). */
+void ref_sgemm_kernel1_avx2(int64_t kc, const float *a, const float *b, float *c, float alpha, float beta)
+{
+    __m256 p0l = _mm256_setzero_ps(), p0h = p0l, p1l = p0l, p1h = p0l, p2l = p0l, p2h = p0l, p3l = p0l, p3h = p0l;
+    int64_t k = 0;
+    for (; k + 4 <= kc; k += 4) {
+        const float *bk = b + k * 16, *ak = a + k * 6;
+        __m256 a0 = _mm256_broadcast_ss(ak), a1 = _mm256_broadcast_ss(ak + 6);
+        __m256 a2 = _mm256_broadcast_ss(ak + 12), a3 = _mm256_broadcast_ss(ak + 18);
+        p0l = _mm256_fmadd_ps(a0, _mm256_loadu_ps(bk), p0l);
+        p0h = _mm256_fmadd_ps(a0, _mm256_loadu_ps(bk + 8), p0h);
+        p1l = _mm256_fmadd_ps(a1, _mm256_loadu_ps(bk + 16), p1l);
+        p1h = _mm256_fmadd_ps(a1, _mm256_loadu_ps(bk + 24), p1h);
+        p2l = _mm256_fmadd_ps(a2, _mm256_loadu_ps(bk + 32), p2l);
+        p2h = _mm256_fmadd_ps(a2, _mm256_loadu_ps(bk + 40), p2h);
+        p3l = _mm256_fmadd_ps(a3, _mm256_loadu_ps(bk + 48), p3l);
+        p3h = _mm256_fmadd_ps(a3, _mm256_loadu_ps(bk + 56), p3h);
+    }
+    for (; k < kc; k++) {
+        __m256 av = _mm256_broadcast_ss(a + k * 6);
+        p0l = _mm256_fmadd_ps(av, _mm256_loadu_ps(b + k * 16), p0l);
+        p0h = _mm256_fmadd_ps(av, _mm256_loadu_ps(b + k * 16 + 8), p0h);
+    }
+    __m256 lo = _mm256_add_ps(_mm256_add_ps(p0l, p1l), _mm256_add_ps(p2l, p3l));
+    __m256 hi = _mm256_add_ps(_mm256_add_ps(p0h, p1h), _mm256_add_ps(p2h, p3h));
+    store_row(c, lo, hi, _mm256_set1_ps(alpha), _mm256_set1_ps(beta), beta == 0.0f ? 0 : beta == 1.0f ? 1 : 2);
+}
