@@ -238,6 +238,8 @@ static const cv_case conv_cases[] = {
     {"depthwise 3x3", 2, 1, 8, 8, 8, {10, 12}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, NULL, true, {0}, {0}},
     {"depthwise mult2 s2", 2, 2, 4, 8, 4, {9, 11}, {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}, NULL, true, {0}, {0}},
     {"depthwise dil asym", 2, 1, 3, 3, 3, {8, 8}, {3, 2}, {1, 3}, {2, 1}, {2, 0, 1, 1}, NULL, false, {0}, {0}},
+    {"depthwise threaded", 2, 1, 32, 32, 32, {64, 64}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, NULL, true, {0},
+     {0}},
     {"depthwise 1d", 1, 1, 5, 5, 5, {20}, {5}, {1}, {1}, {2, 2}, NULL, true, {0}, {0}},
     {"depthwise 3d", 3, 1, 4, 4, 4, {4, 5, 6}, {3, 3, 3}, {1, 1, 2}, {1, 1, 1}, {1, 1, 1, 1, 1, 1}, NULL, true, {0}, {0}},
     {"depthwise wide s2 (vector path)", 2, 1, 3, 3, 3, {9, 81}, {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}, NULL, true, {0},
@@ -269,6 +271,7 @@ static const cv_case convt_cases[] = {
     {"same_upper", 2, 1, 1, 2, 1, {3, 3}, {3, 3}, {2, 2}, {1, 1}, {0, 0, 1, 1}, "SAME_UPPER", false, {0}, {0}},
     {"same_lower", 2, 1, 1, 2, 1, {3, 3}, {3, 3}, {2, 2}, {1, 1}, {1, 1, 0, 0}, "SAME_LOWER", true, {0}, {0}},
     {"bigger", 2, 1, 32, 16, 1, {12, 12}, {4, 4}, {2, 2}, {1, 1}, {1, 1, 1, 1}, NULL, true, {0}, {0}},
+    {"threaded", 2, 1, 64, 32, 1, {24, 24}, {4, 4}, {2, 2}, {1, 1}, {1, 1, 1, 1}, NULL, true, {0}, {0}},
 };
 
 /* Hand-computed: 5x5 ramp 0..24 with a 3x3 box filter and pad 1; ConvTranspose of a 3x3 ramp, ones. */

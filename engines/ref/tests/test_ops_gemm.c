@@ -136,6 +136,7 @@ static void gemm_tests(void)
     gemm_case(37, 29, 13, false, false, 2.0f, 0.0f, 2, cmn);
     gemm_case(1, 1000, 512, false, true, 1.0f, 1.0f, 1, (int64_t[]){1000});
     gemm_case(130, 70, 260, false, true, 1.0f, 1.0f, 1, (int64_t[]){70});
+    gemm_case(150, 120, 300, true, false, 1.0f, 1.0f, 1, (int64_t[]){120}); /* threaded */
     gemm_case(5, 3, 1, false, false, 1.0f, 1.0f, -1, NULL);
 
     /* hand-computed: [[1,2],[3,4]] x [[5,6],[7,8]] * 2 + [10, 20] */
@@ -280,8 +281,11 @@ static void matmul_tests(void)
     matmul_case("broadcast b over a", 2, (int64_t[]){6, 8}, 4, (int64_t[]){2, 3, 8, 5});
     matmul_case("broadcast 1s", 4, (int64_t[]){1, 3, 5, 8}, 4, (int64_t[]){2, 1, 8, 6});
     matmul_case("big batch small", 3, (int64_t[]){16, 20, 24}, 3, (int64_t[]){16, 24, 28});
-    matmul_case("threaded 2d", 2, (int64_t[]){120, 300}, 2, (int64_t[]){300, 90});
-    matmul_case("linear batch", 3, (int64_t[]){2, 64, 256}, 2, (int64_t[]){256, 100});
+    /* large enough to be split across threads: over the batch, within one product, flattened */
+    matmul_case("threaded batch", 3, (int64_t[]){16, 64, 96}, 3, (int64_t[]){16, 96, 80});
+    matmul_case("threaded 2d", 2, (int64_t[]){160, 400}, 2, (int64_t[]){400, 90});
+    matmul_case("linear batch", 3, (int64_t[]){2, 96, 256}, 2, (int64_t[]){256, 100});
+    matmul_case("gemv", 2, (int64_t[]){1, 1100}, 2, (int64_t[]){1100, 4000});
     matmul_case("empty batch", 3, (int64_t[]){0, 3, 4}, 2, (int64_t[]){4, 5});
     matmul_case("k zero", 2, (int64_t[]){3, 0}, 2, (int64_t[]){0, 5});
 }

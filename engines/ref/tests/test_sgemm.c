@@ -157,9 +157,11 @@ static void sweep(ref_pool *p1, ref_pool *p2)
             for (size_t ki = 0; ki < sizeof ks / sizeof ks[0]; ki++)
                 for (int t = 0; t < 4; t++)
                     one_case(p1, p2, ms[mi], ms[(ni + mi) % 10], ks[ki], t & 1, t & 2, 1.0f, 0.0f, false);
-    /* several K blocks (balanced and not), M across MC, N across NR edges; large enough to thread */
+    /* several K blocks (balanced and not), M across MC, N across NR edges; the ones over 8 MFLOP are
+     * split across the 2-thread pool (by M or by N, depending on which operand is packed) */
     const int64_t big[][3] = {{67, 61, 257}, {150, 33, 600}, {37, 149, 513}, {293, 47, 300},
-                              {7, 521, 1000}, {151, 2, 301}, {2, 151, 301}, {1, 1, 2053}};
+                              {7, 521, 1000}, {151, 2, 301}, {2, 151, 301}, {1, 1, 2053},
+                              {200, 150, 513}, {97, 301, 300}, {1, 4000, 1100}, {301, 7, 2100}};
     for (size_t i = 0; i < sizeof big / sizeof big[0]; i++)
         for (int t = 0; t < 4; t++)
             one_case(p1, p2, big[i][0], big[i][1], big[i][2], t & 1, t & 2, 1.0f, 0.0f, false);

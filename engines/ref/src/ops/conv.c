@@ -167,7 +167,8 @@ static int conv_run(ref_op_ctx *c)
     j.tiles = (char *)c->scratch + j.s.packed_w_bytes;
     int64_t tasks = g.batch * g.group * j.s.n_tiles;
     double task_flops = 2.0 * (double)g.cout_g * (double)kdim * (double)j.s.max_cols;
-    int64_t grain = task_flops >= 5e5 ? 1 : (int64_t)(5e5 / task_flops) + 1;
+    /* a share of a few MFLOP outweighs waking the pool (tens of microseconds) */
+    int64_t grain = task_flops >= 4e6 ? 1 : (int64_t)(4e6 / task_flops) + 1;
     ref_parallel_for(c->pool, tasks, grain, conv_task, &j);
     if ((rc = atomic_load(&j.rc)))
         return ref_fail(c->err, rc, "conv GEMM failed (status %d)", rc);

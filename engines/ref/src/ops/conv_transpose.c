@@ -78,7 +78,8 @@ int ref_conv_transpose_run(ref_op_ctx *c)
         return ref_fail(c->err, REF_E_INVALID, "scratch of %zu bytes, %zu needed", c->scratch_bytes, cb + gb);
     float *col = c->scratch;
     void *gs = (char *)c->scratch + cb;
-    int64_t per_channel = g.k_size * g.in_size, grain = per_channel > 8192 ? 1 : 8192 / (per_channel + 1) + 1;
+    /* ~1e5 scattered adds a share outweigh waking the pool */
+    int64_t per_channel = g.k_size * g.in_size, grain = per_channel > 100000 ? 1 : 100000 / (per_channel + 1) + 1;
     for (int64_t n = 0; n < g.batch; n++)
         for (int64_t gi = 0; gi < g.group; gi++) {
             ref_sgemm_operand a = {.data = w + gi * g.cin_g * mt, .ld = mt, .trans = true};

@@ -218,7 +218,7 @@ static int mm_run_float(ref_op_ctx *c, const mm_shape *s)
     if (s->n_batch >= threads && threads > 1 && flops < 4e6) {
         /* many small products: one whole product per task, each thread on its scratch slice */
         j.slice = c->scratch_bytes / (size_t)threads / REF_ALIGN * REF_ALIGN;
-        int64_t grain = flops >= 5e5 ? 1 : (int64_t)(5e5 / (flops + 1)) + 1;
+        int64_t grain = flops >= 4e6 ? 1 : (int64_t)(4e6 / (flops + 1)) + 1;
         ref_parallel_for(c->pool, s->n_batch, grain, mm_task, &j);
         if (atomic_load(&j.rc))
             return ref_fail(c->err, REF_E_INVALID, "matmul: scratch slice of %zu bytes too small", j.slice);
