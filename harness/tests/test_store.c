@@ -1,0 +1,112 @@
+/* test_store.c: the SQLite store: schema and version, runs and cells, samples in batches with NULL for what was
+ * not measured, series queries, step stats, lookups for resume, integrity. It must never leave files behind. */
+#include <math.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mlk_check.h"
+#include "store.h"
+
+static char path[64];
+
+static int64_t scalar(db_store *db, const char *sql)
+{
+    sqlite3_stmt *st;
+    int64_t v = -1;
+    if (sqlite3_prepare_v2(db_handle(db), sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+        v = sqlite3_column_type(st, 0) == SQLITE_NULL ? -2 : sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return v;
+}
+
+static void fill(mlk_sample *s, int it, int step, bool heap)
+{
+    memset(s, 0, sizeof *s);
+    s->phase = it < 2 ? MLK_PHASE_WARMUP : MLK_PHASE_MEASURE;
+    s->iteration = it;
+    s->step = step;
+    s->m.vm_rss_kib = 1000 + it;
+    s->m.vm_hwm_kib = 1100 + it;
+    s->m.rss_anon_kib = 500 + it;
+    s->m.threads = 1;
+    s->m.have_heap = heap;
+    s->m.heap.live_bytes = 4096 * it;
+}
+
+int main(void)
+{
+    snprintf(path, sizeof path, "/tmp/mlk-test-store-%d.db", (int)getpid());
+    mlk_error err = {0};
+    db_store *db = NULL;
+    CHECK_OK(db_open(path, &db, &err), &err);
+    CHECK(scalar(db, "SELECT max(version) FROM schema_version") == DB_SCHEMA_VERSION);
+    db_run_meta m = {.scenario_name = "t", .scenario_text = "name: t\n", .tool_version = "0"};
+    int64_t run = 0, cell = 0, cell2 = 0;
+    CHECK_OK(db_run_begin(db, &m, &run, &err), &err);
+    db_cell_def d = {0, "ref", "m.onnx", "abc", "{}", "engine=ref", "glibc"};
+    CHECK_OK(db_cell_insert(db, run, &d, &cell, &err), &err);
+    d.idx = 1;
+    CHECK_OK(db_cell_insert(db, run, &d, &cell2, &err), &err);
+    CHECK(db_cell_insert(db, run, &d, &cell2, &err) == MLK_E_DB); /* (run, idx) is unique */
+    CHECK_OK(db_cell_start(db, cell, &err), &err);
+    mlk_sample s[12];
+    for (int i = 0; i < 12; i++)
+        fill(&s[i], i, MLK_STEP_ITERATION, i != 5);
+    int64_t seq = 0;
+    CHECK_OK(db_samples_insert(db, cell, s, 7, &seq, &err), &err);
+    CHECK_OK(db_samples_insert(db, cell, s + 7, 5, &seq, &err), &err);
+    CHECK(seq == 12);
+    CHECK(scalar(db, "SELECT count(*) FROM samples") == 12);
+    CHECK(scalar(db, "SELECT heap_live_bytes FROM samples WHERE iteration = 5") == -2); /* not measured: NULL */
+    CHECK(scalar(db, "SELECT count(*) FROM samples WHERE iteration IS NULL") == 0);
+    double *v = NULL;
+    int n = 0;
+    CHECK_OK(db_series(db, cell, "iteration", "heap_live_bytes", &v, &n, &err), &err);
+    CHECK(n == 9 && v && v[0] == 4096 * 2 && v[8] == 4096 * 11); /* measured only, NULL skipped */
+    free(v);
+    CHECK(db_series(db, cell, "iteration", "1; DROP TABLE x", &v, &n, &err) != 0);
+    db_step_stats st = {.step = MLK_STEP_INFER, .n = 10, .peak_kib = 1200, .rss_growth = 1.5, .heap_growth = NAN,
+                        .heap_delta_median = 4096, .rss_delta_median = NAN, .wall_ms_median = 0.5,
+                        .wall_ms_p90 = 0.9, .cpu_ms_median = 0.4};
+    CHECK_OK(db_step_stats_insert(db, cell, &st, 1, &err), &err);
+    CHECK(scalar(db, "SELECT heap_growth_per_iter IS NULL FROM step_stats") == 1);
+    db_cell_result r = {.status = "leak", .signal = -1, .exit_code = 0, .metric = "heap_live_bytes", .slope = 4096,
+                        .late_slope = 4096, .mk_p = 1e-9, .growth = 1e5, .detail = "why"};
+    CHECK_OK(db_cell_finish(db, cell, &r, &err), &err);
+    char *status = NULL;
+    int64_t found = 0;
+    CHECK_OK(db_cell_lookup(db, run, 0, &found, &status, &err), &err);
+    CHECK(found == cell && status && !strcmp(status, "leak"));
+    free(status);
+    CHECK_OK(db_cell_lookup(db, run, 1, &found, &status, &err), &err);
+    CHECK(found == cell2 && status && !strcmp(status, "pending"));
+    free(status);
+    CHECK_OK(db_cell_start(db, cell, &err), &err); /* a restart clears what the attempt left */
+    CHECK(scalar(db, "SELECT count(*) FROM samples") == 0);
+    CHECK(scalar(db, "SELECT count(*) FROM step_stats") == 0);
+    char *text = NULL, *sp = NULL;
+    CHECK_OK(db_run_load(db, run, &text, &sp, &err), &err);
+    CHECK(text && !strcmp(text, "name: t\n") && !sp);
+    free(text);
+    CHECK(db_run_load(db, run + 100, &text, &sp, &err) == MLK_E_NOTFOUND);
+    CHECK_OK(db_run_finish(db, run, "done", &err), &err);
+    bool ok = false;
+    CHECK_OK(db_integrity_ok(db, &ok, &err), &err);
+    CHECK(ok);
+    sqlite3_exec(db_handle(db), "UPDATE schema_version SET version = 99", NULL, NULL, NULL);
+    db_close(db);
+    db = NULL;
+    CHECK(db_open(path, &db, &err) == MLK_E_DB); /* made by a newer memleak */
+    CHECK(strstr(err.msg, "newer") != NULL);
+    db_close(db);
+    CHECK(db_open("/nonexistent-dir/x.db", &db, &err) == MLK_E_DB);
+    char wal[80], shm[80];
+    snprintf(wal, sizeof wal, "%s-wal", path);
+    snprintf(shm, sizeof shm, "%s-shm", path);
+    unlink(path);
+    unlink(wal);
+    unlink(shm);
+    return mlk_check_summary();
+}
