@@ -2,11 +2,11 @@
  * It must never act without an explicit inject_* option, and never let the compiler elide a planted leak. */
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "alloc.h"
 #include "inject.h"
 #include "status.h"
 
@@ -31,9 +31,11 @@ static void touch(void *p, size_t n)
         v[n - 1] = 1;
 }
 
+/* Planted blocks come from malloc itself, not the engine's counting hook: a planted leak of N bytes is then one
+ * malloc(N), exactly what the allocator and the heap shim see. */
 static int leak(int64_t bytes, ref_error *err)
 {
-    void *p = ref_malloc((size_t)bytes);
+    void *p = malloc((size_t)bytes);
     if (!p)
         return ref_fail(err, REF_E_NOMEM, "inject_leak_bytes: cannot allocate %lld bytes", (long long)bytes);
     touch(p, (size_t)bytes);
@@ -47,7 +49,7 @@ static int retain(int64_t bytes, int64_t cap, ref_error *err)
     pthread_mutex_lock(&cache_mu);
     if (cache_bytes + bytes <= cap) {
         size_t n = (size_t)bytes < sizeof(retained) ? sizeof(retained) : (size_t)bytes;
-        retained *r = ref_malloc(n);
+        retained *r = malloc(n);
         if (!r) {
             rc = ref_fail(err, REF_E_NOMEM, "inject_retention_bytes: cannot allocate %lld bytes",
                           (long long)bytes);

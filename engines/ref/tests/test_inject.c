@@ -81,12 +81,14 @@ static void test_leak(void)
         CHECK_OK(ref_infer(p.r, NULL), NULL);
     long rss1 = status_kib("RssAnon");
     ref_alloc_get_stats(&s1);
-    CHECK(s1.live_bytes - s0.live_bytes == 32LL << 20);
+    CHECK(s1.live_bytes == s0.live_bytes); /* planted with malloc itself, outside the engine's accounting */
     /* Touched pages are resident: at least 90% of the 32 MiB shows in RssAnon. */
     CHECK(rss1 - rss0 >= 32 * 1024 * 9 / 10);
     close_pipeline(&p);
     ref_alloc_get_stats(&s1);
-    CHECK(s1.live_bytes - before.live_bytes == 32LL << 20); /* freeing everything does not return it */
+    CHECK(s1.live_bytes == before.live_bytes);
+    /* Freeing everything does not give the leak back. */
+    CHECK(status_kib("RssAnon") - rss0 >= 32 * 1024 * 9 / 10);
 }
 
 static void test_retention(void)
