@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -58,13 +59,9 @@ void mlk_probe_reset_peak(mlk_probe *p)
         p->heap_reset();
 }
 
-/* Value after "Name:" on the line starting at s, in kB. */
-static int64_t field(const char *buf, const char *name)
+/* The value of one "Name:   123 kB" line. */
+static int64_t number_after(const char *s)
 {
-    const char *s = strstr(buf, name);
-    if (!s)
-        return -1;
-    s += strlen(name);
     while (*s == ' ' || *s == '\t')
         s++;
     int64_t v = 0;
@@ -73,23 +70,40 @@ static int64_t field(const char *buf, const char *name)
     return v;
 }
 
+/* One pass over the status text, filling the fields it knows (a table walk per line, no strstr per field). */
+static void parse_status(const char *buf, mlk_mem *m)
+{
+    static const struct {
+        const char *name;
+        size_t len;
+        size_t off;
+    } fields[] = {
+        {"VmPeak:", 7, offsetof(mlk_mem, vm_peak_kib)},   {"VmSize:", 7, offsetof(mlk_mem, vm_size_kib)},
+        {"VmHWM:", 6, offsetof(mlk_mem, vm_hwm_kib)},     {"VmRSS:", 6, offsetof(mlk_mem, vm_rss_kib)},
+        {"RssAnon:", 8, offsetof(mlk_mem, rss_anon_kib)}, {"RssFile:", 8, offsetof(mlk_mem, rss_file_kib)},
+        {"RssShmem:", 9, offsetof(mlk_mem, rss_shmem_kib)}, {"Threads:", 8, offsetof(mlk_mem, threads)},
+    };
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
+        *(int64_t *)((char *)m + fields[i].off) = -1;
+    for (const char *line = buf; *line;) {
+        if (line[0] == 'V' || line[0] == 'R' || line[0] == 'T')
+            for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
+                if (!strncmp(line, fields[i].name, fields[i].len)) {
+                    *(int64_t *)((char *)m + fields[i].off) = number_after(line + fields[i].len);
+                    break;
+                }
+        const char *nl = strchr(line, '\n');
+        if (!nl)
+            break;
+        line = nl + 1;
+    }
+}
+
 static int64_t ns(const struct timespec *t) { return (int64_t)t->tv_sec * 1000000000LL + t->tv_nsec; }
 
-int mlk_probe_read(mlk_probe *p, mlk_mem *m)
+void mlk_probe_mark(mlk_probe *p, mlk_mem *m)
 {
-    char buf[4096];
-    ssize_t n = pread(p->status_fd, buf, sizeof buf - 1, 0);
-    if (n <= 0)
-        return n < 0 ? -errno : -EIO;
-    buf[n] = '\0';
-    m->vm_peak_kib = field(buf, "\nVmPeak:");
-    m->vm_size_kib = field(buf, "\nVmSize:");
-    m->vm_hwm_kib = field(buf, "\nVmHWM:");
-    m->vm_rss_kib = field(buf, "\nVmRSS:");
-    m->rss_anon_kib = field(buf, "\nRssAnon:");
-    m->rss_file_kib = field(buf, "\nRssFile:");
-    m->rss_shmem_kib = field(buf, "\nRssShmem:");
-    m->threads = field(buf, "\nThreads:");
+    (void)p;
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     m->minflt = ru.ru_minflt;
@@ -99,6 +113,17 @@ int mlk_probe_read(mlk_probe *p, mlk_mem *m)
     m->wall_ns = ns(&t);
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
     m->cpu_ns = ns(&t);
+}
+
+int mlk_probe_read(mlk_probe *p, mlk_mem *m)
+{
+    char buf[4096];
+    ssize_t n = pread(p->status_fd, buf, sizeof buf - 1, 0);
+    if (n <= 0)
+        return n < 0 ? -errno : -EIO;
+    buf[n] = '\0';
+    parse_status(buf, m);
+    mlk_probe_mark(p, m);
     m->have_heap = p->heap_stats != NULL;
     if (m->have_heap)
         p->heap_stats(&m->heap);

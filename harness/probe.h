@@ -29,6 +29,9 @@ void mlk_probe_free(mlk_probe *p);
 void mlk_probe_reset_peak(mlk_probe *p);
 /* Read every figure now. Returns 0, or -errno when /proc/self/status cannot be read. */
 int mlk_probe_read(mlk_probe *p, mlk_mem *out);
+/* Only the clocks and fault counters (what a step's start needs to give durations and deltas): no /proc read,
+ * which is most of a sample's cost. Memory fields are left untouched. */
+void mlk_probe_mark(mlk_probe *p, mlk_mem *out);
 /* True when the heap shim answered. */
 bool mlk_probe_has_heap(const mlk_probe *p);
 

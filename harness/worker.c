@@ -169,7 +169,7 @@ static int probed_step(worker *w, int phase, int iteration, mlk_step s)
 {
     mlk_mem before, after;
     mlk_probe_reset_peak(w->probe);
-    mlk_probe_read(w->probe, &before);
+    mlk_probe_mark(w->probe, &before);
     int rc = do_step(w, s);
     mlk_probe_read(w->probe, &after);
     send_sample(w, phase, iteration, (int)s, &before, &after);
@@ -185,7 +185,7 @@ static int end_iteration(worker *w, int phase, int iteration)
     mlk_mem before, after;
     if (w->a->trim) {
         mlk_probe_reset_peak(w->probe);
-        mlk_probe_read(w->probe, &before);
+        mlk_probe_mark(w->probe, &before);
         mlk_allocator_release(w->alloc);
         mlk_probe_read(w->probe, &after);
         send_sample(w, phase, iteration, MLK_STEP_TRIM, &before, &after);
