@@ -48,6 +48,17 @@ static inline const char *check_msg_(const ref_error *e) { return e ? e->msg : "
         }                                                                                  \
     } while (0)
 
+/* Tensor y holds exactly the listed values of element type T. */
+#define CHECK_EQ_ARRAY(T, y, ...)                                                         \
+    do {                                                                                  \
+        const T want_[] = {__VA_ARGS__};                                                  \
+        int n_ = (int)(sizeof want_ / sizeof want_[0]);                                   \
+        CHECK(ref_tensor_numel(y) == n_);                                                 \
+        if (ref_tensor_numel(y) == n_)                                                    \
+            for (int i_ = 0; i_ < n_; i_++)                                               \
+                CHECK(((const T *)(y)->data)[i_] == want_[i_]);                           \
+    } while (0)
+
 /* Print "N passed, N failed" and give main's exit code. */
 static inline int check_summary(void)
 {

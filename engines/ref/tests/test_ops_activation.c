@@ -33,16 +33,6 @@ static void check_f32(const ref_tensor *y, const float *want, int n, double tol)
         CHECK_NEAR(((const float *)y->data)[i], want[i], tol);
 }
 
-#define CHECK_EQ_ARRAY(T, y, ...)                                                         \
-    do {                                                                                  \
-        const T want_[] = {__VA_ARGS__};                                                  \
-        int n_ = (int)(sizeof want_ / sizeof want_[0]);                                   \
-        CHECK(ref_tensor_numel(y) == n_);                                                 \
-        if (ref_tensor_numel(y) == n_)                                                    \
-            for (int i_ = 0; i_ < n_; i_++)                                               \
-                CHECK(((const T *)(y)->data)[i_] == want_[i_]);                           \
-    } while (0)
-
 #define F1(v) oh_tensor(REF_DT_FLOAT, 1, (int64_t[]){(int64_t)(sizeof(v) / sizeof(v)[0])}, v)
 
 static void test_pointwise(void)

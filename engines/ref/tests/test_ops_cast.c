@@ -18,16 +18,6 @@ static int cast(int opset, const ref_tensor *x, int to, ref_tensor *y, int threa
     return oh_run(n, opset, 1, in, 1, y, 0, threads, err);
 }
 
-#define CHECK_EQ_ARRAY(T, y, ...)                                                         \
-    do {                                                                                  \
-        const T want_[] = {__VA_ARGS__};                                                  \
-        int n_ = (int)(sizeof want_ / sizeof want_[0]);                                   \
-        CHECK(ref_tensor_numel(y) == n_);                                                 \
-        if (ref_tensor_numel(y) == n_)                                                    \
-            for (int i_ = 0; i_ < n_; i_++)                                               \
-                CHECK(((const T *)(y)->data)[i_] == want_[i_]);                           \
-    } while (0)
-
 static void test_to_half(void)
 {
     ref_error errs, *err = &errs;

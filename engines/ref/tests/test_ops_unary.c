@@ -18,16 +18,6 @@ static int un(const char *op, int opset, const ref_tensor *x, ref_tensor *y, int
     return oh_run(oh_node(m, op, 1, 1), opset, 1, in, 1, y, 0, threads, err);
 }
 
-#define CHECK_EQ_ARRAY(T, y, ...)                                                         \
-    do {                                                                                  \
-        const T want_[] = {__VA_ARGS__};                                                  \
-        int n_ = (int)(sizeof want_ / sizeof want_[0]);                                   \
-        CHECK(ref_tensor_numel(y) == n_);                                                 \
-        if (ref_tensor_numel(y) == n_)                                                    \
-            for (int i_ = 0; i_ < n_; i_++)                                               \
-                CHECK(((const T *)(y)->data)[i_] == want_[i_]);                           \
-    } while (0)
-
 typedef struct fn_case {
     const char *op;
     double (*ref)(double);
