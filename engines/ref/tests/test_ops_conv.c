@@ -240,6 +240,8 @@ static const cv_case conv_cases[] = {
     {"depthwise dil asym", 2, 1, 3, 3, 3, {8, 8}, {3, 2}, {1, 3}, {2, 1}, {2, 0, 1, 1}, NULL, false, {0}, {0}},
     {"depthwise threaded", 2, 1, 32, 32, 32, {64, 64}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, NULL, true, {0},
      {0}},
+    {"depthwise flat dil pads", 2, 1, 4, 8, 4, {9, 13}, {3, 2}, {1, 1}, {2, 1}, {2, 0, 1, 3}, NULL, true, {0}, {0}},
+    {"depthwise tiny plane", 2, 2, 3, 3, 3, {2, 2}, {2, 2}, {1, 1}, {1, 1}, {0, 0, 0, 0}, NULL, true, {0}, {0}},
     {"depthwise 1d", 1, 1, 5, 5, 5, {20}, {5}, {1}, {1}, {2, 2}, NULL, true, {0}, {0}},
     {"depthwise 3d", 3, 1, 4, 4, 4, {4, 5, 6}, {3, 3, 3}, {1, 1, 2}, {1, 1, 1}, {1, 1, 1, 1, 1, 1}, NULL, true, {0}, {0}},
     {"depthwise wide s2 (vector path)", 2, 1, 3, 3, 3, {9, 81}, {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}, NULL, true, {0},

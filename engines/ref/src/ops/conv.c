@@ -77,8 +77,10 @@ static size_t conv_scratch_bytes(const ref_op_ctx *c)
     ref_error e;
     ref_op_ctx cc = *c;
     cc.err = &e;
-    if (ref_conv_geom_init(&cc, false, &g) || ref_conv_is_depthwise(&g) || g.out_size == 0)
+    if (ref_conv_geom_init(&cc, false, &g) || g.out_size == 0)
         return 0;
+    if (ref_conv_is_depthwise(&g))
+        return ref_conv_depthwise_scratch_bytes(&g, c->n_threads);
     conv_sizes s;
     conv_sizes_of(&g, ref_conv_has_packed(c), c->n_threads, &s);
     return s.packed_w_bytes + s.tile_bytes * (size_t)(c->n_threads < 1 ? 1 : c->n_threads);
@@ -140,10 +142,8 @@ static int conv_run(ref_op_ctx *c)
     float *y = c->out[0]->data;
     if (g.batch == 0 || g.cout == 0)
         return REF_OK;
-    if (ref_conv_is_depthwise(&g)) {
-        ref_conv_depthwise(&g, x, w, bias, y, c->pool);
-        return REF_OK;
-    }
+    if (ref_conv_is_depthwise(&g))
+        return ref_conv_depthwise(&g, x, w, bias, y, c->pool, c->scratch, c->scratch_bytes, c->err);
     const ref_conv_state *st = c->state && ((const ref_conv_state *)c->state)->packed ? c->state : NULL;
     int64_t kdim = g.cin_g * g.k_size;
     if (st && (st->m != g.cout_g || st->kdim != kdim || st->group != g.group))

@@ -1,11 +1,16 @@
 /* conv_depthwise.c: direct depthwise convolution (one input channel per group, any channel multiplier),
- * parallel over output planes. It must never read outside the input: tap ranges are clipped up front. */
+ * parallel over output planes: stride-1 2-D planes flattened over a zero-padded copy of the input (every
+ * tap in range, fully vectorized), other shapes row by row with clipped taps. It must never read outside
+ * the input, nor allocate: the padded planes live in the caller's scratch. */
 #include <stdatomic.h>
+#include <string.h>
 
+#include "../alloc.h"
 #include "conv_ops.h"
 
 #define DW_MAX_KX REF_CONV_DW_MAX_KX
 #define DW_MAX_ROWS REF_CONV_DW_MAX_ROWS
+#define DW_FLAT_MAX_TAPS 64
 
 bool ref_conv_is_depthwise(const ref_conv_geom *g)
 {
@@ -13,28 +18,104 @@ bool ref_conv_is_depthwise(const ref_conv_geom *g)
            g->k[0] * g->k[1] <= DW_MAX_ROWS;
 }
 
-
 #define DW_ROW_FN dw_row_portable
+#define DW_FLAT_FN dw_flat_portable
 #define DW_ROW_LINKAGE static
 #include "conv_depthwise_row.h"
 
 typedef void (*dw_row_fn)(float *yrow, float bias, const float *const *xr, const float *const *wr, int n_rows,
                           int64_t kw, const int64_t *off, const int64_t *lo, const int64_t *hi, int64_t s,
                           int64_t out_w);
+typedef void (*dw_flat_fn)(float *z, int64_t len, float bias, const float *xp, const float *w, const int64_t *toff,
+                           int ntaps);
 
 static atomic_int force_portable;
 
 void ref_conv_force_portable(bool on) { atomic_store(&force_portable, on ? 1 : 0); }
 
-static dw_row_fn pick_row_fn(void)
+static bool use_avx2(void)
 {
     __builtin_cpu_init();
-    if (!atomic_load(&force_portable) && __builtin_cpu_supports("avx2"))
-        return ref_conv_dw_row_avx2;
-    return dw_row_portable;
+    return !atomic_load(&force_portable) && __builtin_cpu_supports("avx2");
 }
 
-static void dw_plane(const ref_conv_geom *g, dw_row_fn row, const float *xp, const float *wm, float b, float *yp)
+/* ---- stride-1 1-D/2-D planes: flattened over a padded copy ---------------------------------------- */
+
+/* The padded plane is hp x wp (what the taps of every output reach, from -pad_lo), plus a tail the
+ * flattened run reads past the last row's garbage columns; z holds out_h rows of wp. */
+typedef struct flat_dims {
+    int64_t hp, wp, plane, len;
+} flat_dims;
+
+static bool dw_flat(const ref_conv_geom *g)
+{
+    return g->in[0] == 1 && g->out[0] == 1 && g->k[0] == 1 && g->stride[1] == 1 && g->stride[2] == 1 &&
+           g->k[1] * g->k[2] <= DW_FLAT_MAX_TAPS;
+}
+
+static void flat_dims_of(const ref_conv_geom *g, flat_dims *d)
+{
+    d->hp = g->out[1] + (g->k[1] - 1) * g->dil[1];
+    d->wp = g->out[2] + (g->k[2] - 1) * g->dil[2];
+    d->plane = d->hp * d->wp + (g->k[2] - 1) * g->dil[2];
+    d->len = g->out[1] * d->wp;
+}
+
+static size_t flat_slice_bytes(const flat_dims *d)
+{
+    return ref_align_up(sizeof(float) * (size_t)d->plane, REF_ALIGN) +
+           ref_align_up(sizeof(float) * (size_t)d->len, REF_ALIGN);
+}
+
+size_t ref_conv_depthwise_scratch_bytes(const ref_conv_geom *g, int n_threads)
+{
+    if (!dw_flat(g))
+        return 0;
+    flat_dims d;
+    flat_dims_of(g, &d);
+    return flat_slice_bytes(&d) * (size_t)(n_threads < 1 ? 1 : n_threads);
+}
+
+/* pad[r][c] = x[r - pad_top][c - pad_left] inside the image, 0 elsewhere (and in the tail). */
+static void pad_plane(const ref_conv_geom *g, const flat_dims *d, const float *xp, float *pad)
+{
+    int64_t pt = g->pad_lo[1], pl = g->pad_lo[2], in1 = g->in[1], in2 = g->in[2];
+    int64_t c0 = pl < d->wp ? pl : d->wp, c1 = pl + in2 < d->wp ? pl + in2 : d->wp;
+    for (int64_t r = 0; r < d->hp; r++) {
+        float *row = pad + r * d->wp;
+        int64_t iy = r - pt;
+        if (iy < 0 || iy >= in1 || c1 <= c0) {
+            memset(row, 0, sizeof(float) * (size_t)d->wp);
+            continue;
+        }
+        memset(row, 0, sizeof(float) * (size_t)c0);
+        memcpy(row + c0, xp + iy * in2, sizeof(float) * (size_t)(c1 - c0));
+        memset(row + c1, 0, sizeof(float) * (size_t)(d->wp - c1));
+    }
+    memset(pad + d->hp * d->wp, 0, sizeof(float) * (size_t)(d->plane - d->hp * d->wp));
+}
+
+static void dw_plane_flat(const ref_conv_geom *g, dw_flat_fn flat, const float *xp, const float *wm, float b,
+                          float *yp, char *slice)
+{
+    flat_dims d;
+    flat_dims_of(g, &d);
+    float *pad = (float *)slice, *z = (float *)(slice + ref_align_up(sizeof(float) * (size_t)d.plane, REF_ALIGN));
+    pad_plane(g, &d, xp, pad);
+    int64_t toff[DW_FLAT_MAX_TAPS];
+    int nt = 0;
+    for (int64_t ky = 0; ky < g->k[1]; ky++)
+        for (int64_t kx = 0; kx < g->k[2]; kx++)
+            toff[nt++] = ky * g->dil[1] * d.wp + kx * g->dil[2];
+    flat(z, d.len, b, pad, wm, toff, nt);
+    for (int64_t oy = 0; oy < g->out[1]; oy++)
+        memcpy(yp + oy * g->out[2], z + oy * d.wp, sizeof(float) * (size_t)g->out[2]);
+}
+
+/* ---- everything else: row by row, taps clipped to the image ---------------------------------------- */
+
+static void dw_plane_rows(const ref_conv_geom *g, dw_row_fn row, const float *xp, const float *wm, float b,
+                          float *yp)
 {
     /* Tap ranges depend on kx alone: computed once per plane, not per row (divisions are not cheap). */
     int64_t off[DW_MAX_KX], lo[DW_MAX_KX], hi[DW_MAX_KX], s = g->stride[2];
@@ -65,31 +146,51 @@ static void dw_plane(const ref_conv_geom *g, dw_row_fn row, const float *xp, con
         }
 }
 
+/* ---- driver -------------------------------------------------------------------------------------- */
+
 typedef struct dw_job {
     const ref_conv_geom *g;
     const float *x, *w, *bias;
     float *y;
     dw_row_fn row;
+    dw_flat_fn flat; /* NULL: row by row */
+    char *scratch;
+    size_t slice;
 } dw_job;
 
 static void dw_task(void *arg, int64_t begin, int64_t end, int tid)
 {
-    (void)tid;
     const dw_job *j = arg;
     const ref_conv_geom *g = j->g;
     for (int64_t p = begin; p < end; p++) {
         int64_t n = p / g->cout, m = p % g->cout, ci = m / g->cout_g;
-        dw_plane(g, j->row, j->x + (n * g->cin + ci) * g->in_size, j->w + m * g->k_size, j->bias ? j->bias[m] : 0.0f,
-                 j->y + p * g->out_size);
+        const float *xp = j->x + (n * g->cin + ci) * g->in_size, *wm = j->w + m * g->k_size;
+        float b = j->bias ? j->bias[m] : 0.0f, *yp = j->y + p * g->out_size;
+        if (j->flat)
+            dw_plane_flat(g, j->flat, xp, wm, b, yp, j->scratch + (size_t)tid * j->slice);
+        else
+            dw_plane_rows(g, j->row, xp, wm, b, yp);
     }
 }
 
-void ref_conv_depthwise(const ref_conv_geom *g, const float *x, const float *w, const float *bias, float *y,
-                        ref_pool *pool)
+int ref_conv_depthwise(const ref_conv_geom *g, const float *x, const float *w, const float *bias, float *y,
+                       ref_pool *pool, void *scratch, size_t scratch_bytes, ref_error *err)
 {
-    dw_job j = {.g = g, .x = x, .w = w, .bias = bias, .y = y, .row = pick_row_fn()};
+    bool avx2 = use_avx2();
+    dw_job j = {.g = g, .x = x, .w = w, .bias = bias, .y = y, .scratch = scratch,
+                .row = avx2 ? ref_conv_dw_row_avx2 : dw_row_portable};
+    if (dw_flat(g)) {
+        size_t need = ref_conv_depthwise_scratch_bytes(g, ref_pool_threads(pool));
+        if (scratch_bytes < need)
+            return ref_fail(err, REF_E_INVALID, "depthwise scratch of %zu bytes, %zu needed", scratch_bytes, need);
+        flat_dims d;
+        flat_dims_of(g, &d);
+        j.slice = flat_slice_bytes(&d);
+        j.flat = avx2 ? ref_conv_dw_flat_avx2 : dw_flat_portable;
+    }
     /* ~1 MFLOP a share (0.1 ms here) outweighs waking the pool */
     int64_t per_plane = 2 * g->out_size * g->k_size;
     int64_t grain = per_plane > 1000000 ? 1 : 1000000 / (per_plane + 1) + 1;
     ref_parallel_for(pool, g->batch * g->cout, grain, dw_task, &j);
+    return REF_OK;
 }

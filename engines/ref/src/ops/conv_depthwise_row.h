@@ -1,10 +1,11 @@
-/* conv_depthwise_row.h: one output row of a depthwise convolution, all taps accumulated in registers, 8
- * outputs at a time. Included twice: conv_depthwise.c builds it portable, conv_depthwise_avx2.c for AVX2.
+/* conv_depthwise_row.h: depthwise convolution kernels with all taps accumulated in registers, 8 outputs at a
+ * time: one output row (any stride), or a whole stride-1 plane flattened over a zero-padded input. Included
+ * twice: conv_depthwise.c builds them portable, conv_depthwise_avx2.c for AVX2.
  * It must never read outside the input rows: only the interior, where every tap is in range, is vectorized. */
 #include <string.h>
 
-#ifndef DW_ROW_FN
-#error "define DW_ROW_FN (and DW_ROW_LINKAGE) before including conv_depthwise_row.h"
+#if !defined(DW_ROW_FN) || !defined(DW_FLAT_FN)
+#error "define DW_ROW_FN, DW_FLAT_FN and DW_ROW_LINKAGE before including conv_depthwise_row.h"
 #endif
 
 typedef float dw_v8 __attribute__((vector_size(32)));
@@ -90,5 +91,51 @@ DW_ROW_LINKAGE void DW_ROW_FN(float *yrow, float bias, const float *const *xr, c
                 if (e >= lo[kx] && e < hi[kx])
                     acc += wr[r][kx] * xr[r][e * s + off[kx]];
         yrow[e] = acc;
+    }
+}
+
+/* z[j] = bias + sum over taps t (in order) of w[t] * xp[j + toff[t]], for j in [0, len): a stride-1
+ * depthwise plane flattened over a zero-padded copy of its input, where every tap is in range, so the
+ * whole plane runs 32 (then 8) outputs at a time; a short last step overlaps the one before. */
+DW_ROW_LINKAGE void DW_FLAT_FN(float *z, int64_t len, float bias, const float *xp, const float *w,
+                               const int64_t *toff, int ntaps)
+{
+    int64_t j = 0;
+    for (; j + 32 <= len; j += 32) {
+        dw_v8 a0 = {bias, bias, bias, bias, bias, bias, bias, bias}, a1 = a0, a2 = a0, a3 = a0;
+        for (int t = 0; t < ntaps; t++) {
+            const float *p = xp + j + toff[t];
+            dw_v8 x0, x1, x2, x3;
+            memcpy(&x0, p, sizeof x0);
+            memcpy(&x1, p + 8, sizeof x1);
+            memcpy(&x2, p + 16, sizeof x2);
+            memcpy(&x3, p + 24, sizeof x3);
+            a0 += w[t] * x0;
+            a1 += w[t] * x1;
+            a2 += w[t] * x2;
+            a3 += w[t] * x3;
+        }
+        memcpy(z + j, &a0, sizeof a0);
+        memcpy(z + j + 8, &a1, sizeof a1);
+        memcpy(z + j + 16, &a2, sizeof a2);
+        memcpy(z + j + 24, &a3, sizeof a3);
+    }
+    for (; j < len; j += 8) {
+        int64_t at = j + 8 <= len ? j : len - 8;
+        if (at < 0)
+            break;
+        dw_v8 acc = {bias, bias, bias, bias, bias, bias, bias, bias};
+        for (int t = 0; t < ntaps; t++) {
+            dw_v8 x;
+            memcpy(&x, xp + at + toff[t], sizeof x);
+            acc += w[t] * x;
+        }
+        memcpy(z + at, &acc, sizeof acc);
+    }
+    for (; j < len; j++) {
+        float acc = bias;
+        for (int t = 0; t < ntaps; t++)
+            acc += w[t] * xp[j + toff[t]];
+        z[j] = acc;
     }
 }

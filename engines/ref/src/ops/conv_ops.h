@@ -60,20 +60,26 @@ bool ref_conv_has_packed(const ref_op_ctx *c);
 #define REF_CONV_DW_MAX_KX 32
 #define REF_CONV_DW_MAX_ROWS 64 /* kernel rows (kz, ky) per output row, also on the stack */
 bool ref_conv_is_depthwise(const ref_conv_geom *g);
-void ref_conv_depthwise(const ref_conv_geom *g, const float *x, const float *w, const float *bias, float *y,
-                        ref_pool *pool);
+/* Per-thread scratch the depthwise kernel needs for n_threads (a zero-padded input plane and one output
+ * plane, for stride-1 1-D/2-D convs; 0 otherwise). */
+size_t ref_conv_depthwise_scratch_bytes(const ref_conv_geom *g, int n_threads);
+/* Fails with REF_E_INVALID when scratch is smaller than ref_conv_depthwise_scratch_bytes. */
+int ref_conv_depthwise(const ref_conv_geom *g, const float *x, const float *w, const float *bias, float *y,
+                       ref_pool *pool, void *scratch, size_t scratch_bytes, ref_error *err);
+
+/* Tests: run the portable depthwise kernels even when AVX2 is there. Process-wide. */
+void ref_conv_force_portable(bool on);
+
+/* The AVX2 builds of conv_depthwise_row.h's kernels (conv_depthwise_avx2.c). */
+void ref_conv_dw_row_avx2(float *yrow, float bias, const float *const *xr, const float *const *wr, int n_rows,
+                          int64_t kw, const int64_t *off, const int64_t *lo, const int64_t *hi, int64_t s,
+                          int64_t out_w);
+void ref_conv_dw_flat_avx2(float *z, int64_t len, float bias, const float *xp, const float *w, const int64_t *toff,
+                           int ntaps);
 
 /* im2col of columns [col0, col0+ncols) of group image x_g ([cin_g, in spatial]) written directly in the
  * sgemm packed-B layout for K = cin_g*k_size, N = ncols (ref_sgemm_packed_b_floats floats). */
 void ref_conv_im2col_packed(const ref_conv_geom *g, const float *x_g, int64_t col0, int64_t ncols, float *dst);
-
-/* Tests: run the portable depthwise row kernel even when AVX2 is there. Process-wide. */
-void ref_conv_force_portable(bool on);
-
-/* One output row of a depthwise conv, AVX2 build of conv_depthwise_row.h (conv_depthwise_avx2.c). */
-void ref_conv_dw_row_avx2(float *yrow, float bias, const float *const *xr, const float *const *wr, int n_rows,
-                          int64_t kw, const int64_t *off, const int64_t *lo, const int64_t *hi, int64_t s,
-                          int64_t out_w);
 
 /* col2im for ConvTranspose: y_c[out spatial] += col_c[k_size rows x in_size] for one output channel. */
 void ref_conv_col2im(const ref_conv_geom *g, const float *col_c, float *y_c);
