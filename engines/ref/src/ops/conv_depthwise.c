@@ -1,6 +1,6 @@
 /* conv_depthwise.c: direct depthwise convolution (one input channel per group, any channel multiplier),
- * parallel over output planes: stride-1 2-D planes flattened over a zero-padded copy of the input (every
- * tap in range, fully vectorized), other shapes row by row with clipped taps. It must never read outside
+ * parallel over output planes: 1-D/2-D planes with equal strides flattened over zero-padded phase planes
+ * (every tap in range, fully vectorized), other shapes row by row with clipped taps. It must never read outside
  * the input, nor allocate: the padded planes live in the caller's scratch. */
 #include <stdatomic.h>
 #include <string.h>
@@ -11,6 +11,9 @@
 #define DW_MAX_KX REF_CONV_DW_MAX_KX
 #define DW_MAX_ROWS REF_CONV_DW_MAX_ROWS
 #define DW_FLAT_MAX_TAPS 64
+
+typedef float dw_v4 __attribute__((vector_size(16)));
+typedef int dw_i4 __attribute__((vector_size(16)));
 
 bool ref_conv_is_depthwise(const ref_conv_geom *g)
 {
@@ -26,8 +29,7 @@ bool ref_conv_is_depthwise(const ref_conv_geom *g)
 typedef void (*dw_row_fn)(float *yrow, float bias, const float *const *xr, const float *const *wr, int n_rows,
                           int64_t kw, const int64_t *off, const int64_t *lo, const int64_t *hi, int64_t s,
                           int64_t out_w);
-typedef void (*dw_flat_fn)(float *z, int64_t len, float bias, const float *xp, const float *w, const int64_t *toff,
-                           int ntaps);
+typedef void (*dw_flat_fn)(float *z, int64_t len, float bias, const float *const *tp, const float *w, int ntaps);
 
 static atomic_int force_portable;
 
@@ -39,31 +41,36 @@ static bool use_avx2(void)
     return !atomic_load(&force_portable) && __builtin_cpu_supports("avx2");
 }
 
-/* ---- stride-1 1-D/2-D planes: flattened over a padded copy ---------------------------------------- */
+/* ---- 1-D/2-D planes with equal strides: flattened over padded phase planes --------------------------- */
 
-/* The padded plane is hp x wp (what the taps of every output reach, from -pad_lo), plus a tail the
- * flattened run reads past the last row's garbage columns; z holds out_h rows of wp. */
+/* The padded input (what the taps of every output reach, from -pad_lo) is hp x wp. With stride s it is
+ * split into s*s phase planes, phase (py, px) holding pad[r*s + py][c*s + px] as an hh x wh plane (plus a
+ * slack row the flattened run reads past the last row's garbage columns): a tap then reads one phase plane
+ * at a fixed offset, as in a stride-1 convolution. z holds out_h rows of wh. */
 typedef struct flat_dims {
-    int64_t hp, wp, plane, len;
+    int64_t s, hh, wh, phase, len;
 } flat_dims;
 
 static bool dw_flat(const ref_conv_geom *g)
 {
-    return g->in[0] == 1 && g->out[0] == 1 && g->k[0] == 1 && g->stride[1] == 1 && g->stride[2] == 1 &&
-           g->k[1] * g->k[2] <= DW_FLAT_MAX_TAPS;
+    return g->in[0] == 1 && g->out[0] == 1 && g->k[0] == 1 && g->stride[1] == g->stride[2] &&
+           g->stride[2] <= REF_CONV_DW_MAX_KX && g->k[1] * g->k[2] <= DW_FLAT_MAX_TAPS;
 }
 
 static void flat_dims_of(const ref_conv_geom *g, flat_dims *d)
 {
-    d->hp = g->out[1] + (g->k[1] - 1) * g->dil[1];
-    d->wp = g->out[2] + (g->k[2] - 1) * g->dil[2];
-    d->plane = d->hp * d->wp + (g->k[2] - 1) * g->dil[2];
-    d->len = g->out[1] * d->wp;
+    d->s = g->stride[2];
+    int64_t hp = (g->out[1] - 1) * d->s + (g->k[1] - 1) * g->dil[1] + 1;
+    int64_t wp = (g->out[2] - 1) * d->s + (g->k[2] - 1) * g->dil[2] + 1;
+    d->hh = (hp + d->s - 1) / d->s;
+    d->wh = (wp + d->s - 1) / d->s;
+    d->phase = (d->hh + 1) * d->wh;
+    d->len = g->out[1] * d->wh;
 }
 
 static size_t flat_slice_bytes(const flat_dims *d)
 {
-    return ref_align_up(sizeof(float) * (size_t)d->plane, REF_ALIGN) +
+    return ref_align_up(sizeof(float) * (size_t)(d->phase * d->s * d->s), REF_ALIGN) +
            ref_align_up(sizeof(float) * (size_t)d->len, REF_ALIGN);
 }
 
@@ -76,23 +83,64 @@ size_t ref_conv_depthwise_scratch_bytes(const ref_conv_geom *g, int n_threads)
     return flat_slice_bytes(&d) * (size_t)(n_threads < 1 ? 1 : n_threads);
 }
 
-/* pad[r][c] = x[r - pad_top][c - pad_left] inside the image, 0 elsewhere (and in the tail). */
-static void pad_plane(const ref_conv_geom *g, const flat_dims *d, const float *xp, float *pad)
+/* Row r of phase planes (py, 0..s-1): padded columns C = c*s + px, from input row iy, zero outside the
+ * image. The input row is read once, in order, and dealt to the s phase rows. */
+static void fill_phase_row(const ref_conv_geom *g, const flat_dims *d, const float *xrow, float *const *rows)
 {
-    int64_t pt = g->pad_lo[1], pl = g->pad_lo[2], in1 = g->in[1], in2 = g->in[2];
-    int64_t c0 = pl < d->wp ? pl : d->wp, c1 = pl + in2 < d->wp ? pl + in2 : d->wp;
-    for (int64_t r = 0; r < d->hp; r++) {
-        float *row = pad + r * d->wp;
-        int64_t iy = r - pt;
-        if (iy < 0 || iy >= in1 || c1 <= c0) {
-            memset(row, 0, sizeof(float) * (size_t)d->wp);
-            continue;
-        }
-        memset(row, 0, sizeof(float) * (size_t)c0);
-        memcpy(row + c0, xp + iy * in2, sizeof(float) * (size_t)(c1 - c0));
-        memset(row + c1, 0, sizeof(float) * (size_t)(d->wp - c1));
+    int64_t s = d->s, w = s * d->wh, pl = g->pad_lo[2];
+    int64_t c0 = pl < w ? pl : w, c1 = pl + g->in[2] < w ? pl + g->in[2] : w;
+    if (s == 1) {
+        memset(rows[0], 0, sizeof(float) * (size_t)c0);
+        memcpy(rows[0] + c0, xrow + c0 - pl, sizeof(float) * (size_t)(c1 - c0));
+        memset(rows[0] + c1, 0, sizeof(float) * (size_t)(w - c1));
+        return;
     }
-    memset(pad + d->hp * d->wp, 0, sizeof(float) * (size_t)(d->plane - d->hp * d->wp));
+    if (s == 2) {
+        float *r0 = rows[0], *r1 = rows[1];
+        /* [ca, cb): both columns 2c and 2c+1 inside the image, dealt 4 pairs at a time by shuffles */
+        int64_t ca = (c0 + 1) / 2, cb = c1 >= 2 ? (c1 - 2) / 2 + 1 : 0, c = 0;
+        cb = cb > ca ? cb : ca;
+        for (; c < ca; c++) {
+            r0[c] = 2 * c >= c0 && 2 * c < c1 ? xrow[2 * c - pl] : 0.0f;
+            r1[c] = 2 * c + 1 >= c0 && 2 * c + 1 < c1 ? xrow[2 * c + 1 - pl] : 0.0f;
+        }
+        for (; c + 4 <= cb; c += 4) {
+            /* 128-bit vectors: this file is built for baseline x86-64, where they are one shufps each */
+            dw_v4 lo, hi;
+            memcpy(&lo, xrow + 2 * c - pl, sizeof lo);
+            memcpy(&hi, xrow + 2 * c - pl + 4, sizeof hi);
+            dw_v4 ev = __builtin_shuffle(lo, hi, (dw_i4){0, 2, 4, 6});
+            dw_v4 od = __builtin_shuffle(lo, hi, (dw_i4){1, 3, 5, 7});
+            memcpy(r0 + c, &ev, sizeof ev);
+            memcpy(r1 + c, &od, sizeof od);
+        }
+        for (; c < d->wh; c++) {
+            r0[c] = 2 * c >= c0 && 2 * c < c1 ? xrow[2 * c - pl] : 0.0f;
+            r1[c] = 2 * c + 1 >= c0 && 2 * c + 1 < c1 ? xrow[2 * c + 1 - pl] : 0.0f;
+        }
+        return;
+    }
+    for (int64_t C = 0; C < w; C++)
+        rows[C % s][C / s] = C >= c0 && C < c1 ? xrow[C - pl] : 0.0f;
+}
+
+static void fill_phases(const ref_conv_geom *g, const flat_dims *d, const float *xp, float *phases)
+{
+    float *rows[REF_CONV_DW_MAX_KX];
+    for (int64_t py = 0; py < d->s; py++) {
+        for (int64_t r = 0; r < d->hh; r++) {
+            for (int64_t px = 0; px < d->s; px++)
+                rows[px] = phases + (py * d->s + px) * d->phase + r * d->wh;
+            int64_t iy = r * d->s + py - g->pad_lo[1];
+            if (iy >= 0 && iy < g->in[1])
+                fill_phase_row(g, d, xp + iy * g->in[2], rows);
+            else
+                for (int64_t px = 0; px < d->s; px++)
+                    memset(rows[px], 0, sizeof(float) * (size_t)d->wh);
+        }
+        for (int64_t px = 0; px < d->s; px++)
+            memset(phases + (py * d->s + px) * d->phase + d->hh * d->wh, 0, sizeof(float) * (size_t)d->wh);
+    }
 }
 
 static void dw_plane_flat(const ref_conv_geom *g, dw_flat_fn flat, const float *xp, const float *wm, float b,
@@ -100,16 +148,20 @@ static void dw_plane_flat(const ref_conv_geom *g, dw_flat_fn flat, const float *
 {
     flat_dims d;
     flat_dims_of(g, &d);
-    float *pad = (float *)slice, *z = (float *)(slice + ref_align_up(sizeof(float) * (size_t)d.plane, REF_ALIGN));
-    pad_plane(g, &d, xp, pad);
-    int64_t toff[DW_FLAT_MAX_TAPS];
+    float *phases = (float *)slice;
+    float *z = (float *)(slice + ref_align_up(sizeof(float) * (size_t)(d.phase * d.s * d.s), REF_ALIGN));
+    fill_phases(g, &d, xp, phases);
+    const float *tp[DW_FLAT_MAX_TAPS];
     int nt = 0;
     for (int64_t ky = 0; ky < g->k[1]; ky++)
-        for (int64_t kx = 0; kx < g->k[2]; kx++)
-            toff[nt++] = ky * g->dil[1] * d.wp + kx * g->dil[2];
-    flat(z, d.len, b, pad, wm, toff, nt);
+        for (int64_t kx = 0; kx < g->k[2]; kx++) {
+            int64_t ry = ky * g->dil[1], rx = kx * g->dil[2];
+            const float *ph = phases + ((ry % d.s) * d.s + rx % d.s) * d.phase;
+            tp[nt++] = ph + (ry / d.s) * d.wh + rx / d.s;
+        }
+    flat(z, d.len, b, tp, wm, nt);
     for (int64_t oy = 0; oy < g->out[1]; oy++)
-        memcpy(yp + oy * g->out[2], z + oy * d.wp, sizeof(float) * (size_t)g->out[2]);
+        memcpy(yp + oy * g->out[2], z + oy * d.wh, sizeof(float) * (size_t)g->out[2]);
 }
 
 /* ---- everything else: row by row, taps clipped to the image ---------------------------------------- */

@@ -1,5 +1,5 @@
 /* conv_depthwise_row.h: depthwise convolution kernels with all taps accumulated in registers, 8 outputs at a
- * time: one output row (any stride), or a whole stride-1 plane flattened over a zero-padded input. Included
+ * time: one output row (any stride), or a whole plane flattened over zero-padded phase planes. Included
  * twice: conv_depthwise.c builds them portable, conv_depthwise_avx2.c for AVX2.
  * It must never read outside the input rows: only the interior, where every tap is in range, is vectorized. */
 #include <string.h>
@@ -94,17 +94,16 @@ DW_ROW_LINKAGE void DW_ROW_FN(float *yrow, float bias, const float *const *xr, c
     }
 }
 
-/* z[j] = bias + sum over taps t (in order) of w[t] * xp[j + toff[t]], for j in [0, len): a stride-1
- * depthwise plane flattened over a zero-padded copy of its input, where every tap is in range, so the
- * whole plane runs 32 (then 8) outputs at a time; a short last step overlaps the one before. */
-DW_ROW_LINKAGE void DW_FLAT_FN(float *z, int64_t len, float bias, const float *xp, const float *w,
-                               const int64_t *toff, int ntaps)
+/* z[j] = bias + sum over taps t (in order) of w[t] * tp[t][j], for j in [0, len): a depthwise plane
+ * flattened over zero-padded (phase) planes, where every tap is in range, so the whole plane runs 32 (then
+ * 8) outputs at a time; a short last step overlaps the one before. */
+DW_ROW_LINKAGE void DW_FLAT_FN(float *z, int64_t len, float bias, const float *const *tp, const float *w, int ntaps)
 {
     int64_t j = 0;
     for (; j + 32 <= len; j += 32) {
         dw_v8 a0 = {bias, bias, bias, bias, bias, bias, bias, bias}, a1 = a0, a2 = a0, a3 = a0;
         for (int t = 0; t < ntaps; t++) {
-            const float *p = xp + j + toff[t];
+            const float *p = tp[t] + j;
             dw_v8 x0, x1, x2, x3;
             memcpy(&x0, p, sizeof x0);
             memcpy(&x1, p + 8, sizeof x1);
@@ -127,7 +126,7 @@ DW_ROW_LINKAGE void DW_FLAT_FN(float *z, int64_t len, float bias, const float *x
         dw_v8 acc = {bias, bias, bias, bias, bias, bias, bias, bias};
         for (int t = 0; t < ntaps; t++) {
             dw_v8 x;
-            memcpy(&x, xp + at + toff[t], sizeof x);
+            memcpy(&x, tp[t] + at, sizeof x);
             acc += w[t] * x;
         }
         memcpy(z + at, &acc, sizeof acc);
@@ -135,7 +134,7 @@ DW_ROW_LINKAGE void DW_FLAT_FN(float *z, int64_t len, float bias, const float *x
     for (; j < len; j++) {
         float acc = bias;
         for (int t = 0; t < ntaps; t++)
-            acc += w[t] * xp[j + toff[t]];
+            acc += w[t] * tp[t][j];
         z[j] = acc;
     }
 }

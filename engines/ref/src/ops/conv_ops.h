@@ -60,8 +60,8 @@ bool ref_conv_has_packed(const ref_op_ctx *c);
 #define REF_CONV_DW_MAX_KX 32
 #define REF_CONV_DW_MAX_ROWS 64 /* kernel rows (kz, ky) per output row, also on the stack */
 bool ref_conv_is_depthwise(const ref_conv_geom *g);
-/* Per-thread scratch the depthwise kernel needs for n_threads (a zero-padded input plane and one output
- * plane, for stride-1 1-D/2-D convs; 0 otherwise). */
+/* Per-thread scratch the depthwise kernel needs for n_threads (zero-padded phase planes of the input and
+ * one output plane, for 1-D/2-D convs with equal strides; 0 otherwise). */
 size_t ref_conv_depthwise_scratch_bytes(const ref_conv_geom *g, int n_threads);
 /* Fails with REF_E_INVALID when scratch is smaller than ref_conv_depthwise_scratch_bytes. */
 int ref_conv_depthwise(const ref_conv_geom *g, const float *x, const float *w, const float *bias, float *y,
@@ -74,8 +74,7 @@ void ref_conv_force_portable(bool on);
 void ref_conv_dw_row_avx2(float *yrow, float bias, const float *const *xr, const float *const *wr, int n_rows,
                           int64_t kw, const int64_t *off, const int64_t *lo, const int64_t *hi, int64_t s,
                           int64_t out_w);
-void ref_conv_dw_flat_avx2(float *z, int64_t len, float bias, const float *xp, const float *w, const int64_t *toff,
-                           int ntaps);
+void ref_conv_dw_flat_avx2(float *z, int64_t len, float bias, const float *const *tp, const float *w, int ntaps);
 
 /* im2col of columns [col0, col0+ncols) of group image x_g ([cin_g, in spatial]) written directly in the
  * sgemm packed-B layout for K = cin_g*k_size, N = ncols (ref_sgemm_packed_b_floats floats). */
