@@ -64,8 +64,14 @@ int ref_compile(ref_model *m, const ref_options *o, ref_compiled **out, ref_erro
         rc = ref_fail(err, REF_E_PARSE, "compile: the model imports no default-domain (ai.onnx) opset");
         goto fail;
     }
-    if ((rc = ref_fold_constants(c, err)) ||
-        (rc = default_plan(c, err)) || (rc = ref_prepack(c, c->default_plan, err)))
+    /* The first plan gives pre-packing its shapes; the second sizes scratch for what was packed. */
+    if ((rc = ref_fold_constants(c, err)) || (rc = default_plan(c, err)) ||
+        (rc = ref_prepack(c, c->default_plan, err)))
+        goto fail;
+    c->prepacked = true;
+    ref_plan_free(c, c->default_plan);
+    c->default_plan = NULL;
+    if ((rc = default_plan(c, err)))
         goto fail;
     *out = c;
     return REF_OK;

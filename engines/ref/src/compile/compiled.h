@@ -66,6 +66,7 @@ struct ref_compiled {
     int max_io;             /* largest n_in or n_out of any node, to size pointer arrays */
     ref_plan *default_plan; /* for the declared input shapes; NULL when they are not all known */
     size_t packed_bytes;
+    bool prepacked;         /* compile-time preparation is over: later plans prepare what it left */
     pthread_mutex_t prep_mu; /* guards lazy prepare of nodes whose shapes were unknown at compile */
 };
 

@@ -127,6 +127,12 @@ static int infer_node(const ref_compiled *c, ref_plan *p, int k, const ref_tenso
             return ref_fail(err, REF_E_UNSUPPORTED, "output %d has unsupported type %s or rank %d", j,
                             ref_dtype_name(outp[j]->dtype), outp[j]->rank);
     }
+    /* Scratch may depend on what prepare packed, so a node whose shapes were unknown at compile time (no
+     * declared input shapes) is prepared now. The compiled model is shared, but lazy preparation is its one
+     * guarded mutable part. */
+    if (c->prepacked && !e->prepared && (rc = ref_prepare_lazy((ref_compiled *)c, k, in, err)))
+        return rc;
+    ctx.state = e->state;
     p->scratch_bytes[k] = e->op->scratch_bytes ? e->op->scratch_bytes(&ctx) : 0;
     return REF_OK;
 }

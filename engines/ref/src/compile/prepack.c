@@ -139,17 +139,32 @@ out:
 int ref_prepare_lazy(ref_compiled *c, int k, const ref_tensor *const *in, ref_error *err)
 {
     ref_exec_node *e = &c->nodes[k];
+    /* prepare may keep what it sees as constant data (pre-packed weights): at run time every input has data,
+     * so only true constants may show theirs, or a packed activation would be reused by later runs. */
+    ref_tensor shown[e->n_in > 0 ? e->n_in : 1];
+    const ref_tensor *shown_p[e->n_in > 0 ? e->n_in : 1];
+    for (int j = 0; j < e->n_in; j++) {
+        shown_p[j] = NULL;
+        if (!in[j])
+            continue;
+        shown[j] = *in[j];
+        if (e->in[j] < 0 || c->vals[e->in[j]].kind != REF_VAL_CONST)
+            shown[j].data = NULL;
+        shown_p[j] = &shown[j];
+    }
     int rc = REF_OK;
     pthread_mutex_lock(&c->prep_mu);
+    if (!e->op->prepare)
+        e->prepared = true;
     if (!e->prepared) {
         ref_op_ctx ctx;
-        ref_node_ctx(c, k, in, NULL, &ctx, err);
+        ref_node_ctx(c, k, shown_p, NULL, &ctx, err);
         size_t b = e->op->prepare_scratch_bytes ? e->op->prepare_scratch_bytes(&ctx) : 0;
         void *scratch = b ? ref_aligned_alloc(b) : NULL;
         if (b && !scratch)
             rc = ref_fail(err, REF_E_NOMEM, "out of memory for %zu bytes of prepare scratch", b);
         else
-            rc = prepare_one(c, k, in, scratch, b, err);
+            rc = prepare_one(c, k, shown_p, scratch, b, err);
         ref_free(scratch);
         if (!rc && e->state && e->op->state_bytes)
             c->packed_bytes += e->op->state_bytes(e->state);

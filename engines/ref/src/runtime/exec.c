@@ -195,9 +195,12 @@ int ref_exec_per_tensor(ref_request *r, const ref_plan *p, ref_error *err)
             rc = alloc_outputs(r, k, dummies, dummy_bufs, err);
         void *scratch = NULL;
         size_t sb = 0;
+        for (int j = 0; j < e->n_in; j++)
+            r->in_ptrs[j] = e->in[j] >= 0 ? &r->vals[e->in[j]] : NULL;
+        /* Prepare before sizing scratch: an op's scratch may depend on what it pre-packed. */
+        if (!rc && !e->prepared && (rc = ref_prepare_lazy(r->c, k, r->in_ptrs, err)))
+            rc = ref_node_fail(c, k, err);
         if (!rc && e->op->scratch_bytes) {
-            for (int j = 0; j < e->n_in; j++)
-                r->in_ptrs[j] = e->in[j] >= 0 ? &r->vals[e->in[j]] : NULL;
             ref_op_ctx ctx;
             ref_node_ctx(c, k, r->in_ptrs, r->out_ptrs, &ctx, err);
             ctx.n_threads = ref_pool_threads(r->pool);
