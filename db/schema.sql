@@ -7,6 +7,7 @@ CREATE TABLE IF NOT EXISTS schema_version (
 -- One memleak-run invocation: enough to reproduce it from the db alone.
 CREATE TABLE IF NOT EXISTS runs (
   id            INTEGER PRIMARY KEY,
+  uuid          TEXT NOT NULL UNIQUE,     -- identity across dbs: shards of one batch share it (--run-key), merge keys on it
   scenario_name TEXT NOT NULL,
   scenario_path TEXT,
   scenario_text TEXT NOT NULL,
@@ -101,7 +102,57 @@ CREATE TABLE IF NOT EXISTS step_stats (
   wall_ms_median       REAL,
   wall_ms_p90          REAL,
   cpu_ms_median        REAL,
+  final_rss_kib        INTEGER,            -- VmRSS after the step in the last measured iteration
+  final_anon_kib       INTEGER,            -- RssAnon, same moment
+  final_heap_bytes     INTEGER,            -- live heap bytes, same moment; NULL without the shim
   PRIMARY KEY (cell_id, step)
+);
+
+-- A run pinned as the baseline of a branch (memleak-run baseline pin RUN --branch B); the newest pin wins.
+CREATE TABLE IF NOT EXISTS baselines (
+  id        INTEGER PRIMARY KEY,
+  run_uuid  TEXT NOT NULL,
+  branch    TEXT NOT NULL,
+  pinned_at TEXT NOT NULL
+);
+
+-- One memleak-run compare: a run against a baseline (a pinned run, or the rolling median of recent runs).
+CREATE TABLE IF NOT EXISTS comparisons (
+  id            INTEGER PRIMARY KEY,
+  run_id        INTEGER NOT NULL REFERENCES runs(id),
+  baseline      TEXT NOT NULL,             -- 'run <uuid>' or 'rolling median of N runs on <branch>'
+  created_at    TEXT NOT NULL
+);
+
+-- What a comparison flagged, per cell, step and metric.
+CREATE TABLE IF NOT EXISTS findings (
+  comparison_id INTEGER NOT NULL REFERENCES comparisons(id),
+  cell_id       INTEGER NOT NULL REFERENCES cells(id),
+  config_key    TEXT NOT NULL,
+  step          TEXT NOT NULL,
+  metric        TEXT NOT NULL,             -- peak_kib, final_rss_kib, final_anon_kib, final_heap_bytes, growth, wall_ms
+  kind          TEXT NOT NULL CHECK (kind IN ('regression', 'improvement')),
+  current       REAL NOT NULL,
+  baseline      REAL NOT NULL,
+  delta_rel     REAL,
+  delta_abs     REAL,
+  p_value       REAL,                      -- Mann-Whitney U, latency only
+  detail        TEXT,
+  PRIMARY KEY (comparison_id, cell_id, step, metric)
+);
+
+-- Persistent step changes in a config's history, each reported once, at its first bad run.
+CREATE TABLE IF NOT EXISTS change_points (
+  config_key  TEXT NOT NULL,
+  step        TEXT NOT NULL,
+  metric      TEXT NOT NULL,
+  run_uuid    TEXT NOT NULL,               -- the first run of the new level
+  commit_sha  TEXT,
+  before      REAL NOT NULL,
+  after       REAL NOT NULL,
+  t_stat      REAL,
+  detected_at TEXT NOT NULL,
+  PRIMARY KEY (config_key, step, metric, run_uuid)
 );
 
 CREATE INDEX IF NOT EXISTS cells_by_config ON cells (config_key);

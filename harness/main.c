@@ -18,7 +18,7 @@
 enum { EXIT_PASS = 0, EXIT_FINDING = 1, EXIT_INPUT = 2, EXIT_INTERNAL = 3 };
 
 typedef struct {
-    const char *scenario, *db, *commit, *branch, *engine_dir, *model_cache;
+    const char *scenario, *db, *commit, *branch, *engine_dir, *model_cache, *run_key;
     int64_t resume;
     bool dry_run, quiet, no_heap;
     int shard_index, shard_count;
@@ -39,6 +39,7 @@ static void usage(FILE *f)
             "  --engine-dir DIR   folder holding engine_<name>.so (default: $MLK_ENGINE_DIR, then ../lib)\n"
             "  --model-cache DIR  cache of generated models (default: $XDG_CACHE_HOME/memleak/models)\n"
             "  --shard I/N        run only the cells whose index modulo N is I\n"
+            "  --run-key KEY      the run's identity; shards of one batch give the same key (default: random)\n"
             "  --no-heap          do not preload the heap-accounting shim (judge on RSS)\n"
             "  --dry-run          check everything and list the cells; run nothing\n"
             "  --quiet            no progress output\n"
@@ -58,6 +59,7 @@ static int parse_args(int argc, char **argv, args *a)
                             : !strcmp(k, "--branch")      ? &a->branch
                             : !strcmp(k, "--engine-dir")  ? &a->engine_dir
                             : !strcmp(k, "--model-cache") ? &a->model_cache
+                            : !strcmp(k, "--run-key")     ? &a->run_key
                                                           : NULL;
         if (!strcmp(k, "--help") || !strcmp(k, "-h")) {
             usage(stdout);
@@ -176,7 +178,7 @@ static int run(const args *a, const char *self, int argc, char **argv)
     if (s->heap && !a->no_heap && !use_shim)
         fprintf(stderr, "memleak-run: heap shim %s not found: judging on RSS only\n", shim ? shim : "?");
     mlk_run_opts ro = {.self_exe = self, .heap_shim = use_shim ? shim : NULL, .commit = a->commit,
-                       .branch = a->branch, .argv_text = cmd, .progress_tty = isatty(STDOUT_FILENO),
+                       .branch = a->branch, .argv_text = cmd, .run_key = a->run_key, .progress_tty = isatty(STDOUT_FILENO),
                        .quiet = a->quiet, .shard_index = a->shard_index, .shard_count = a->shard_count};
     int64_t run_id = 0;
     rc = mlk_run(p, db, &ro, a->resume, &run_id, &finding, &err);

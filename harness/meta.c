@@ -1,10 +1,14 @@
 /* meta.c: host, CPU, kernel, glibc, commit and branch for the run record.
  * It must never run git through a shell, nor fail when git or /proc are missing. */
 #include <gnu/libc-version.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "meta.h"
 #include "spawn.h"
@@ -78,4 +82,16 @@ void mlk_meta_fill(const mlk_meta *m, db_run_meta *out)
     out->cpu = or_null(m->cpu);
     out->kernel = or_null(m->kernel);
     out->glibc = or_null(m->glibc);
+}
+
+void mlk_random_uuid(char out[33])
+{
+    unsigned char b[16];
+    if (getrandom(b, sizeof b, 0) != (ssize_t)sizeof b) {
+        uint64_t x = (uint64_t)time(NULL) * 6364136223846793005ULL ^ (uint64_t)getpid();
+        for (int i = 0; i < 16; i++, x = x * 6364136223846793005ULL + 1442695040888963407ULL)
+            b[i] = (unsigned char)(x >> 56);
+    }
+    for (int i = 0; i < 16; i++)
+        snprintf(out + 2 * i, 3, "%02x", b[i]);
 }

@@ -11,6 +11,9 @@ typedef struct mlk_meta {
 
 /* commit/branch: the given ones, else $MLK_COMMIT/$MLK_BRANCH, $GITHUB_SHA/$GITHUB_REF_NAME, else git. */
 void mlk_meta_collect(mlk_meta *m, const char *commit, const char *branch);
+/* 32 random hex digits and a NUL into out (getrandom; time and pid if that fails). */
+void mlk_random_uuid(char out[33]);
+
 /* Point the run record's fields at m's strings (empty ones become NULL). */
 void mlk_meta_fill(const mlk_meta *m, db_run_meta *out);
 

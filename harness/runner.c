@@ -142,7 +142,12 @@ static int begin(const mlk_plan *p, db_store *db, const mlk_run_opts *o, int64_t
     }
     mlk_meta meta;
     mlk_meta_collect(&meta, o->commit, o->branch);
-    db_run_meta m = {.scenario_name = p->s->name, .scenario_path = p->s->path, .scenario_text = p->s->text,
+    char uuid[40];
+    if (o->run_key)
+        snprintf(uuid, sizeof uuid, "%.39s", o->run_key);
+    else
+        mlk_random_uuid(uuid);
+    db_run_meta m = {.uuid = uuid, .scenario_name = p->s->name, .scenario_path = p->s->path, .scenario_text = p->s->text,
                      .tool_version = MLK_VERSION, .argv = o->argv_text};
     mlk_meta_fill(&meta, &m);
     return db_run_begin(db, &m, run_id, err);

@@ -14,6 +14,7 @@ typedef struct mlk_run_opts {
     const char *heap_shim;  /* libmemleak_heap.so, or NULL when not found */
     const char *commit, *branch; /* NULL: from the environment or git */
     const char *argv_text;  /* the command line, for the run's metadata */
+    const char *run_key;    /* the run's uuid: shards of one batch pass the same; NULL: a random one */
     bool progress_tty;      /* redraw one progress line (stdout is a terminal) */
     bool quiet;             /* no progress at all */
     int shard_index, shard_count; /* run only cells with idx % count == index; count 0 = all */

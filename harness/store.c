@@ -143,21 +143,32 @@ static int run_stmt(db_store *db, const char *sql, void (*bind)(sqlite3_stmt *, 
 static void bind_run(sqlite3_stmt *st, const void *v)
 {
     const db_run_meta *m = v;
-    const char *f[] = {m->scenario_name, m->scenario_path, m->scenario_text, m->commit_sha, m->branch, m->host,
-                       m->cpu, m->kernel, m->glibc, m->tool_version, m->argv};
-    for (int i = 0; i < 11; i++)
+    const char *f[] = {m->uuid, m->scenario_name, m->scenario_path, m->scenario_text, m->commit_sha, m->branch,
+                       m->host, m->cpu, m->kernel, m->glibc, m->tool_version, m->argv};
+    for (int i = 0; i < 12; i++)
         bind_text(st, i + 1, f[i]);
 }
+
+static void bind_uuid(sqlite3_stmt *st, const void *v) { bind_text(st, 1, v); }
 
 int db_run_begin(db_store *db, const db_run_meta *m, int64_t *run_id, mlk_error *err)
 {
     int rc = run_stmt(db,
-                      "INSERT INTO runs(scenario_name, scenario_path, scenario_text, commit_sha, branch, host, cpu, "
-                      "kernel, glibc, tool_version, argv, started_at, status) "
-                      "VALUES (?,?,?,?,?,?,?,?,?,?,?, strftime('%Y-%m-%dT%H:%M:%fZ','now'), 'running')",
+                      "INSERT INTO runs(uuid, scenario_name, scenario_path, scenario_text, commit_sha, branch, host, "
+                      "cpu, kernel, glibc, tool_version, argv, started_at, status) "
+                      "VALUES (?,?,?,?,?,?,?,?,?,?,?,?, strftime('%Y-%m-%dT%H:%M:%fZ','now'), 'running') "
+                      "ON CONFLICT(uuid) DO UPDATE SET status = 'running'",
                       bind_run, m, err);
+    if (rc)
+        return rc;
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db->h, "SELECT id FROM runs WHERE uuid = ?", -1, &st, NULL) != SQLITE_OK)
+        return db_fail(db, err, "reading the run back");
+    bind_uuid(st, m->uuid);
+    rc = sqlite3_step(st) == SQLITE_ROW ? MLK_OK : db_fail(db, err, "reading the run back");
     if (!rc)
-        *run_id = sqlite3_last_insert_rowid(db->h);
+        *run_id = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
     return rc;
 }
 
@@ -325,7 +336,8 @@ int db_step_stats_insert(db_store *db, int64_t cell_id, const db_step_stats *s, 
     sqlite3_stmt *st;
     const char *sql = "INSERT OR REPLACE INTO step_stats(cell_id, step, n, peak_kib, rss_growth_per_iter, "
                       "heap_growth_per_iter, heap_delta_median, rss_delta_median, wall_ms_median, wall_ms_p90, "
-                      "cpu_ms_median) VALUES (?,?,?,?,?,?,?,?,?,?,?)";
+                      "cpu_ms_median, final_rss_kib, final_anon_kib, final_heap_bytes) "
+                      "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
     if (sqlite3_prepare_v2(db->h, sql, -1, &st, NULL) != SQLITE_OK)
         return db_fail(db, err, "preparing step_stats insert");
     int rc = exec(db, "BEGIN IMMEDIATE", err);
@@ -342,6 +354,9 @@ int db_step_stats_insert(db_store *db, int64_t cell_id, const db_step_stats *s, 
         bind_real(st, 9, s[i].wall_ms_median);
         bind_real(st, 10, s[i].wall_ms_p90);
         bind_real(st, 11, s[i].cpu_ms_median);
+        bind_opt_int(st, 12, s[i].final_rss_kib, true);
+        bind_opt_int(st, 13, s[i].final_anon_kib, true);
+        bind_opt_int(st, 14, s[i].final_heap_bytes, true);
         if (sqlite3_step(st) != SQLITE_DONE)
             rc = db_fail(db, err, "inserting step_stats");
     }

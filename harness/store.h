@@ -18,11 +18,13 @@ int db_open(const char *path, db_store **out, mlk_error *err);
 void db_close(db_store *db);
 
 typedef struct db_run_meta {
+    const char *uuid;  /* the run's identity across dbs; a run with this uuid already here is joined (shards) */
     const char *scenario_name, *scenario_path, *scenario_text;
     const char *commit_sha, *branch; /* may be NULL */
     const char *host, *cpu, *kernel, *glibc, *tool_version, *argv;
 } db_run_meta;
 
+/* Start a run, or join the one with m->uuid (shards of one batch writing one db). */
 int db_run_begin(db_store *db, const db_run_meta *m, int64_t *run_id, mlk_error *err);
 /* status: "done", "interrupted" or "failed". */
 int db_run_finish(db_store *db, int64_t run_id, const char *status, mlk_error *err);
@@ -58,6 +60,7 @@ typedef struct db_step_stats {
     int64_t peak_kib;
     double rss_growth, heap_growth, heap_delta_median, rss_delta_median; /* NaN stores NULL */
     double wall_ms_median, wall_ms_p90, cpu_ms_median;
+    int64_t final_rss_kib, final_anon_kib, final_heap_bytes; /* last measured sample; -1 stores NULL */
 } db_step_stats;
 int db_step_stats_insert(db_store *db, int64_t cell_id, const db_step_stats *s, int n, mlk_error *err);
 

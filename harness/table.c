@@ -39,6 +39,8 @@ void mlk_table_print(FILE *f, const mlk_plan *p, const mlk_table_row *rows, int 
         snprintf(verdict, sizeof verdict, isnan(r->slope) ? "%s" : "%s (%s)", status, slope);
         for (int s = 0; s < r->n_steps; s++) {
             const db_step_stats *st = &r->steps[s];
+            if (st->step == MLK_STEP_ITERATION)
+                continue; /* the cell as a whole: its verdict says it */
             char growth[32], peak[32], ms[32], idx[16];
             snprintf(idx, sizeof idx, "%d", i);
             bytes_str(r->heap ? st->heap_delta_median : st->rss_delta_median, growth, sizeof growth);

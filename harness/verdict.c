@@ -80,6 +80,22 @@ static int gather(const mlk_sample *samples, int n, int step, double *rss, doubl
             continue;
         rss[k] = (double)x->m.vm_rss_kib * 1024.0;
         heap[k] = (double)x->m.heap.live_bytes;
+        if (step == MLK_STEP_ITERATION) {
+            /* The iteration as a whole: its steps' time summed, its peak the highest of their peaks. */
+            int64_t wall_ns = 0, cpu_ns = 0;
+            for (int j = i - 1; j >= 0 && samples[j].iteration == x->iteration; j--) {
+                wall_ns += samples[j].wall_ns;
+                cpu_ns += samples[j].cpu_ns;
+                if (samples[j].m.vm_hwm_kib > *peak)
+                    *peak = samples[j].m.vm_hwm_kib;
+            }
+            delta[k] = rdelta[k] = 0.0;
+            *have_heap &= x->m.have_heap;
+            wall[k] = (double)wall_ns / 1e6;
+            cpu[k] = (double)cpu_ns / 1e6;
+            k++;
+            continue;
+        }
         /* The heap change across the step: after it, minus after whatever came just before it. */
         delta[k] = i > 0 ? (double)(x->m.heap.live_bytes - samples[i - 1].m.heap.live_bytes) : 0.0;
         rdelta[k] = i > 0 ? (double)(x->m.vm_rss_kib - samples[i - 1].m.vm_rss_kib) * 1024.0 : 0.0;
@@ -95,12 +111,18 @@ static int gather(const mlk_sample *samples, int n, int step, double *rss, doubl
 
 int mlk_step_stats(const mlk_sample *samples, int n, db_step_stats *out)
 {
+    /* Every step of the measured phase, and the end-of-iteration sample last (the cell as a whole). */
     int steps[MLK_STEP_ANY_COUNT], n_steps = 0;
     for (int i = 0; i < n; i++) {
         const mlk_sample *x = &samples[i];
         if (x->phase == MLK_PHASE_MEASURE && x->step != MLK_STEP_ITERATION && step_slot(steps, n_steps, x->step) < 0)
             steps[n_steps++] = x->step;
     }
+    for (int i = 0; i < n; i++)
+        if (samples[i].phase == MLK_PHASE_MEASURE && samples[i].step == MLK_STEP_ITERATION) {
+            steps[n_steps++] = MLK_STEP_ITERATION;
+            break;
+        }
     size_t bytes = sizeof(double) * (size_t)(n ? n : 1);
     double *rss = malloc(bytes), *heap = malloc(bytes), *delta = malloc(bytes), *rdelta = malloc(bytes),
            *wall = malloc(bytes), *cpu = malloc(bytes);
@@ -120,6 +142,14 @@ int mlk_step_stats(const mlk_sample *samples, int n, db_step_stats *out)
         o->wall_ms_median = quantile(wall, k, 0.5);
         o->wall_ms_p90 = quantile(wall, k, 0.9);
         o->cpu_ms_median = quantile(cpu, k, 0.5);
+        o->final_rss_kib = o->final_anon_kib = o->final_heap_bytes = -1;
+        for (int i = n - 1; i >= 0; i--)
+            if (samples[i].phase == MLK_PHASE_MEASURE && samples[i].step == steps[s]) {
+                o->final_rss_kib = samples[i].m.vm_rss_kib;
+                o->final_anon_kib = samples[i].m.rss_anon_kib;
+                o->final_heap_bytes = samples[i].m.have_heap ? samples[i].m.heap.live_bytes : -1;
+                break;
+            }
     }
     free(rss);
     free(heap);

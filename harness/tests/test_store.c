@@ -42,9 +42,12 @@ int main(void)
     db_store *db = NULL;
     CHECK_OK(db_open(path, &db, &err), &err);
     CHECK(scalar(db, "SELECT max(version) FROM schema_version") == DB_SCHEMA_VERSION);
-    db_run_meta m = {.scenario_name = "t", .scenario_text = "name: t\n", .tool_version = "0"};
+    db_run_meta m = {.uuid = "u1", .scenario_name = "t", .scenario_text = "name: t\n", .tool_version = "0"};
     int64_t run = 0, cell = 0, cell2 = 0;
     CHECK_OK(db_run_begin(db, &m, &run, &err), &err);
+    int64_t again = 0;
+    CHECK_OK(db_run_begin(db, &m, &again, &err), &err); /* the same uuid joins the run (shards) */
+    CHECK(again == run && scalar(db, "SELECT count(*) FROM runs") == 1);
     db_cell_def d = {0, "ref", "m.onnx", "abc", "{}", "engine=ref", "glibc"};
     CHECK_OK(db_cell_insert(db, run, &d, &cell, &err), &err);
     d.idx = 1;
@@ -69,9 +72,12 @@ int main(void)
     CHECK(db_series(db, cell, "iteration", "1; DROP TABLE x", &v, &n, &err) != 0);
     db_step_stats st = {.step = MLK_STEP_INFER, .n = 10, .peak_kib = 1200, .rss_growth = 1.5, .heap_growth = NAN,
                         .heap_delta_median = 4096, .rss_delta_median = NAN, .wall_ms_median = 0.5,
-                        .wall_ms_p90 = 0.9, .cpu_ms_median = 0.4};
+                        .wall_ms_p90 = 0.9, .cpu_ms_median = 0.4, .final_rss_kib = 1234, .final_anon_kib = -1,
+                        .final_heap_bytes = 99};
     CHECK_OK(db_step_stats_insert(db, cell, &st, 1, &err), &err);
     CHECK(scalar(db, "SELECT heap_growth_per_iter IS NULL FROM step_stats") == 1);
+    CHECK(scalar(db, "SELECT final_rss_kib FROM step_stats") == 1234);
+    CHECK(scalar(db, "SELECT final_anon_kib FROM step_stats") == -2); /* NULL */
     db_cell_result r = {.status = "leak", .signal = -1, .exit_code = 0, .metric = "heap_live_bytes", .slope = 4096,
                         .late_slope = 4096, .mk_p = 1e-9, .growth = 1e5, .detail = "why"};
     CHECK_OK(db_cell_finish(db, cell, &r, &err), &err);
