@@ -286,6 +286,38 @@ static int k_engine_options(pctx *c, const mlk_ynode *v)
     return mlk_scn_kvs(v, "engine_options", NULL, c->name, &c->s->engine_options, &c->s->n_engine_options, c->err);
 }
 
+/* Threshold keys: the leak floor, and the floors compare judges regressions with. */
+#define THRESHOLD_KEYS "leak_bytes_per_iter, regression_rel, regression_abs_kib, latency_rel, latency_alpha"
+
+static int threshold(pctx *c, const mlk_ynode *k, const mlk_ynode *v)
+{
+    const char *key = k->text;
+    char what[64];
+    snprintf(what, sizeof what, "thresholds.%.40s", key);
+    int64_t x;
+    double d;
+    int rc;
+    if (!strcmp(key, "leak_bytes_per_iter") || !strcmp(key, "regression_abs_kib")) {
+        if ((rc = mlk_yget_int(v, what, 0, INT64_MAX / 1024, c->name, &x, c->err)))
+            return rc;
+        *(key[0] == 'l' ? &c->s->leak_bytes_per_iter : &c->s->regression_abs_kib) = x;
+        return MLK_OK;
+    }
+    if (!strcmp(key, "regression_rel") || !strcmp(key, "latency_rel") || !strcmp(key, "latency_alpha")) {
+        if ((rc = mlk_yget_number(v, what, 0.0, 1.0, c->name, &d, c->err)))
+            return rc;
+        if (!strcmp(key, "regression_rel"))
+            c->s->regression_rel = d;
+        else if (!strcmp(key, "latency_rel"))
+            c->s->latency_rel = d;
+        else
+            c->s->latency_alpha = d;
+        return MLK_OK;
+    }
+    return mlk_yfail(c->err, c->name, k->loc, "thresholds: unknown key '%.64s' (expected one of: " THRESHOLD_KEYS ")",
+                     key);
+}
+
 static int k_thresholds(pctx *c, const mlk_ynode *v)
 {
     char d[64];
@@ -293,15 +325,9 @@ static int k_thresholds(pctx *c, const mlk_ynode *v)
         return mlk_yfail(c->err, c->name, v->loc, "thresholds: expected a mapping (leak_bytes_per_iter: N), got %s",
                          mlk_ydescribe(v, d, sizeof d));
     for (int i = 0; i < v->n_items; i += 2) {
-        if (strcmp(v->items[i]->text, "leak_bytes_per_iter"))
-            return mlk_yfail(c->err, c->name, v->items[i]->loc,
-                             "thresholds: unknown key '%.64s' (expected one of: leak_bytes_per_iter)",
-                             v->items[i]->text);
-        int64_t x;
-        int rc = mlk_yget_int(v->items[i + 1], "thresholds.leak_bytes_per_iter", 0, INT64_MAX, c->name, &x, c->err);
+        int rc = threshold(c, v->items[i], v->items[i + 1]);
         if (rc)
             return rc;
-        c->s->leak_bytes_per_iter = x;
     }
     return MLK_OK;
 }
@@ -426,6 +452,10 @@ static mlk_scenario *scenario_new(const char *text, size_t len, const char *name
     s->iterations = 100;
     s->warmup = 10;
     s->leak_bytes_per_iter = 1024;
+    s->regression_rel = 0.05;
+    s->regression_abs_kib = 256;
+    s->latency_rel = 0.10;
+    s->latency_alpha = 0.05;
     s->timeout_s = 600;
     s->heap = true;
     s->path = mlk_ystrdup(name);
