@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "commands.h"
 #include "plan.h"
 #include "runner.h"
 #include "scenario.h"
@@ -28,7 +29,8 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: memleak-run [options] SCENARIO.yaml\n"
-            "       memleak-run --resume RUN [options]\n\n"
+            "       memleak-run --resume RUN [options]\n"
+            "       memleak-run compare|history|baseline|report|merge ...   (each with --help)\n\n"
             "Runs the scenario's pipeline over and over in one worker process per matrix cell, samples memory after\n"
             "every step into SQLite, and gives each cell a verdict: pass, leak, plateau, crashed, timeout, oom, error.\n\n"
             "options:\n"
@@ -203,8 +205,19 @@ out:
     return code;
 }
 
+static const struct {
+    const char *name;
+    int (*fn)(int, char **);
+} subcommands[] = {
+    {"compare", mlk_cmd_compare}, {"history", mlk_cmd_history}, {"baseline", mlk_cmd_baseline},
+    {"report", mlk_cmd_report},   {"merge", mlk_cmd_merge},
+};
+
 int main(int argc, char **argv)
 {
+    for (size_t i = 0; argc > 1 && i < sizeof subcommands / sizeof subcommands[0]; i++)
+        if (!strcmp(argv[1], subcommands[i].name))
+            return subcommands[i].fn(argc - 1, argv + 1);
     if (argc > 1 && !strcmp(argv[1], "--worker")) {
         mlk_worker_args wa;
         if (mlk_worker_parse(argc, argv, &wa))
