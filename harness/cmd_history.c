@@ -31,10 +31,12 @@ static void usage(FILE *f)
 /* Defaults per metric: memory levels move little night to night; latency much more. */
 static void cp_opts_for(mlk_metric m, mlk_cp_opts *o)
 {
+    if (m == MLK_M_WALL) {
+        mlk_cp_opts_init_latency(o);
+        return;
+    }
     mlk_cp_opts_init(o);
-    if (m == MLK_M_WALL)
-        o->min_rel = 0.10;
-    else if (m == MLK_M_GROWTH)
+    if (m == MLK_M_GROWTH)
         o->min_abs = 64; /* bytes per iteration: below that a slope is noise, not a level */
 }
 
@@ -88,6 +90,15 @@ static int one_series(db_store *db, const char *key, const char *step, mlk_metri
                    at[i] ? "   <- change point" : "");
     }
     for (int i = 0; i < n && !rc; i++) {
+        /* A level seen in fewer runs than the fore window may still be one bad night: show it, store nothing. */
+        if (cps[i].index > s.n - o.fore_window) {
+            if (!quiet)
+                printf("provisional change point: %s %s at run %d (commit %.12s): %.6g -> %.6g, %d run(s) so far\n",
+                       step, mlk_metric_name(m), cps[i].index + 1,
+                       s.commit[cps[i].index][0] ? s.commit[cps[i].index] : "?", cps[i].before, cps[i].after,
+                       s.n - cps[i].index);
+            continue;
+        }
         bool is_new = false;
         rc = store_cp(db, key, step, m, &s, &cps[i], &is_new, err);
         *n_new += is_new;
