@@ -1,13 +1,257 @@
-/* cmd_report.c: placeholder for the "report" subcommand until its implementation lands.
- * It must never exit() itself. */
+/* cmd_report.c: `memleak-run report [--run ID] --out DIR`: plots (gnuplot), index.html, summary.md and junit.xml
+ * for one run. It must never exit() itself nor write to the db: it opens the db read-only. */
+#include <errno.h>
+#include <limits.h>
+#include <sqlite3.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "commands.h"
+#include "report.h"
+
+enum { EXIT_OK = 0, EXIT_INPUT = 2, EXIT_INTERNAL = 3 };
+
+typedef struct {
+    const char *run, *db, *out, *step, *plots_dir;
+    int no_plots;
+} report_args;
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: memleak-run report [--run ID] --out DIR [options]\n\n"
+            "Writes a report of one run into DIR: plots/ (PNG and SVG, drawn by gnuplot from the TSV files in\n"
+            "data/), index.html (static, no network references), summary.md (for a PR comment) and junit.xml.\n\n"
+            "options:\n"
+            "  --run ID          run id, uuid or 'latest' (default: the newest run)\n"
+            "  --db PATH         results database (default ./memleak.db)\n"
+            "  --out DIR         output folder, created when missing (required)\n"
+            "  --step STEP       the step of the matrix plot (default: infer when the run has it, else iteration)\n"
+            "  --plots-dir DIR   where memory.gp, trend.gp and matrix.gp are (default: $MLK_PLOTS_DIR, then\n"
+            "                    ../share/memleak/plots and ../../plots next to the executable)\n"
+            "  --no-plots        write the data, html, summary and junit without running gnuplot\n"
+            "  --help\n\n"
+            "gnuplot comes from the Debian package gnuplot-nox ($MLK_GNUPLOT names another program).\n"
+            "exit status: 0 written, 2 usage or input error (no such db or run), 3 internal error (including\n"
+            "             plots that could not be rendered: the html, summary and junit are still written)\n");
+}
+
+/* Returns 0, 1 for --help, -1 on a usage error (reported on stderr). */
+static int parse_args(int argc, char **argv, report_args *a)
+{
+    memset(a, 0, sizeof *a);
+    a->db = "memleak.db";
+    for (int i = 1; i < argc; i++) {
+        const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        const char **slot = !strcmp(k, "--run")         ? &a->run
+                            : !strcmp(k, "--db")        ? &a->db
+                            : !strcmp(k, "--out")       ? &a->out
+                            : !strcmp(k, "--step")      ? &a->step
+                            : !strcmp(k, "--plots-dir") ? &a->plots_dir
+                                                        : NULL;
+        if (!strcmp(k, "--help") || !strcmp(k, "-h")) {
+            usage(stdout);
+            return 1;
+        } else if (!strcmp(k, "--no-plots")) {
+            a->no_plots = 1;
+        } else if (slot) {
+            if (!v || !*v) {
+                fprintf(stderr, "memleak-run report: %s needs a value\n", k);
+                return -1;
+            }
+            *slot = v;
+            i++;
+        } else {
+            fprintf(stderr, "memleak-run report: unknown %s %s (see --help)\n", k[0] == '-' ? "option" : "argument",
+                    k);
+            return -1;
+        }
+    }
+    if (!a->out) {
+        fprintf(stderr, "memleak-run report: --out DIR is required (see --help)\n");
+        return -1;
+    }
+    return 0;
+}
+
+/* mkdir -p path. */
+static int make_dirs(const char *path, mlk_error *err)
+{
+    char buf[PATH_MAX];
+    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
+        return mlk_fail(err, MLK_E_USAGE, "report: output path too long: %.200s", path);
+    for (char *p = buf + 1;; p++) {
+        if (*p == '/' || !*p) {
+            char c = *p;
+            *p = '\0';
+            if (mkdir(buf, 0777) && errno != EEXIST)
+                return mlk_fail(err, MLK_E_IO, "report: cannot create folder %s: %s", buf, strerror(errno));
+            *p = c;
+            if (!c)
+                break;
+        }
+    }
+    struct stat sb;
+    if (stat(path, &sb) || !S_ISDIR(sb.st_mode))
+        return mlk_fail(err, MLK_E_IO, "report: %s is not a folder", path);
+    return MLK_OK;
+}
+
+static bool starts_with(const char *s, const char *head)
+{
+    return !strncmp(s, head, strlen(head));
+}
+
+/* Files a previous report left in DIR/sub: only names this command writes, so a stale plot of another run is
+ * never linked, and nothing else in the folder is touched. */
+static void remove_stale(const char *dir, const char *sub, const char *ext)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/%s", dir, sub);
+    DIR *d = opendir(path);
+    if (!d)
+        return;
+    for (struct dirent *e; (e = readdir(d));) {
+        const char *n = e->d_name, *dot = strrchr(n, '.');
+        if (!(starts_with(n, "memory-cell-") || starts_with(n, "trend-") || starts_with(n, "matrix-")) || !dot ||
+            !strstr(ext, dot))
+            continue;
+        char file[PATH_MAX];
+        if (snprintf(file, sizeof file, "%s/%s", path, n) < (int)sizeof file)
+            unlink(file);
+    }
+    closedir(d);
+}
+
+/* The folder holding the gnuplot scripts: explicit, environment, install tree, build tree (bin/ in a build
+ * folder directly under the source tree). */
+static int find_plots_dir(const char *given, char *out, size_t len, mlk_error *err)
+{
+    const char *env = getenv("MLK_PLOTS_DIR");
+    if (given || (env && *env)) {
+        snprintf(out, len, "%s", given ? given : env);
+        return MLK_OK;
+    }
+    char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n > 0) {
+        self[n] = '\0';
+        char *slash = strrchr(self, '/');
+        if (slash)
+            *slash = '\0';
+        const char *rel[] = {"../share/memleak/plots", "../../plots"};
+        for (size_t i = 0; i < sizeof rel / sizeof *rel; i++) {
+            char probe[PATH_MAX + 64];
+            snprintf(probe, sizeof probe, "%s/%s/memory.gp", self, rel[i]);
+            if (access(probe, R_OK) == 0 && snprintf(out, len, "%s/%s", self, rel[i]) < (int)len)
+                return MLK_OK;
+        }
+    }
+    return mlk_fail(err, MLK_E_NOTFOUND, "report: gnuplot scripts (memory.gp, ...) not found next to the "
+                                         "executable: give --plots-dir DIR or set MLK_PLOTS_DIR");
+}
+
+static int open_db(const char *path, sqlite3 **out, mlk_error *err)
+{
+    struct stat sb;
+    if (stat(path, &sb))
+        return mlk_fail(err, MLK_E_NOTFOUND, "report: no db at %s: %s", path, strerror(errno));
+    sqlite3 *db = NULL;
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+        int rc = mlk_fail(err, MLK_E_DB, "report: cannot open %s: %s", path, db ? sqlite3_errmsg(db) : "no memory");
+        sqlite3_close(db);
+        return rc;
+    }
+    sqlite3_busy_timeout(db, 60000); /* a run may be writing to it */
+    sqlite3_stmt *st = NULL;
+    int ok = sqlite3_prepare_v2(db, "SELECT 1 FROM runs, cells, samples, step_stats LIMIT 0", -1, &st, NULL);
+    sqlite3_finalize(st);
+    if (ok != SQLITE_OK) {
+        int rc = mlk_fail(err, MLK_E_NOTFOUND, "report: %s is not a memleak db: %s", path, sqlite3_errmsg(db));
+        sqlite3_close(db);
+        return rc;
+    }
+    *out = db;
+    return MLK_OK;
+}
+
+static int exit_for(int code)
+{
+    return code == MLK_E_USAGE || code == MLK_E_NOTFOUND || code == MLK_E_PARSE ? EXIT_INPUT : EXIT_INTERNAL;
+}
+
+static int write_outputs(const mlk_report *r, const char *dir, mlk_error *err)
+{
+    char path[PATH_MAX + 32];
+    int rc;
+    snprintf(path, sizeof path, "%s/index.html", dir);
+    if ((rc = mlk_rep_write_html(r, path, err)))
+        return rc;
+    snprintf(path, sizeof path, "%s/summary.md", dir);
+    if ((rc = mlk_rep_write_summary(r, path, err)))
+        return rc;
+    snprintf(path, sizeof path, "%s/junit.xml", dir);
+    return mlk_rep_write_junit(r, path, err);
+}
+
+static int report(const report_args *a, mlk_error *err)
+{
+    sqlite3 *db = NULL;
+    mlk_report *r = NULL;
+    char dir[PATH_MAX], plots_dir[PATH_MAX] = "", sub[PATH_MAX + 16];
+    int64_t run_id = 0;
+    int rc, plot_rc = MLK_OK;
+    if ((rc = open_db(a->db, &db, err)) || (rc = mlk_rep_find_run(db, a->run, &run_id, err)) ||
+        (rc = mlk_rep_load(db, run_id, &r, err)))
+        goto out;
+    if (!a->no_plots && (rc = find_plots_dir(a->plots_dir, plots_dir, sizeof plots_dir, err)))
+        goto out;
+    if ((rc = make_dirs(a->out, err)))
+        goto out;
+    /* Absolute from here: gnuplot must never see a path it could read as '<command' or '|command'. */
+    if (!realpath(a->out, dir)) {
+        rc = mlk_fail(err, MLK_E_IO, "report: %s: %s", a->out, strerror(errno));
+        goto out;
+    }
+    snprintf(sub, sizeof sub, "%s/data", dir);
+    if ((rc = make_dirs(sub, err)))
+        goto out;
+    snprintf(sub, sizeof sub, "%s/plots", dir);
+    if ((rc = make_dirs(sub, err)))
+        goto out;
+    remove_stale(dir, "data", ".tsv");
+    remove_stale(dir, "plots", ".png.svg");
+    if ((rc = mlk_rep_export(db, r, dir, a->step, err)))
+        goto out;
+    mlk_error perr = {0};
+    if (!a->no_plots)
+        plot_rc = mlk_rep_render(r, dir, plots_dir, &perr);
+    if ((rc = write_outputs(r, dir, err)))
+        goto out;
+    printf("report of run %lld (%s) written to %s/index.html\n", (long long)r->run_id, r->scenario, dir);
+    if (plot_rc) /* the rest of the report is written: still an error, the plots are missing */
+        rc = mlk_fail(err, MLK_E_INTERNAL, "report: %.900s (index.html, summary.md and junit.xml were written)",
+                      perr.msg);
+out:
+    mlk_rep_free(r);
+    sqlite3_close(db);
+    return rc;
+}
 
 int mlk_cmd_report(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "memleak-run report: not implemented yet\n");
-    return 3;
+    report_args a;
+    int prc = parse_args(argc, argv, &a);
+    if (prc)
+        return prc > 0 ? EXIT_OK : EXIT_INPUT;
+    mlk_error err = {0};
+    int rc = report(&a, &err);
+    if (!rc)
+        return EXIT_OK;
+    fprintf(stderr, "memleak-run %s\n", err.msg);
+    return exit_for(rc);
 }
