@@ -155,7 +155,7 @@ static int trend_query(sqlite3 *db, const mlk_report *r, int ci, const char *ste
     snprintf(sql, sizeof sql,
              "SELECT ru.uuid, ru.commit_sha, %s, %s FROM runs ru JOIN cells c ON c.run_id = ru.id "
              "JOIN step_stats s ON s.cell_id = c.id WHERE c.config_key = ?1 AND s.step = ?2 AND "
-             "(ru.started_at < (SELECT started_at FROM runs WHERE id = ?3) OR ru.id = ?3) "
+             "((ru.status = 'done' AND ru.started_at < (SELECT started_at FROM runs WHERE id = ?3)) OR ru.id = ?3) "
              "ORDER BY ru.started_at DESC, ru.id DESC, c.idx DESC LIMIT %d", m->expr, flag, TREND_MAX_RUNS);
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
@@ -299,7 +299,8 @@ static int export_trend(sqlite3 *db, mlk_report *r, int ci, const char *step, co
     return rc;
 }
 
-/* Every config of the run: the whole iteration's figures, plus whatever its findings and change points name. */
+/* Every config of the run: the whole iteration's figures, plus what its findings and the iteration's change
+ * points name. */
 static int export_trends(sqlite3 *db, mlk_report *r, const char *dir, mlk_error *err)
 {
     static const char *base_metrics[] = {"peak_kib", "final_rss_kib", "final_heap_bytes", "wall_ms"};
@@ -311,15 +312,37 @@ static int export_trends(sqlite3 *db, mlk_report *r, const char *dir, mlk_error 
         for (size_t k = 0; first && k < sizeof base_metrics / sizeof *base_metrics && !rc; k++)
             rc = export_trend(db, r, ci, "iteration", base_metrics[k], dir, err);
     }
+    /* A grown cell is flagged in every step: chart the iteration's, and another step's only when the iteration
+     * was not flagged for that metric (a slower infer, say). The others link to the iteration's trend. */
     for (int i = 0; i < r->n_findings && !rc; i++) {
         mlk_rep_finding *f = &r->findings[i];
-        if (f->cell >= 0 && !(rc = export_trend(db, r, f->cell, f->step, f->metric, dir, err)))
-            f->plot = mlk_rep_find_trend(r, f->cell, f->step, f->metric);
+        if (f->cell < 0 || strcmp(f->kind, "regression"))
+            continue;
+        bool covered = false;
+        for (int k = 0; k < r->n_findings; k++)
+            covered = covered || (r->findings[k].cell == f->cell && !strcmp(r->findings[k].step, "iteration") &&
+                                  !strcmp(r->findings[k].metric, f->metric) && !strcmp(r->findings[k].kind, f->kind));
+        if (!strcmp(f->step, "iteration") || !covered)
+            rc = export_trend(db, r, f->cell, f->step, f->metric, dir, err);
+    }
+    for (int i = 0; i < r->n_findings && !rc; i++) {
+        mlk_rep_finding *f = &r->findings[i];
+        f->plot = mlk_rep_find_trend(r, f->cell, f->step, f->metric);
+        if (f->plot < 0)
+            f->plot = mlk_rep_find_trend(r, f->cell, "iteration", f->metric);
+    }
+    /* A change in the whole iteration shows in every step too: chart the iteration's, and link the others to
+     * their own trend when a finding charted it, else to the iteration's. */
+    for (int i = 0; i < r->n_cps && !rc; i++) {
+        mlk_rep_cp *c = &r->cps[i];
+        if (c->cell >= 0 && !strcmp(c->step, "iteration"))
+            rc = export_trend(db, r, c->cell, c->step, c->metric, dir, err);
     }
     for (int i = 0; i < r->n_cps && !rc; i++) {
         mlk_rep_cp *c = &r->cps[i];
-        if (c->cell >= 0 && !(rc = export_trend(db, r, c->cell, c->step, c->metric, dir, err)))
-            c->plot = mlk_rep_find_trend(r, c->cell, c->step, c->metric);
+        c->plot = mlk_rep_find_trend(r, c->cell, c->step, c->metric);
+        if (c->plot < 0)
+            c->plot = mlk_rep_find_trend(r, c->cell, "iteration", c->metric);
     }
     return rc;
 }

@@ -31,11 +31,12 @@ static void metric_cell(FILE *f, const char *metric, double v)
     fputs("</td>", f);
 }
 
-static void plot_link(FILE *f, const mlk_report *r, int plot)
+/* A finding or change point's trend; step is theirs, and the plot may be the whole iteration's instead. */
+static void plot_link(FILE *f, const mlk_report *r, int plot, const char *step)
 {
     fputs("<td>", f);
     if (plot >= 0 && r->plots[plot].png)
-        fprintf(f, "<a href=\"#plot-%d\">trend</a>", plot);
+        fprintf(f, "<a href=\"#plot-%d\">%s</a>", plot, strcmp(step, r->plots[plot].step) ? "iteration trend" : "trend");
     else
         fputs("-", f);
     fputs("</td>", f);
@@ -131,7 +132,7 @@ static void findings(FILE *f, const mlk_report *r)
                 fprintf(f, "<td class=\"num\">%.2g</td><td class=\"detail\">", x->p_value);
             text(f, x->detail);
             fputs("</td>", f);
-            plot_link(f, r, x->plot);
+            plot_link(f, r, x->plot, x->step);
             fputs("</tr>\n", f);
         }
         if (n)
@@ -167,7 +168,7 @@ static void change_points(FILE *f, const mlk_report *r)
             fputs("<td class=\"num\">-</td>", f);
         else
             fprintf(f, "<td class=\"num\">%.1f</td>", c->t);
-        plot_link(f, r, c->plot);
+        plot_link(f, r, c->plot, c->step);
         fputs("</tr>\n", f);
     }
     fputs("</table>\n", f);

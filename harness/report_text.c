@@ -44,11 +44,40 @@ static void md_link_target(FILE *f, const mlk_report *r, int plot, const char *a
         fprintf(f, "index.html#%s", anchor);
 }
 
+/* The finding that stands for cell i's regressions: the whole iteration's first, then the largest change.
+ * Returns its index (-1 when the cell has none) and how many regressions the cell has. */
+static int headline(const mlk_report *r, int i, int *count)
+{
+    int best = -1;
+    *count = 0;
+    for (int k = 0; k < r->n_findings; k++) {
+        const mlk_rep_finding *x = &r->findings[k];
+        if (x->cell != i || strcmp(x->kind, "regression"))
+            continue;
+        ++*count;
+        if (best < 0) {
+            best = k;
+            continue;
+        }
+        const mlk_rep_finding *b = &r->findings[best];
+        bool xi = !strcmp(x->step, "iteration"), bi = !strcmp(b->step, "iteration");
+        double xd = isnan(x->delta_rel) ? -1 : fabs(x->delta_rel), bd = isnan(b->delta_rel) ? -1 : fabs(b->delta_rel);
+        if (xi > bi || (xi == bi && xd > bd))
+            best = k;
+    }
+    return best;
+}
+
+/* One line per cell with regressions: a cell that grew shows it in every step and figure. */
 static void md_regressions(FILE *f, const mlk_report *r)
 {
-    int n = 0;
-    for (int i = 0; i < r->n_findings; i++)
-        n += !strcmp(r->findings[i].kind, "regression");
+    int n = 0, cells = 0, shown = 0;
+    for (int i = 0; i < r->n_cells; i++) {
+        int c;
+        headline(r, i, &c);
+        n += c;
+        cells += c > 0;
+    }
     if (!r->baseline) {
         fputs("Not compared with a baseline.\n\n", f);
         return;
@@ -59,28 +88,29 @@ static void md_regressions(FILE *f, const mlk_report *r)
         fputs(".\n\n", f);
         return;
     }
-    fprintf(f, "**Regressions (%d)** against ", n);
+    fprintf(f, "**Regressions** (%d in %d cell%s) against ", n, cells, cells == 1 ? "" : "s");
     mlk_rep_md(f, r->baseline);
     fputs(":\n", f);
-    int shown = 0;
-    for (int i = 0; i < r->n_findings && shown < MD_MAX_ITEMS; i++) {
-        const mlk_rep_finding *x = &r->findings[i];
-        if (strcmp(x->kind, "regression"))
+    for (int i = 0; i < r->n_cells && shown < MD_MAX_ITEMS; i++) {
+        int c, k = headline(r, i, &c);
+        if (k < 0)
             continue;
-        char what[256], anchor[32];
-        finding_text(what, sizeof what, x);
-        snprintf(anchor, sizeof anchor, "regressions");
+        char what[256];
+        finding_text(what, sizeof what, &r->findings[k]);
         fputs("- [", f);
-        mlk_rep_md(f, x->cell >= 0 ? r->cells[x->cell].label : "(another run's cell)");
+        mlk_rep_md(f, r->cells[i].label);
         fputs(": ", f);
         mlk_rep_md(f, what);
         fputs("](", f);
-        md_link_target(f, r, x->plot, anchor);
-        fputs(")\n", f);
+        md_link_target(f, r, r->findings[k].plot, "regressions");
+        fputs(")", f);
+        if (c > 1)
+            fprintf(f, " and %d more in this cell", c - 1);
+        fputs("\n", f);
         shown++;
     }
-    if (n > shown)
-        fprintf(f, "- ... and %d more in index.html\n", n - shown);
+    if (cells > shown)
+        fprintf(f, "- ... and %d more cells in index.html\n", cells - shown);
     fputc('\n', f);
 }
 
@@ -170,7 +200,7 @@ static void add_message(failure *fl, const char *type, const char *text)
     snprintf(fl->message + n, sizeof fl->message - n, "%s%s: %s", n ? "; " : "", type, text);
 }
 
-/* The failure of cell i (its verdict, then its regressions), empty when it passes. */
+/* The failure of cell i (its verdict, then its headline regression), empty when it passes. */
 static failure cell_failure(const mlk_report *r, int i)
 {
     failure fl = {{0}, NULL};
@@ -180,12 +210,12 @@ static failure cell_failure(const mlk_report *r, int i)
         cell_numbers(nums, sizeof nums, c);
         add_message(&fl, c->status, nums);
     }
-    for (int k = 0; k < r->n_findings; k++) {
-        const mlk_rep_finding *x = &r->findings[k];
-        if (x->cell != i || strcmp(x->kind, "regression"))
-            continue;
-        char what[256];
-        finding_text(what, sizeof what, x);
+    int n, k = headline(r, i, &n);
+    if (k >= 0) {
+        char what[320];
+        finding_text(what, sizeof what, &r->findings[k]);
+        if (n > 1)
+            snprintf(what + strlen(what), sizeof what - strlen(what), " and %d more", n - 1);
         add_message(&fl, "regression", what);
     }
     return fl;
@@ -212,11 +242,15 @@ static void testcase(FILE *f, const mlk_report *r, int i)
             fputs("\nerror: ", f);
             mlk_rep_xml(f, c->error);
         }
-        for (int k = 0; k < r->n_findings; k++)
-            if (r->findings[k].cell == i && !strcmp(r->findings[k].kind, "regression") && r->findings[k].detail) {
-                fputs("\nregression: ", f);
-                mlk_rep_xml(f, r->findings[k].detail);
-            }
+        for (int k = 0; k < r->n_findings; k++) { /* every regression of the cell, one per line */
+            const mlk_rep_finding *x = &r->findings[k];
+            if (x->cell != i || strcmp(x->kind, "regression"))
+                continue;
+            char what[256];
+            finding_text(what, sizeof what, x);
+            fputs("\nregression: ", f);
+            mlk_rep_xml(f, what);
+        }
         fputs("</failure>\n", f);
     } else if (!strcmp(s, "pending") || !strcmp(s, "running")) {
         fprintf(f, "      <skipped message=\"not finished: %s (run interrupted?)\"/>\n", s);
