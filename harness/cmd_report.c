@@ -16,7 +16,7 @@
 enum { EXIT_OK = 0, EXIT_INPUT = 2, EXIT_INTERNAL = 3 };
 
 typedef struct {
-    const char *run, *db, *out, *step, *plots_dir;
+    const char *run, *db, *out, *step, *plots_dir, *link_base;
     int no_plots;
 } report_args;
 
@@ -33,6 +33,8 @@ static void usage(FILE *f)
             "  --step STEP       the step of the matrix plot (default: infer when the run has it, else iteration)\n"
             "  --plots-dir DIR   where memory.gp, trend.gp and matrix.gp are (default: $MLK_PLOTS_DIR, then\n"
             "                    ../share/memleak/plots and ../../plots next to the executable)\n"
+            "  --link-base URL   prefix of the links in summary.md, for a PR comment: where CI publishes DIR,\n"
+            "                    ending in '/' (default: links relative to DIR; index.html is always offline)\n"
             "  --no-plots        write the data, html, summary and junit without running gnuplot\n"
             "  --help\n\n"
             "gnuplot comes from the Debian package gnuplot-nox ($MLK_GNUPLOT names another program).\n"
@@ -52,6 +54,7 @@ static int parse_args(int argc, char **argv, report_args *a)
                             : !strcmp(k, "--out")       ? &a->out
                             : !strcmp(k, "--step")      ? &a->step
                             : !strcmp(k, "--plots-dir") ? &a->plots_dir
+                            : !strcmp(k, "--link-base") ? &a->link_base
                                                         : NULL;
         if (!strcmp(k, "--help") || !strcmp(k, "-h")) {
             usage(stdout);
@@ -208,6 +211,7 @@ static int report(const report_args *a, mlk_error *err)
     if ((rc = open_db(a->db, &db, err)) || (rc = mlk_rep_find_run(db, a->run, &run_id, err)) ||
         (rc = mlk_rep_load(db, run_id, &r, err)))
         goto out;
+    r->link_base = a->link_base;
     if (!a->no_plots && (rc = find_plots_dir(a->plots_dir, plots_dir, sizeof plots_dir, err)))
         goto out;
     if ((rc = make_dirs(a->out, err)))

@@ -68,6 +68,7 @@ typedef struct mlk_report {
     mlk_rep_plot *plots;
     int n_plots;
     char *plot_error;    /* why plots are missing (gnuplot not installed, ...), NULL when all rendered */
+    const char *link_base; /* borrowed: prefix of summary.md's links (where CI publishes DIR), "" for relative */
 } mlk_report;
 
 /* ---- report_data.c ---- */

@@ -36,8 +36,15 @@ static void cell_numbers(char *out, size_t len, const mlk_rep_cell *c)
     }
 }
 
+/* A link never holds a space or parenthesis: plot names are [A-Za-z0-9_-], anchors fixed, the base escaped. */
 static void md_link_target(FILE *f, const mlk_report *r, int plot, const char *anchor)
 {
+    for (const char *p = r->link_base ? r->link_base : ""; *p; p++) {
+        if (*p == ' ' || *p == '(' || *p == ')' || (unsigned char)*p < 0x20)
+            fprintf(f, "%%%02X", (unsigned char)*p);
+        else
+            fputc(*p, f);
+    }
     if (plot >= 0 && r->plots[plot].png)
         fprintf(f, "plots/%s.png", r->plots[plot].base);
     else
@@ -176,7 +183,9 @@ int mlk_rep_write_summary(const mlk_report *r, const char *path, mlk_error *err)
         fprintf(f, " (%d of them plateau)", plateau);
     if (unfinished)
         fprintf(f, ", %d unfinished", unfinished);
-    fputs(". Full report: [index.html](index.html)\n", f);
+    fputs(". Full report: [index.html](", f);
+    md_link_target(f, r, -1, "cells");
+    fputs(")\n", f);
     if (r->plot_error) {
         fputs("\nPlots missing: ", f);
         mlk_rep_md(f, r->plot_error);

@@ -126,6 +126,10 @@ for link in $(grep -o '](plots/[^)]*)' "$sum" | sed 's/^](//; s/)$//'); do
   check "summary.md links an existing $link" test -s "$out/$link"
 done
 
+"$mlk" report --db "$db" --out "$work/lb" --no-plots --link-base 'https://ci.example/job 7/report/' > /dev/null
+check "--link-base prefixes summary.md's links, escaped" grep -qF '](https://ci.example/job%207/report/index.html#' "$work/lb/summary.md"
+check "--link-base leaves index.html offline" eq "$(grep -ci 'http' "$work/lb/index.html" || true)" 0
+
 # ---- the same folder again for an older run: no stale plot is left unreferenced ----
 "$mlk" report --db "$db" --run 1 --out "$out" > /dev/null
 for f in "$out"/plots/*; do
