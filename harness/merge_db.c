@@ -395,7 +395,8 @@ static int merge_history(const ctx *x, mlk_merge_counts *c)
 
 static int attach(const ctx *x)
 {
-    char *name = uri_on ? ro_uri(x->path) : strdup(x->path);
+    bool uri = uri_on || sqlite3_compileoption_used("USE_URI");
+    char *name = uri ? ro_uri(x->path) : strdup(x->path);
     if (!name)
         return mlk_fail(x->err, MLK_E_NOMEM, "%s: out of memory", x->path);
     sqlite3_stmt *st;

@@ -18,8 +18,9 @@ typedef struct mlk_merge_counts {
     int64_t baselines, comparisons, findings, change_points;
 } mlk_merge_counts;
 
-/* Turn on URI file names process-wide (for read-only ATTACH); call before the first SQLite use. Harmless
- * when SQLite is already initialized: mlk_merge_db then falls back to a plain ATTACH, which only reads too. */
+/* Turn on URI file names process-wide (for a read-only ATTACH); call before the first SQLite use. Harmless when
+ * SQLite is already initialized. Without URIs (neither this nor SQLite's USE_URI build option, which Debian sets)
+ * mlk_merge_db falls back to a plain ATTACH: it still only reads, but SQLite may fold a leftover -wal into the file. */
 void mlk_merge_setup(void);
 
 /* Check that path is a memleak db this build can merge: readable, SQLite, a schema_version table, a version
