@@ -44,7 +44,7 @@ static void usage(FILE *f)
             "  --run-key KEY      the run's identity; shards of one batch give the same key (default: random)\n"
             "  --no-heap          do not preload the heap-accounting shim (judge on RSS)\n"
             "  --dry-run          check everything and list the cells; run nothing\n"
-            "  --quiet            no progress output\n"
+            "  --quiet            no progress output (the final table is still printed)\n"
             "  --help, --version\n\n"
             "exit status: 0 every cell passed (or plateaued), 1 a finding (leak, crashed, timeout, oom, error),\n"
             "             2 usage or input error (nothing ran), 3 internal error\n");
@@ -90,8 +90,8 @@ static int parse_args(int argc, char **argv, args *a)
                     fprintf(stderr, "memleak-run: --resume: '%s' is not a run id\n", v);
                     return -1;
                 }
-            } else if (sscanf(v, "%d/%d", &a->shard_index, &a->shard_count) != 2 || a->shard_count < 1 ||
-                       a->shard_index < 0 || a->shard_index >= a->shard_count) {
+            } else if (sscanf(v, "%d/%d%c", &a->shard_index, &a->shard_count, &(char){0}) != 2 ||
+                       a->shard_count < 1 || a->shard_index < 0 || a->shard_index >= a->shard_count) {
                 fprintf(stderr, "memleak-run: --shard: '%s' is not I/N with 0 <= I < N\n", v);
                 return -1;
             }
