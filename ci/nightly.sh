@@ -74,6 +74,10 @@ if [ "$compare" -ne 0 ] && [ "$compare" -ne 1 ]; then
   exit "$compare"
 fi
 
+# Change points over the whole history, each stored once at its first bad night (the report draws them).
+echo "== nightly: memleak-run history --db $db --all --quiet"
+"$bin" history --db "$db" --all --quiet || echo "nightly: history failed (the report goes on without change points)" >&2
+
 echo "== nightly: memleak-run report --db $db --run latest --out $report"
 mkdir -p "$report"
 set +e
