@@ -1,12 +1,12 @@
 /* cmd_report.c: `memleak-run report [--run ID] --out DIR`: plots (gnuplot), index.html, summary.md and junit.xml
  * for one run. It must never exit() itself nor write to the db: it opens the db read-only. */
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
 

@@ -1,6 +1,7 @@
 /* report_export.c: turns the db into the TSV files the gnuplot scripts read (memory per cell, trend per config
  * and metric, the allocator x threads x mmap matrix) and registers each plot. It must never write to the db, and
  * writes "?" (gnuplot's missing value) for a figure that was not measured, never 0. */
+#include <errno.h>
 #include <math.h>
 #include <sqlite3.h>
 #include <stdlib.h>
@@ -17,14 +18,15 @@ static int db_fail(sqlite3 *db, mlk_error *err, const char *what, const char *wh
     return mlk_fail(err, MLK_E_DB, "report: %s %s: %s", what, which, sqlite3_errmsg(db));
 }
 
-static FILE *open_data(const char *dir, const char *base, const char *suffix, char *path, size_t len,
-                       mlk_error *err)
+/* Create dir/data/<base><suffix>.tsv; its path goes to path (size len). */
+static int open_data(const char *dir, const char *base, const char *suffix, char *path, size_t len, FILE **out,
+                     mlk_error *err)
 {
-    snprintf(path, len, "%s/data/%s%s.tsv", dir, base, suffix);
-    FILE *f = fopen(path, "w");
-    if (!f)
-        mlk_fail(err, MLK_E_IO, "report: cannot create %s: %m", path);
-    return f;
+    if (snprintf(path, len, "%s/data/%s%s.tsv", dir, base, suffix) >= (int)len)
+        return mlk_fail(err, MLK_E_IO, "report: output path too long: %.200s...", path);
+    if (!(*out = fopen(path, "w")))
+        return mlk_fail(err, MLK_E_IO, "report: cannot create %s: %s", path, strerror(errno));
+    return MLK_OK;
 }
 
 static void put_num(FILE *f, sqlite3_stmt *st, int col, double scale)
@@ -62,13 +64,14 @@ static int export_memory(sqlite3 *db, mlk_report *r, int ci, const char *dir, ml
     if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
         return db_fail(db, err, "reading the samples of", base);
     sqlite3_bind_int64(st, 1, c->id);
-    FILE *f = open_data(dir, base, "", path, sizeof path, err);
-    if (!f) {
+    FILE *f = NULL;
+    int rc = open_data(dir, base, "", path, sizeof path, &f, err);
+    if (rc) {
         sqlite3_finalize(st);
-        return err->code;
+        return rc;
     }
     fputs("# iteration\tmeasured\trss_mib\thwm_mib\theap_mib\n", f);
-    int rc, n = 0, n_measured = 0;
+    int n = 0, n_measured = 0;
     double first_measured = NAN, last = NAN;
     bool heap = false;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -108,7 +111,7 @@ static int export_memory(sqlite3 *db, mlk_report *r, int ci, const char *dir, ml
 
 typedef struct {
     char label[24];
-    char uuid[40];
+    char uuid[256]; /* a --run-key may be longer than a generated uuid */
     double v;
     bool flagged;
 } trend_point;
@@ -215,6 +218,31 @@ static void put_val(FILE *f, double v)
         fprintf(f, "\t%.6g", v);
 }
 
+/* Block 1 of a trend's TSV: x and commit of the change points of config/step/metric within the points. Returns
+ * how many. */
+static int write_change_points(FILE *f, const mlk_report *r, int ci, const char *step, const char *metric,
+                               const trend_point *pts, int n)
+{
+    fputs("\n\n# x\tchange point commit\n", f);
+    int n_cp = 0;
+    for (int k = 0; k < r->n_cps; k++) {
+        const mlk_rep_cp *cp = &r->cps[k];
+        if (cp->cell < 0 || strcmp(r->cells[cp->cell].config_key, r->cells[ci].config_key) ||
+            strcmp(cp->step, step) || strcmp(cp->metric, metric) || !cp->run_uuid)
+            continue;
+        for (int i = 0; i < n; i++)
+            if (!strcmp(pts[i].uuid, cp->run_uuid)) {
+                char label[24];
+                mlk_rep_tsv_field(label, sizeof label, cp->commit_sha ? cp->commit_sha : pts[i].label);
+                fprintf(f, "%d\t%.8s\n", i, label);
+                n_cp++;
+            }
+    }
+    if (!n_cp) /* the script leaves this block out then; a row keeps the file's shape the same */
+        fputs("-10\t-\n", f);
+    return n_cp;
+}
+
 /* Block 0: the points and the band; block 1: the change points (x, commit). */
 static int write_trend(mlk_report *r, int ci, const char *step, const metric_def *m, const trend_point *pts, int n,
                        const char *dir, mlk_error *err)
@@ -222,9 +250,10 @@ static int write_trend(mlk_report *r, int ci, const char *step, const metric_def
     char sstep[64], base[160], path[4096], title[512];
     safe_name(sstep, sizeof sstep, step);
     snprintf(base, sizeof base, "trend-c%d-%s-%s", r->cells[ci].idx, sstep, m->metric);
-    FILE *f = open_data(dir, base, "", path, sizeof path, err);
-    if (!f)
-        return err->code;
+    FILE *f = NULL;
+    int rc = open_data(dir, base, "", path, sizeof path, &f, err);
+    if (rc)
+        return rc;
     double lo = INFINITY, hi = -INFINITY;
     int n_flagged = 0, n_band = 0;
     fputs("# x\tcommit\tvalue\tband_lo\tband_hi\tbaseline\tregression\n", f);
@@ -244,25 +273,8 @@ static int write_trend(mlk_report *r, int ci, const char *step, const metric_def
             if (!isnan(cand[k]))
                 lo = fmin(lo, cand[k]), hi = fmax(hi, cand[k]);
     }
-    fputs("\n\n# x\tchange point commit\n", f);
-    int n_cp = 0;
-    for (int k = 0; k < r->n_cps; k++) {
-        const mlk_rep_cp *cp = &r->cps[k];
-        if (cp->cell < 0 || strcmp(r->cells[cp->cell].config_key, r->cells[ci].config_key) ||
-            strcmp(cp->step, step) || strcmp(cp->metric, m->metric))
-            continue;
-        for (int i = 0; i < n; i++)
-            if (cp->run_uuid && !strcmp(pts[i].uuid, cp->run_uuid)) {
-                char label[24];
-                mlk_rep_tsv_field(label, sizeof label, cp->commit_sha ? cp->commit_sha : pts[i].label);
-                fprintf(f, "%d\t%.10s\n", i, label);
-                n_cp++;
-            }
-    }
-    if (!n_cp) /* a placeholder outside the x range, so the script's plot of this block is never empty */
-        fputs("-10\t-\n", f);
-    int rc = mlk_rep_close(f, path, err);
-    if (rc)
+    int n_cp = write_change_points(f, r, ci, step, m->metric, pts, n);
+    if ((rc = mlk_rep_close(f, path, err)))
         return rc;
     if (!isfinite(lo))
         return MLK_OK; /* never measured (live heap without the shim): no plot */
@@ -403,9 +415,10 @@ static int write_matrix_table(const matrix *m, double (*v)[MATRIX_MAX], const ch
                               const char *suffix, mlk_error *err)
 {
     char path[4096];
-    FILE *f = open_data(dir, base, suffix, path, sizeof path, err);
-    if (!f)
-        return err->code;
+    FILE *f = NULL;
+    int rc = open_data(dir, base, suffix, path, sizeof path, &f, err);
+    if (rc)
+        return rc;
     fputs("group", f);
     for (int s = 0; s < m->n_series; s++)
         fprintf(f, "\t%s", m->series[s]);

@@ -1,6 +1,7 @@
 /* report_html.c: the report's index.html: the run, its regressions and change points, every cell's verdict with its
  * detail, and every plot (PNG inline, SVG and data linked). It must never reference the network (no URL, CDN or
  * web font: the page is read from CI artifacts offline), and escapes every string from the db. */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -273,7 +274,7 @@ int mlk_rep_write_html(const mlk_report *r, const char *path, mlk_error *err)
 {
     FILE *f = fopen(path, "w");
     if (!f)
-        return mlk_fail(err, MLK_E_IO, "report: cannot create %s: %m", path);
+        return mlk_fail(err, MLK_E_IO, "report: cannot create %s: %s", path, strerror(errno));
     head(f, r);
     counts(f, r);
     fputs("<p><a href=\"#regressions\">regressions</a> &middot; <a href=\"#change-points\">change points</a> "

@@ -1,6 +1,7 @@
 /* report_text.c: the report's summary.md (short enough for a PR comment: regressions, then leaks and failures,
  * then one line of passing cells) and junit.xml (one testcase per cell; leaks, failures and regressions fail).
  * It must never write a figure without its unit, nor XML that does not parse, whatever the db holds. */
+#include <errno.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -156,7 +157,7 @@ int mlk_rep_write_summary(const mlk_report *r, const char *path, mlk_error *err)
 {
     FILE *f = fopen(path, "w");
     if (!f)
-        return mlk_fail(err, MLK_E_IO, "report: cannot create %s: %m", path);
+        return mlk_fail(err, MLK_E_IO, "report: cannot create %s: %s", path, strerror(errno));
     fputs("### memleak: ", f);
     mlk_rep_md(f, r->scenario);
     fprintf(f, ", run %lld", (long long)r->run_id);
@@ -277,7 +278,7 @@ int mlk_rep_write_junit(const mlk_report *r, const char *path, mlk_error *err)
 {
     FILE *f = fopen(path, "w");
     if (!f)
-        return mlk_fail(err, MLK_E_IO, "report: cannot create %s: %m", path);
+        return mlk_fail(err, MLK_E_IO, "report: cannot create %s: %s", path, strerror(errno));
     int failures = 0, skipped = 0;
     double seconds = 0;
     for (int i = 0; i < r->n_cells; i++) {
