@@ -17,8 +17,8 @@ set datafile missing "?"
 set xlabel "iteration"
 set ylabel "memory (MiB)"
 set grid
-set key below horizontal maxrows 2 spacing 1.2
-set bmargin 6
+set key below horizontal maxcols 3 spacing 1.2
+set bmargin 7
 set autoscale xfix
 set yrange [0:*]
 set title (leak ? "LEAK - " : "") . ARG3 textcolor rgb (leak ? "#cc0000" : "#000000") font ",13"
