@@ -39,8 +39,8 @@ static void usage(FILE *f)
                "  baseline pin), or else the median of the last N (--window, default 5) finished runs of the same config\n"
                "  on the branch (--branch, default the run's own). Memory (peak VmHWM, final VmRSS, RssAnon, heap bytes)\n"
                "  must move by more than the scenario's regression_rel and regression_abs_kib; growth per iteration by\n"
-               "  more than regression_rel and leak_bytes_per_iter; latency by more than latency_rel with a Mann-Whitney\n"
-               "  p below latency_alpha. --baseline-engine NAME compares with that engine's cells of the same run.\n"
+               "  more than regression_rel and leak_bytes_per_iter; latency by more than latency_rel and latency_abs_ms\n"
+               "  with a Mann-Whitney p below latency_alpha. --baseline-engine NAME compares with that engine's cells of the same run.\n"
                "  Prints the findings (--all: every comparison), stores them in the db.\n"
                "  exit status: 1 a regression, 0 none (or no baseline yet), 2 usage error, 3 internal error\n");
 }
@@ -164,7 +164,7 @@ static int judge_latency(compare_ctx *x, const mlk_step_figures *f, const int64_
     if (!rc && nc >= 3 && nb >= 3 && mlk_mann_whitney(cur, nc, base, nb, &u, &p) == 0) {
         double mc = median(cur, nc), mb = median(base, nb);
         double rel = mb > 0 ? (mc - mb) / mb : 0;
-        if (p < x->s->latency_alpha && fabs(rel) > x->s->latency_rel)
+        if (p < x->s->latency_alpha && fabs(rel) > x->s->latency_rel && fabs(mc - mb) > x->s->latency_abs_ms)
             rc = finding(x, f, MLK_M_WALL, rel > 0 ? "regression" : "improvement", mc, mb, p, err);
         else if (x->a->all)
             printf("%-11s %-52.52s %-16s %-16s %14.6g %14.6g %+8.1f%% (p=%.2g)\n", "ok", f->config_key, f->step,

@@ -287,7 +287,8 @@ static int k_engine_options(pctx *c, const mlk_ynode *v)
 }
 
 /* Threshold keys: the leak floor, and the floors compare judges regressions with. */
-#define THRESHOLD_KEYS "leak_bytes_per_iter, regression_rel, regression_abs_kib, latency_rel, latency_alpha"
+#define THRESHOLD_KEYS \
+    "leak_bytes_per_iter, regression_rel, regression_abs_kib, latency_rel, latency_abs_ms, latency_alpha"
 
 static int threshold(pctx *c, const mlk_ynode *k, const mlk_ynode *v)
 {
@@ -301,6 +302,12 @@ static int threshold(pctx *c, const mlk_ynode *k, const mlk_ynode *v)
         if ((rc = mlk_yget_int(v, what, 0, INT64_MAX / 1024, c->name, &x, c->err)))
             return rc;
         *(key[0] == 'l' ? &c->s->leak_bytes_per_iter : &c->s->regression_abs_kib) = x;
+        return MLK_OK;
+    }
+    if (!strcmp(key, "latency_abs_ms")) {
+        if ((rc = mlk_yget_number(v, what, 0.0, 1e9, c->name, &d, c->err)))
+            return rc;
+        c->s->latency_abs_ms = d;
         return MLK_OK;
     }
     if (!strcmp(key, "regression_rel") || !strcmp(key, "latency_rel") || !strcmp(key, "latency_alpha")) {
@@ -456,6 +463,7 @@ static mlk_scenario *scenario_new(const char *text, size_t len, const char *name
     s->regression_abs_kib = 256;
     s->latency_rel = 0.10;
     s->latency_alpha = 0.05;
+    s->latency_abs_ms = 0.05;
     s->timeout_s = 600;
     s->heap = true;
     s->path = mlk_ystrdup(name);

@@ -109,11 +109,12 @@ typedef struct mlk_scenario {
     int64_t leak_bytes_per_iter; /* thresholds.leak_bytes_per_iter; default 1024 */
     /* What memleak-run compare calls a regression (thresholds.*): a memory figure must move by more than both
      * regression_rel (default 0.05) of the baseline and regression_abs_kib (default 256); growth per iteration by
-     * more than regression_rel and leak_bytes_per_iter; latency by more than latency_rel (default 0.10) with a
-     * Mann-Whitney p below latency_alpha (default 0.05). */
+     * more than regression_rel and leak_bytes_per_iter; latency by more than latency_rel (default 0.10) and
+     * latency_abs_ms (default 0.05: a few microseconds on a tiny step are scheduling noise) with a Mann-Whitney
+     * p below latency_alpha (default 0.05). */
     double regression_rel;
     int64_t regression_abs_kib;
-    double latency_rel, latency_alpha;
+    double latency_rel, latency_alpha, latency_abs_ms;
     double timeout_s;    /* per cell; default 600 */
     int64_t memory_limit_mb; /* per worker; 0 = none (default) */
     mlk_detector_kind detector; /* `detector: memleak|openvino`; default memleak */
