@@ -70,7 +70,7 @@ static void build_argv(const mlk_plan *p, const mlk_cell *c, const char *self, a
     push(a, "--fd");
     push(a, "3");
     push(a, "--engine-lib");
-    push(a, p->engine_lib);
+    push(a, c->engine_lib);
     push(a, "--model");
     push(a, p->model_path);
     for (int i = 0; i < p->n_inputs; i++) {

@@ -136,8 +136,9 @@ static char *argv_text(int argc, char **argv)
 
 static void print_cells(const mlk_plan *p)
 {
-    printf("%s: %d cells, engine %s (%s), model %s\n", p->s->name, p->n_cells, p->s->engine, p->engine_lib,
-           p->model_path);
+    printf("%s: %d cells, model %s\n", p->s->name, p->n_cells, p->model_path);
+    for (int e = 0; e < p->n_engines; e++)
+        printf("  engine %s: %s\n", p->engines[e], p->engine_libs[e]);
     for (int i = 0; i < p->n_cells; i++)
         printf("  %3d  %s\n", i, p->cells[i].label);
 }

@@ -13,15 +13,12 @@
 #include "spawn.h"
 #include "strbuf.h"
 
-static const char *const harness_axes[] = {"allocator", "malloc_trim", "glibc_tunables", "malloc_conf",
-                                           "allocator_env", NULL};
-
-bool mlk_is_harness_axis(const char *name)
+const char *mlk_plan_engine_lib(const mlk_plan *p, const char *name)
 {
-    for (int i = 0; harness_axes[i]; i++)
-        if (!strcmp(harness_axes[i], name))
-            return true;
-    return false;
+    for (int i = 0; i < p->n_engines; i++)
+        if (!strcmp(p->engines[i], name))
+            return p->engine_libs[i];
+    return NULL;
 }
 
 
@@ -68,7 +65,9 @@ static int hash_file(const char *path, char *hex, mlk_error *err)
     return MLK_OK;
 }
 
-static int find_engine(mlk_plan *p, const mlk_plan_opts *o, mlk_error *err)
+/* The plugin file of one engine, searched in the usual folders; the error points at where the scenario names it. */
+static int find_engine(mlk_plan *p, const mlk_plan_opts *o, const char *engine, mlk_loc where, char **out,
+                       mlk_error *err)
 {
     const char *dirs[5];
     int n = 0;
@@ -82,28 +81,51 @@ static int find_engine(mlk_plan *p, const mlk_plan_opts *o, mlk_error *err)
     dirs[n++] = o->self_dir;
     mlk_buf tried = {0};
     int rc = MLK_OK;
-    for (int i = 0; i < n && !p->engine_lib; i++) {
+    *out = NULL;
+    for (int i = 0; i < n && !*out; i++) {
         mlk_buf b = {0};
-        mlk_buf_printf(&b, "%s/engine_%s.so", dirs[i], p->s->engine);
+        mlk_buf_printf(&b, "%s/engine_%s.so", dirs[i], engine);
         char *cand = mlk_buf_take(&b);
         if (cand && access(cand, R_OK) == 0)
-            p->engine_lib = cand;
+            *out = cand;
         else
             free(cand);
         mlk_buf_printf(&tried, "%s%s", i ? ", " : "", dirs[i]);
     }
-    if (!p->engine_lib) {
-        const char *hint = !strcmp(p->s->engine, "ort")
+    if (!*out) {
+        const char *hint = !strcmp(engine, "ort")
                                ? "fetch ONNX Runtime with engines/ort/fetch.sh (ci/setup.sh does it) and rebuild"
                                : "build it, or point --engine-dir / MLK_ENGINE_DIR at the folder holding it";
-        rc = mlk_fail(err, MLK_E_NOTFOUND, "%s:%d:%d: engine '%s' not found: no engine_%s.so in %s; %s",
-                      p->s->path, p->s->engine_loc.line, p->s->engine_loc.col, p->s->engine, p->s->engine,
-                      tried.s ? tried.s : "?", hint);
+        rc = mlk_fail(err, MLK_E_NOTFOUND, "%s:%d:%d: engine '%s' not found: no engine_%s.so in %s; %s", p->s->path,
+                      where.line, where.col, engine, engine, tried.s ? tried.s : "?", hint);
     }
     mlk_buf_free(&tried);
     free(lib_dir);
     free(mlk_dir);
     return rc;
+}
+
+/* Every engine the scenario uses: the top-level one, or the values of its engine axis. */
+static int find_engines(mlk_plan *p, const mlk_plan_opts *o, mlk_error *err)
+{
+    const mlk_scenario *s = p->s;
+    const mlk_axis *ax = mlk_scenario_axis(s, "engine");
+    int n = ax ? ax->n_values : 1;
+    p->engines = calloc((size_t)n, sizeof *p->engines);
+    p->engine_libs = calloc((size_t)n, sizeof *p->engine_libs);
+    if (!p->engines || !p->engine_libs)
+        return mlk_fail(err, MLK_E_NOMEM, "out of memory");
+    for (int i = 0; i < n; i++) {
+        const char *name = ax ? ax->values[i] : s->engine;
+        mlk_loc where = ax ? ax->value_locs[i] : s->engine_loc;
+        if (!(p->engines[i] = strdup(name)))
+            return mlk_fail(err, MLK_E_NOMEM, "out of memory");
+        p->n_engines = i + 1;
+        int rc = find_engine(p, o, name, where, &p->engine_libs[i], err);
+        if (rc)
+            return rc;
+    }
+    return MLK_OK;
 }
 
 /* Map the generate mapping onto `refengine gen` flags. */
@@ -236,7 +258,12 @@ void mlk_plan_free(mlk_plan *p)
     for (int i = 0; i < p->n_inputs; i++)
         free(p->inputs[i]);
     free(p->inputs);
-    free(p->engine_lib);
+    for (int i = 0; i < p->n_engines; i++) {
+        free(p->engines[i]);
+        free(p->engine_libs[i]);
+    }
+    free(p->engines);
+    free(p->engine_libs);
     free(p->model_path);
     free(p->model_hash);
     free(p);
@@ -254,7 +281,7 @@ int mlk_plan_build(const mlk_scenario *s, const mlk_plan_opts *o, mlk_plan **out
         return mlk_fail(err, MLK_E_NOMEM, "out of memory");
     p->s = s;
     int rc;
-    if ((rc = find_engine(p, o, err)) || (rc = mlk_plan_cells(p, err)) ||
+    if ((rc = find_engines(p, o, err)) || (rc = mlk_plan_cells(p, err)) ||
         (rc = mlk_plan_check_cells(p, err)) || (rc = resolve_model(p, o, err)) || (rc = mlk_plan_keys(p, err))) {
         mlk_plan_free(p);
         return rc;

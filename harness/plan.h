@@ -14,6 +14,8 @@
 
 typedef struct mlk_cell {
     int idx;
+    const char *engine;          /* the top-level engine, or this cell's value of the engine axis */
+    const char *engine_lib;      /* its plugin (one of mlk_plan.engine_libs) */
     const char *allocator;       /* "glibc" unless the allocator axis says otherwise */
     bool trim;                   /* malloc_trim */
     const char *glibc_tunables;  /* NULL or "" for none */
@@ -28,7 +30,8 @@ typedef struct mlk_cell {
 
 typedef struct mlk_plan {
     const mlk_scenario *s;       /* borrowed */
-    char *engine_lib;            /* resolved engine_<name>.so */
+    char **engines, **engine_libs; /* every engine the cells use, and its resolved engine_<name>.so */
+    int n_engines;
     char *model_path;            /* resolved model file */
     char *model_hash;            /* FNV-1a 64 of the model file, hex */
     char **inputs;               /* resolved .pb paths */
@@ -48,7 +51,7 @@ typedef struct mlk_plan_opts {
 int mlk_plan_build(const mlk_scenario *s, const mlk_plan_opts *o, mlk_plan **out, mlk_error *err);
 void mlk_plan_free(mlk_plan *p);
 
-/* The names of axes the harness consumes itself (never passed to the engine). */
-bool mlk_is_harness_axis(const char *name);
+/* The plugin of engine name, or NULL when the plan does not use it. */
+const char *mlk_plan_engine_lib(const mlk_plan *p, const char *name);
 
 #endif

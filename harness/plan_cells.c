@@ -24,6 +24,19 @@ static void pick_of(const mlk_scenario *s, int64_t idx, int *pick)
 }
 
 
+/* "ENGINE.KEY" where ENGINE is one the plan uses: the key of that engine only. Returns KEY when it applies to
+ * engine, NULL when it belongs to another engine; unscoped keys are returned as they are. */
+static const char *scoped_key(const mlk_plan *p, const char *key, const char *engine)
+{
+    const char *dot = strchr(key, '.');
+    if (!dot)
+        return key;
+    for (int i = 0; i < p->n_engines; i++)
+        if (strlen(p->engines[i]) == (size_t)(dot - key) && !strncmp(p->engines[i], key, (size_t)(dot - key)))
+            return strcmp(p->engines[i], engine) ? NULL : dot + 1;
+    return key; /* a dotted option of the engine itself, such as dim.seq */
+}
+
 static int add_opt(mlk_cell *c, const char *k, const char *v, mlk_error *err)
 {
     if (c->n_opts == MLK_CELL_MAX_OPTS)
@@ -50,6 +63,8 @@ static char *config_key(const mlk_plan *p, const mlk_cell *c, const int *pick)
         parts[k++] = mlk_buf_take(&b);
     }
     for (int a = 0; a < s->n_axes; a++) {
+        if (!strcmp(s->axes[a].name, "engine"))
+            continue; /* already at the front */
         mlk_buf b = {0};
         mlk_buf_printf(&b, "%s=%s", s->axes[a].name, s->axes[a].values[pick[a]]);
         parts[k++] = mlk_buf_take(&b);
@@ -61,7 +76,7 @@ static char *config_key(const mlk_plan *p, const mlk_cell *c, const int *pick)
     }
     qsort(parts, (size_t)k, sizeof *parts, cmp_str);
     mlk_buf key = {0};
-    mlk_buf_printf(&key, "engine=%s;model=%s;pipeline=", s->engine, p->model_hash ? p->model_hash : "?");
+    mlk_buf_printf(&key, "engine=%s;model=%s;pipeline=", c->engine, p->model_hash ? p->model_hash : "?");
     for (int i = 0; i < s->n_pipeline; i++)
         mlk_buf_printf(&key, "%s%s", i ? "," : "", mlk_step_name(s->pipeline[i]));
     for (int i = 0; i < k; i++) {
@@ -72,16 +87,44 @@ static char *config_key(const mlk_plan *p, const mlk_cell *c, const int *pick)
     return mlk_buf_take(&key);
 }
 
+/* The engine options of a cell, in order: engine_options, plain engine axes, variants; scoped keys filtered. */
+static int cell_options(mlk_plan *p, mlk_cell *c, const int *pick, mlk_error *err)
+{
+    const mlk_scenario *s = p->s;
+    int rc = MLK_OK;
+    for (int i = 0; i < s->n_engine_options && !rc; i++) {
+        const char *k = scoped_key(p, s->engine_options[i].key, c->engine);
+        if (k)
+            rc = add_opt(c, k, s->engine_options[i].value, err);
+    }
+    for (int a = 0; a < s->n_axes && !rc; a++) {
+        const mlk_axis *ax = &s->axes[a];
+        if (mlk_scenario_is_harness_axis(ax->name))
+            continue;
+        if (!ax->variants) {
+            const char *k = scoped_key(p, ax->name, c->engine);
+            if (k)
+                rc = add_opt(c, k, ax->values[pick[a]], err);
+            continue;
+        }
+        const mlk_variant *var = &ax->variants[pick[a]];
+        for (int i = 0; i < var->n_options && !rc; i++) {
+            const char *k = scoped_key(p, var->options[i].key, c->engine);
+            if (k)
+                rc = add_opt(c, k, var->options[i].value, err);
+        }
+    }
+    return rc;
+}
+
 static int build_cell(mlk_plan *p, mlk_cell *c, const int *pick, mlk_error *err)
 {
     const mlk_scenario *s = p->s;
     c->allocator = "glibc";
-    int rc = MLK_OK;
-    for (int i = 0; i < s->n_engine_options && !rc; i++)
-        rc = add_opt(c, s->engine_options[i].key, s->engine_options[i].value, err);
+    c->engine = s->engine;
     mlk_buf json = {0}, label = {0};
     mlk_buf_printf(&json, "{");
-    for (int a = 0; a < s->n_axes && !rc; a++) {
+    for (int a = 0; a < s->n_axes; a++) {
         const mlk_axis *ax = &s->axes[a];
         const char *v = ax->values[pick[a]];
         mlk_buf_printf(&json, "%s", a ? "," : "");
@@ -89,7 +132,9 @@ static int build_cell(mlk_plan *p, mlk_cell *c, const int *pick, mlk_error *err)
         mlk_buf_printf(&json, ":");
         mlk_buf_json(&json, v);
         mlk_buf_printf(&label, "%s%s=%s", a ? " " : "", ax->name, v[0] ? v : "\"\"");
-        if (!strcmp(ax->name, "allocator"))
+        if (!strcmp(ax->name, "engine"))
+            c->engine = v;
+        else if (!strcmp(ax->name, "allocator"))
             c->allocator = v;
         else if (!strcmp(ax->name, "malloc_trim"))
             c->trim = mlk_scenario_bool(v) == 1;
@@ -99,20 +144,16 @@ static int build_cell(mlk_plan *p, mlk_cell *c, const int *pick, mlk_error *err)
             c->malloc_conf = v;
         else if (!strcmp(ax->name, "allocator_env"))
             c->allocator_env = v;
-        else if (ax->variants)
-            for (int i = 0; i < ax->variants[pick[a]].n_options && !rc; i++)
-                rc = add_opt(c, ax->variants[pick[a]].options[i].key, ax->variants[pick[a]].options[i].value, err);
-        else
-            rc = add_opt(c, ax->name, v, err);
     }
     mlk_buf_printf(&json, "}");
     if (!s->n_axes)
         mlk_buf_printf(&label, "(single cell)");
     c->axes_json = mlk_buf_take(&json);
     c->label = mlk_buf_take(&label);
-    if (!rc && (!c->axes_json || !c->label))
-        rc = mlk_fail(err, MLK_E_NOMEM, "out of memory");
-    return rc;
+    c->engine_lib = mlk_plan_engine_lib(p, c->engine);
+    if (!c->axes_json || !c->label)
+        return mlk_fail(err, MLK_E_NOMEM, "out of memory");
+    return cell_options(p, c, pick, err);
 }
 
 int mlk_plan_cells(mlk_plan *p, mlk_error *err)
@@ -198,39 +239,58 @@ static int check_harness_axis(const mlk_scenario *s, const mlk_axis *ax, mlk_err
     return MLK_OK;
 }
 
-int mlk_plan_check_cells(mlk_plan *p, mlk_error *err)
+/* Every option the scenario gives, checked by the plugin of every engine it applies to. */
+static int check_with(const mlk_plan *p, const engine_api *api, const char *engine, mlk_error *err)
 {
     const mlk_scenario *s = p->s;
-    void *dl = dlopen(p->engine_lib, RTLD_NOW | RTLD_LOCAL);
-    engine_get_api_fn get = dl ? (engine_get_api_fn)dlsym(dl, ENGINE_ENTRY_SYMBOL) : NULL;
-    const engine_api *api = get ? get() : NULL;
     int rc = MLK_OK;
-    if (!api || api->abi_version != ENGINE_ABI_VERSION || api->struct_size < sizeof(engine_api)) {
-        rc = mlk_fail(err, MLK_E_ENGINE, "%s: not a compatible engine plugin (%s)", p->engine_lib,
-                      dl ? "wrong ABI version" : dlerror());
-        goto out;
+    for (int i = 0; i < s->n_engine_options && !rc; i++) {
+        const char *k = scoped_key(p, s->engine_options[i].key, engine);
+        if (k)
+            rc = check_one(api, s->path, k, s->engine_options[i].value, s->engine_options[i].loc, err);
     }
-    for (int i = 0; i < s->n_engine_options && !rc; i++)
-        rc = check_one(api, s->path, s->engine_options[i].key, s->engine_options[i].value, s->engine_options[i].loc,
-                       err);
     for (int a = 0; a < s->n_axes && !rc; a++) {
         const mlk_axis *ax = &s->axes[a];
-        if (mlk_is_harness_axis(ax->name)) {
-            rc = check_harness_axis(s, ax, err);
+        if (mlk_scenario_is_harness_axis(ax->name))
             continue;
-        }
         for (int i = 0; i < ax->n_values && !rc; i++) {
             if (!ax->variants) {
-                rc = check_one(api, s->path, ax->name, ax->values[i], ax->value_locs[i], err);
+                const char *k = scoped_key(p, ax->name, engine);
+                if (k)
+                    rc = check_one(api, s->path, k, ax->values[i], ax->value_locs[i], err);
                 continue;
             }
             const mlk_variant *var = &ax->variants[i];
-            for (int k = 0; k < var->n_options && !rc; k++)
-                rc = check_one(api, s->path, var->options[k].key, var->options[k].value, var->options[k].loc, err);
+            for (int j = 0; j < var->n_options && !rc; j++) {
+                const char *k = scoped_key(p, var->options[j].key, engine);
+                if (k)
+                    rc = check_one(api, s->path, k, var->options[j].value, var->options[j].loc, err);
+            }
         }
     }
-out:
-    if (dl)
-        dlclose(dl);
+    return rc;
+}
+
+int mlk_plan_check_cells(mlk_plan *p, mlk_error *err)
+{
+    const mlk_scenario *s = p->s;
+    int rc = MLK_OK;
+    for (int a = 0; a < s->n_axes && !rc; a++)
+        if (mlk_scenario_is_harness_axis(s->axes[a].name))
+            rc = check_harness_axis(s, &s->axes[a], err);
+    for (int e = 0; e < p->n_engines && !rc; e++) {
+        void *dl = dlopen(p->engine_libs[e], RTLD_NOW | RTLD_LOCAL);
+        engine_get_api_fn get = dl ? (engine_get_api_fn)dlsym(dl, ENGINE_ENTRY_SYMBOL) : NULL;
+        const engine_api *api = get ? get() : NULL;
+        if (!api || api->abi_version != ENGINE_ABI_VERSION || api->struct_size < sizeof(engine_api))
+            rc = mlk_fail(err, MLK_E_ENGINE, "%s: not a compatible engine plugin (%s)", p->engine_libs[e],
+                          dl ? "wrong ABI version" : dlerror());
+        else
+            rc = check_with(p, api, p->engines[e], err);
+        if (rc && p->n_engines > 1)
+            mlk_fail_prefix(err, "engine %s: ", p->engines[e]);
+        if (dl)
+            dlclose(dl);
+    }
     return rc;
 }

@@ -139,6 +139,11 @@ void mlk_scenario_free(mlk_scenario *s);
  * anything else. Use it for values the parser checked as booleans (malloc_trim), which keep their text. */
 int mlk_scenario_bool(const char *text);
 
+/* True for axes the harness applies itself (engine, allocator, malloc_trim, glibc_tunables, malloc_conf,
+ * allocator_env); every other axis is an engine option. An `engine` axis overrides the top-level engine per cell,
+ * and an option key "ENGINE.KEY" (engine_options, variants) applies only to that engine's cells, as KEY. */
+bool mlk_scenario_is_harness_axis(const char *name);
+
 /* The axis named name, or NULL. */
 const mlk_axis *mlk_scenario_axis(const mlk_scenario *s, const char *name);
 

@@ -6,9 +6,9 @@
 
 #include "scenario_internal.h"
 
-/* Axes the harness applies itself (environment, preload, calls between steps); never engine options.
- * The same list as plan.c's mlk_is_harness_axis (this file cannot call it: the parser stands alone). */
-static const char *const harness_axes[] = {"allocator", "malloc_trim", "glibc_tunables", "malloc_conf",
+/* Axes the harness applies itself (which engine, environment, preload, calls between steps); never engine
+ * options. The one list: plan.c asks mlk_scenario_is_harness_axis. */
+static const char *const harness_axes[] = {"engine", "allocator", "malloc_trim", "glibc_tunables", "malloc_conf",
                                            "allocator_env"};
 static const char *const allocators[] = {"glibc", "jemalloc", "tcmalloc", "mimalloc"};
 
@@ -23,6 +23,20 @@ static bool in_list(const char *s, const char *const *list, size_t n)
 static bool is_harness_axis(const char *s)
 {
     return in_list(s, harness_axes, sizeof harness_axes / sizeof harness_axes[0]);
+}
+
+bool mlk_scenario_is_harness_axis(const char *name) { return is_harness_axis(name); }
+
+/* Engine names as the engine: key takes them (they name a plugin file, engine_<name>.so). */
+static bool engine_name_ok(const char *s)
+{
+    if (!*s)
+        return false;
+    for (; *s; s++)
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') || *s == '_' ||
+              *s == '-' || *s == '.'))
+            return false;
+    return true;
 }
 
 /* ------------------------------------------------------------------------------------------------
@@ -112,6 +126,9 @@ static int check_scalar_value(const mlk_axis *a, const mlk_ynode *v, const char 
     if (!strcmp(a->name, "allocator") && !in_list(v->text, allocators, sizeof allocators / sizeof allocators[0]))
         return mlk_yfail(err, name, v->loc, "%s: expected glibc, jemalloc, tcmalloc or mimalloc, got %s", what,
                          mlk_ydescribe(v, d, sizeof d));
+    if (!strcmp(a->name, "engine") && !engine_name_ok(v->text))
+        return mlk_yfail(err, name, v->loc, "%s: expected an engine name (letters, digits, '.', '_', '-'), got %s",
+                         what, mlk_ydescribe(v, d, sizeof d));
     bool b;
     if (!strcmp(a->name, "malloc_trim"))
         return mlk_yget_bool(v, what, name, &b, err);
