@@ -72,10 +72,11 @@ static void build_argv(const mlk_plan *p, const mlk_cell *c, const char *self, a
     push(a, "--engine-lib");
     push(a, c->engine_lib);
     push(a, "--model");
-    push(a, p->model_path);
-    for (int i = 0; i < p->n_inputs; i++) {
+    const mlk_plan_model *m = &p->models[c->model];
+    push(a, m->path);
+    for (int i = 0; i < m->n_inputs; i++) {
         push(a, "--input");
-        push(a, p->inputs[i]);
+        push(a, m->inputs[i]);
     }
     push(a, "--setup");
     push_owned(a, steps_csv(s->setup, s->n_setup));

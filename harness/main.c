@@ -136,7 +136,10 @@ static char *argv_text(int argc, char **argv)
 
 static void print_cells(const mlk_plan *p)
 {
-    printf("%s: %d cells, model %s\n", p->s->name, p->n_cells, p->model_path);
+    printf("%s: %d cells\n", p->s->name, p->n_cells);
+    for (int m = 0; m < p->n_models; m++)
+        printf("  model %s%s%s\n", p->models[m].name ? p->models[m].name : "", p->models[m].name ? ": " : "",
+               p->models[m].path);
     for (int e = 0; e < p->n_engines; e++)
         printf("  engine %s: %s\n", p->engines[e], p->engine_libs[e]);
     for (int i = 0; i < p->n_cells; i++)

@@ -159,9 +159,9 @@ static int gen_argv(const mlk_model_spec *m, const char **argv, int max, char *k
     return n;
 }
 
-static int generate_model(mlk_plan *p, const mlk_plan_opts *o, mlk_error *err)
+static int generate_model(mlk_plan *p, const mlk_plan_opts *o, const mlk_model_spec *m, mlk_plan_model *pm,
+                          mlk_error *err)
 {
-    const mlk_model_spec *m = &p->s->model;
     const char *argv[40] = {NULL, "gen", m->generate};
     char key[1024];
     int n = 3 + gen_argv(m, argv + 3, 30, key, sizeof key);
@@ -205,7 +205,7 @@ static int generate_model(mlk_plan *p, const mlk_plan_opts *o, mlk_error *err)
             goto out;
         }
     }
-    p->model_path = mlk_buf_take(&file);
+    pm->path = mlk_buf_take(&file);
 out:
     mlk_buf_free(&dir);
     mlk_buf_free(&file);
@@ -213,36 +213,53 @@ out:
     return rc;
 }
 
-static int resolve_model(mlk_plan *p, const mlk_plan_opts *o, mlk_error *err)
+static int resolve_model(mlk_plan *p, const mlk_plan_opts *o, const mlk_model_spec *m, mlk_plan_model *pm,
+                         mlk_error *err)
 {
-    const mlk_model_spec *m = &p->s->model;
     char *sdir = dir_of(p->s->path);
     int rc = MLK_OK;
     if (m->kind == MLK_MODEL_GENERATE) {
-        rc = generate_model(p, o, err);
+        rc = generate_model(p, o, m, pm, err);
     } else {
-        p->model_path = path_join(sdir, m->path);
-        if (!p->model_path || access(p->model_path, R_OK))
+        pm->path = path_join(sdir, m->path);
+        if (!pm->path || access(pm->path, R_OK))
             rc = mlk_fail(err, MLK_E_NOTFOUND, "%s:%d:%d: model file %s not found", p->s->path, m->loc.line,
-                          m->loc.col, p->model_path ? p->model_path : m->path);
+                          m->loc.col, pm->path ? pm->path : m->path);
     }
     if (!rc && m->n_inputs) {
-        p->inputs = calloc((size_t)m->n_inputs, sizeof *p->inputs);
-        for (int i = 0; p->inputs && i < m->n_inputs && !rc; i++) {
-            p->inputs[i] = path_join(sdir, m->inputs[i]);
-            p->n_inputs = i + 1;
-            if (!p->inputs[i] || access(p->inputs[i], R_OK))
+        pm->inputs = calloc((size_t)m->n_inputs, sizeof *pm->inputs);
+        for (int i = 0; pm->inputs && i < m->n_inputs && !rc; i++) {
+            pm->inputs[i] = path_join(sdir, m->inputs[i]);
+            pm->n_inputs = i + 1;
+            if (!pm->inputs[i] || access(pm->inputs[i], R_OK))
                 rc = mlk_fail(err, MLK_E_NOTFOUND, "%s:%d:%d: input file %s not found", p->s->path,
-                              m->input_locs[i].line, m->input_locs[i].col, p->inputs[i] ? p->inputs[i] : "?");
+                              m->input_locs[i].line, m->input_locs[i].col, pm->inputs[i] ? pm->inputs[i] : "?");
         }
     }
     if (!rc) {
         char hex[17];
-        if (!(rc = hash_file(p->model_path, hex, err)))
-            p->model_hash = strdup(hex);
+        if (!(rc = hash_file(pm->path, hex, err)))
+            pm->hash = strdup(hex);
     }
     free(sdir);
     return rc;
+}
+
+/* The scenario's model, or every value of its model axis. */
+static int resolve_models(mlk_plan *p, const mlk_plan_opts *o, mlk_error *err)
+{
+    const mlk_axis *ax = mlk_scenario_axis(p->s, "model");
+    int n = ax ? ax->n_values : 1;
+    if (!(p->models = calloc((size_t)n, sizeof *p->models)))
+        return mlk_fail(err, MLK_E_NOMEM, "out of memory");
+    for (int i = 0; i < n; i++) {
+        p->n_models = i + 1;
+        p->models[i].name = ax ? ax->values[i] : NULL;
+        int rc = resolve_model(p, o, ax ? ax->variants[i].model : &p->s->model, &p->models[i], err);
+        if (rc)
+            return rc;
+    }
+    return MLK_OK;
 }
 
 void mlk_plan_free(mlk_plan *p)
@@ -255,17 +272,20 @@ void mlk_plan_free(mlk_plan *p)
         free(p->cells[i].label);
     }
     free(p->cells);
-    for (int i = 0; i < p->n_inputs; i++)
-        free(p->inputs[i]);
-    free(p->inputs);
+    for (int m = 0; m < p->n_models; m++) {
+        for (int i = 0; i < p->models[m].n_inputs; i++)
+            free(p->models[m].inputs[i]);
+        free(p->models[m].inputs);
+        free(p->models[m].path);
+        free(p->models[m].hash);
+    }
+    free(p->models);
     for (int i = 0; i < p->n_engines; i++) {
         free(p->engines[i]);
         free(p->engine_libs[i]);
     }
     free(p->engines);
     free(p->engine_libs);
-    free(p->model_path);
-    free(p->model_hash);
     free(p);
 }
 
@@ -282,7 +302,7 @@ int mlk_plan_build(const mlk_scenario *s, const mlk_plan_opts *o, mlk_plan **out
     p->s = s;
     int rc;
     if ((rc = find_engines(p, o, err)) || (rc = mlk_plan_cells(p, err)) ||
-        (rc = mlk_plan_check_cells(p, err)) || (rc = resolve_model(p, o, err)) || (rc = mlk_plan_keys(p, err))) {
+        (rc = mlk_plan_check_cells(p, err)) || (rc = resolve_models(p, o, err)) || (rc = mlk_plan_keys(p, err))) {
         mlk_plan_free(p);
         return rc;
     }

@@ -12,10 +12,20 @@
 
 #define MLK_CELL_MAX_OPTS 64
 
+/* A model the cells run: the scenario's model, or one value of its model axis. */
+typedef struct mlk_plan_model {
+    const char *name;            /* the model axis value, or NULL for the top-level model */
+    char *path;                  /* resolved model file (generated and cached when asked) */
+    char *hash;                  /* FNV-1a 64 of the model file, hex */
+    char **inputs;               /* resolved .pb paths */
+    int n_inputs;
+} mlk_plan_model;
+
 typedef struct mlk_cell {
     int idx;
     const char *engine;          /* the top-level engine, or this cell's value of the engine axis */
     const char *engine_lib;      /* its plugin (one of mlk_plan.engine_libs) */
+    int model;                   /* index into mlk_plan.models */
     const char *allocator;       /* "glibc" unless the allocator axis says otherwise */
     bool trim;                   /* malloc_trim */
     const char *glibc_tunables;  /* NULL or "" for none */
@@ -32,10 +42,8 @@ typedef struct mlk_plan {
     const mlk_scenario *s;       /* borrowed */
     char **engines, **engine_libs; /* every engine the cells use, and its resolved engine_<name>.so */
     int n_engines;
-    char *model_path;            /* resolved model file */
-    char *model_hash;            /* FNV-1a 64 of the model file, hex */
-    char **inputs;               /* resolved .pb paths */
-    int n_inputs;
+    mlk_plan_model *models;      /* one, or one per value of the model axis */
+    int n_models;
     mlk_cell *cells;
     int n_cells;
 } mlk_plan;

@@ -63,8 +63,8 @@ static char *config_key(const mlk_plan *p, const mlk_cell *c, const int *pick)
         parts[k++] = mlk_buf_take(&b);
     }
     for (int a = 0; a < s->n_axes; a++) {
-        if (!strcmp(s->axes[a].name, "engine"))
-            continue; /* already at the front */
+        if (!strcmp(s->axes[a].name, "engine") || !strcmp(s->axes[a].name, "model"))
+            continue; /* already at the front (the model by its content hash) */
         mlk_buf b = {0};
         mlk_buf_printf(&b, "%s=%s", s->axes[a].name, s->axes[a].values[pick[a]]);
         parts[k++] = mlk_buf_take(&b);
@@ -76,7 +76,8 @@ static char *config_key(const mlk_plan *p, const mlk_cell *c, const int *pick)
     }
     qsort(parts, (size_t)k, sizeof *parts, cmp_str);
     mlk_buf key = {0};
-    mlk_buf_printf(&key, "engine=%s;model=%s;pipeline=", c->engine, p->model_hash ? p->model_hash : "?");
+    const char *hash = c->model < p->n_models ? p->models[c->model].hash : NULL;
+    mlk_buf_printf(&key, "engine=%s;model=%s;pipeline=", c->engine, hash ? hash : "?");
     for (int i = 0; i < s->n_pipeline; i++)
         mlk_buf_printf(&key, "%s%s", i ? "," : "", mlk_step_name(s->pipeline[i]));
     for (int i = 0; i < k; i++) {
@@ -134,6 +135,8 @@ static int build_cell(mlk_plan *p, mlk_cell *c, const int *pick, mlk_error *err)
         mlk_buf_printf(&label, "%s%s=%s", a ? " " : "", ax->name, v[0] ? v : "\"\"");
         if (!strcmp(ax->name, "engine"))
             c->engine = v;
+        else if (!strcmp(ax->name, "model"))
+            c->model = pick[a];
         else if (!strcmp(ax->name, "allocator"))
             c->allocator = v;
         else if (!strcmp(ax->name, "malloc_trim"))

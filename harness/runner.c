@@ -186,7 +186,8 @@ int mlk_run(const mlk_plan *p, db_store *db, const mlk_run_opts *o, int64_t resu
             rows[i].slope = NAN;
             *finding |= is_finding(status);
         } else if (!rc) {
-            db_cell_def def = {i, c->engine, p->model_path, p->model_hash, c->axes_json, c->config_key,
+            db_cell_def def = {i, c->engine, p->models[c->model].path, p->models[c->model].hash, c->axes_json,
+                               c->config_key,
                                c->allocator};
             if (!ids[i])
                 rc = db_cell_insert(db, *run_id, &def, &ids[i], err);

@@ -88,7 +88,7 @@ static int parse_inputs(mlk_model_spec *m, const mlk_ynode *v, const char *name,
 }
 
 /* First pass over a model mapping: path xor generate, and every key known. */
-static int check_model_keys(const mlk_ynode *v, const char *name, mlk_error *err)
+static int check_model_keys(const mlk_ynode *v, bool allow_name, const char *name, mlk_error *err)
 {
     bool gen = mlk_ymap_get(v, "generate") != NULL, source = false;
     if (!gen && !mlk_ymap_get(v, "path"))
@@ -101,7 +101,7 @@ static int check_model_keys(const mlk_ynode *v, const char *name, mlk_error *err
             source = true;
             continue;
         }
-        if (!strcmp(k->text, "inputs"))
+        if (!strcmp(k->text, "inputs") || (allow_name && !strcmp(k->text, "name")))
             continue;
         if (gen_opt_index(k->text) < 0)
             return mlk_yfail(err, name, k->loc,
@@ -114,9 +114,10 @@ static int check_model_keys(const mlk_ynode *v, const char *name, mlk_error *err
     return MLK_OK;
 }
 
-static int parse_model_map(mlk_model_spec *m, const mlk_ynode *v, const char *name, mlk_error *err)
+int mlk_scn_model_map(mlk_model_spec *m, const mlk_ynode *v, bool allow_name, const char *name, mlk_error *err)
 {
-    int rc = check_model_keys(v, name, err);
+    m->loc = v->loc;
+    int rc = check_model_keys(v, allow_name, name, err);
     if (rc)
         return rc;
     const mlk_ynode *path = mlk_ymap_get(v, "path"), *gen = mlk_ymap_get(v, "generate"),
@@ -134,7 +135,7 @@ static int parse_model_map(mlk_model_spec *m, const mlk_ynode *v, const char *na
         if (!known_arch(m->generate))
             return mlk_yfail(err, name, gen->loc, "model.generate: unknown architecture '%.64s' (expected one of: %s)",
                              m->generate, GEN_ARCHS);
-        int n_opts = v->n_items / 2 - 1 - (in != NULL);
+        int n_opts = v->n_items / 2 - 1 - (in != NULL) - (allow_name && mlk_ymap_get(v, "name"));
         m->gen = mlk_ycalloc((size_t)(n_opts > 0 ? n_opts : 1), sizeof *m->gen);
         if (!m->gen)
             return mlk_fail(err, MLK_E_NOMEM, "%s: out of memory", name);
@@ -153,13 +154,24 @@ static int parse_model_map(mlk_model_spec *m, const mlk_ynode *v, const char *na
     return in ? parse_inputs(m, in, name, err) : MLK_OK;
 }
 
+void mlk_scn_model_free(mlk_model_spec *m)
+{
+    free(m->path);
+    free(m->generate);
+    mlk_scn_kvs_free(m->gen, m->n_gen);
+    for (int i = 0; i < m->n_inputs; i++)
+        free(m->inputs[i]);
+    free(m->inputs);
+    free(m->input_locs);
+}
+
 /* Fills s->model; on failure what was built stays there for mlk_scenario_free. */
 static int parse_model(mlk_model_spec *m, const mlk_ynode *v, const char *name, mlk_error *err)
 {
     char d[64];
     m->loc = v->loc;
     if (v->kind == MLK_YMAP)
-        return parse_model_map(m, v, name, err);
+        return mlk_scn_model_map(m, v, false, name, err);
     if (v->kind != MLK_YSCALAR || mlk_ynull(v) || !v->text[0])
         return mlk_yfail(err, name, v->loc, "model: expected a path or a mapping with path: or generate:, got %s",
                          mlk_ydescribe(v, d, sizeof d));
@@ -404,7 +416,7 @@ static int finish(pctx *c, const mlk_ynode *root)
     static const mlk_step setup[] = {MLK_STEP_LOAD_ENGINE, MLK_STEP_READ_MODEL};
     static const mlk_step teardown[] = {MLK_STEP_RELEASE_MODEL, MLK_STEP_UNLOAD_ENGINE};
     mlk_scenario *s = c->s;
-    if (!s->name || !s->engine || !s->model.loc.line || !s->pipeline) {
+    if (!s->name || !s->engine || (!s->model.loc.line && !mlk_scenario_axis(s, "model")) || !s->pipeline) {
         char missing[256];
         key_list(missing, sizeof missing, true, root);
         return mlk_yfail(c->err, c->name, c->L.doc,
@@ -573,13 +585,7 @@ void mlk_scenario_free(mlk_scenario *s)
     free(s->name);
     free(s->engine);
     free(s->description);
-    free(s->model.path);
-    free(s->model.generate);
-    mlk_scn_kvs_free(s->model.gen, s->model.n_gen);
-    for (int i = 0; i < s->model.n_inputs; i++)
-        free(s->model.inputs[i]);
-    free(s->model.inputs);
-    free(s->model.input_locs);
+    mlk_scn_model_free(&s->model);
     free(s->setup);
     free(s->pipeline);
     free(s->teardown);

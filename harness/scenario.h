@@ -38,10 +38,26 @@ typedef struct mlk_kv {
     mlk_loc loc; /* of the value */
 } mlk_kv;
 
+typedef enum { MLK_MODEL_PATH = 0, MLK_MODEL_GENERATE = 1 } mlk_model_kind;
+
+typedef struct mlk_model_spec {
+    mlk_model_kind kind;
+    char *path;       /* MLK_MODEL_PATH: as written; relative paths are relative to the scenario's folder */
+    char *generate;   /* MLK_MODEL_GENERATE: the architecture ("mlp", "mobilenetv2", ...) */
+    mlk_kv *gen;      /* the other keys of the generate mapping: external_data, batch, seed, width_mult,
+                         image_size, layers, hidden, heads, seq, mlp_hidden, dynamic */
+    int n_gen;
+    char **inputs;    /* optional: `inputs: [a.pb, b.pb]`, serialized TensorProto per graph input */
+    mlk_loc *input_locs;
+    int n_inputs;
+    mlk_loc loc;
+} mlk_model_spec;
+
 /* One value of a variant axis: the engine options that value sets (see mlk_axis). */
 typedef struct mlk_variant {
     mlk_kv *options; /* may be empty (a baseline variant) */
     int n_options;
+    mlk_model_spec *model; /* the `model` axis only: the value's model (path or generate), options unused */
 } mlk_variant;
 
 /* A matrix axis. Each value is a scalar kept as written, or, for a variant axis, a mapping:
@@ -67,20 +83,7 @@ typedef struct mlk_axis {
     mlk_loc loc;
 } mlk_axis;
 
-typedef enum { MLK_MODEL_PATH = 0, MLK_MODEL_GENERATE = 1 } mlk_model_kind;
 
-typedef struct mlk_model_spec {
-    mlk_model_kind kind;
-    char *path;       /* MLK_MODEL_PATH: as written; relative paths are relative to the scenario's folder */
-    char *generate;   /* MLK_MODEL_GENERATE: the architecture ("mlp", "mobilenetv2", ...) */
-    mlk_kv *gen;      /* the other keys of the generate mapping: external_data, batch, seed, width_mult,
-                         image_size, layers, hidden, heads, seq, mlp_hidden, dynamic */
-    int n_gen;
-    char **inputs;    /* optional: `inputs: [a.pb, b.pb]`, serialized TensorProto per graph input */
-    mlk_loc *input_locs;
-    int n_inputs;
-    mlk_loc loc;
-} mlk_model_spec;
 
 typedef enum { MLK_DETECTOR_MEMLEAK = 0, MLK_DETECTOR_OPENVINO = 1 } mlk_detector_kind;
 
@@ -91,7 +94,8 @@ typedef struct mlk_scenario {
     char *engine;        /* required: "ref", "ort", ... (same characters as name) */
     mlk_loc engine_loc;
     char *description;   /* optional free text; NULL when absent */
-    mlk_model_spec model; /* required */
+    mlk_model_spec model; /* required, unless the matrix has a `model` axis: a variant axis whose values are model
+                             mappings, {name: mlp, generate: mlp, mlp_hidden: 256} or {name: x, path: x.onnx} */
     /* setup runs once, pipeline every iteration (warmup + iterations), teardown once. Defaults: setup
      * [load_engine, read_model], teardown [release_model, unload_engine]; pipeline required and non-empty.
      * The parser checks they form a sensible sequence: every step finds what it needs alive (a request for
@@ -139,7 +143,7 @@ void mlk_scenario_free(mlk_scenario *s);
  * anything else. Use it for values the parser checked as booleans (malloc_trim), which keep their text. */
 int mlk_scenario_bool(const char *text);
 
-/* True for axes the harness applies itself (engine, allocator, malloc_trim, glibc_tunables, malloc_conf,
+/* True for axes the harness applies itself (engine, model, allocator, malloc_trim, glibc_tunables, malloc_conf,
  * allocator_env); every other axis is an engine option. An `engine` axis overrides the top-level engine per cell,
  * and an option key "ENGINE.KEY" (engine_options, variants) applies only to that engine's cells, as KEY. */
 bool mlk_scenario_is_harness_axis(const char *name);

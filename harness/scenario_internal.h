@@ -100,4 +100,9 @@ int mlk_scn_matrix(mlk_scenario *s, const mlk_ynode *v, const char *name, mlk_er
 int mlk_scn_check_options(const mlk_scenario *s, const char *name, mlk_error *err);
 void mlk_scn_axes_free(mlk_axis *axes, int n);
 
+/* scenario.c: a model mapping (path or generate, generator options, inputs); allow_name accepts the `name:` key of a
+ * model axis value. On failure what was built stays in m for mlk_scn_model_free. */
+int mlk_scn_model_map(mlk_model_spec *m, const mlk_ynode *v, bool allow_name, const char *name, mlk_error *err);
+void mlk_scn_model_free(mlk_model_spec *m);
+
 #endif

@@ -8,8 +8,8 @@
 
 /* Axes the harness applies itself (which engine, environment, preload, calls between steps); never engine
  * options. The one list: plan.c asks mlk_scenario_is_harness_axis. */
-static const char *const harness_axes[] = {"engine", "allocator", "malloc_trim", "glibc_tunables", "malloc_conf",
-                                           "allocator_env"};
+static const char *const harness_axes[] = {"engine", "model", "allocator", "malloc_trim", "glibc_tunables",
+                                           "malloc_conf", "allocator_env"};
 static const char *const allocators[] = {"glibc", "jemalloc", "tcmalloc", "mimalloc"};
 
 static bool in_list(const char *s, const char *const *list, size_t n)
@@ -104,8 +104,12 @@ void mlk_scn_axes_free(mlk_axis *axes, int n)
         mlk_axis *a = &axes[i];
         for (int j = 0; j < a->n_values; j++) {
             free(a->values[j]);
-            if (a->variants)
+            if (a->variants) {
                 mlk_scn_kvs_free(a->variants[j].options, a->variants[j].n_options);
+                if (a->variants[j].model)
+                    mlk_scn_model_free(a->variants[j].model);
+                free(a->variants[j].model);
+            }
         }
         free(a->name);
         free(a->values);
@@ -153,6 +157,12 @@ static int parse_variant(mlk_axis *a, int j, const mlk_ynode *v, const char *nam
     if (!a->values[j][0])
         return mlk_yfail(err, name, vn->loc, "%s: expected a non-empty variant name", what);
     a->value_locs[j] = vn->loc;
+    if (!strcmp(a->name, "model")) {
+        /* A model axis value is a model of its own, not engine options. */
+        if (!(a->variants[j].model = mlk_ycalloc(1, sizeof *a->variants[j].model)))
+            return mlk_fail(err, MLK_E_NOMEM, "%s: out of memory", name);
+        return mlk_scn_model_map(a->variants[j].model, v, true, name, err);
+    }
     return mlk_scn_kvs(v, what, "name", name, &a->variants[j].options, &a->variants[j].n_options, err);
 }
 
@@ -168,10 +178,13 @@ static int parse_axis_values(mlk_axis *a, const mlk_ynode *v, const char *name, 
     if (!n || mlk_ynull(v))
         return mlk_yfail(err, name, v->loc, "matrix.%.64s: expected a value or a non-empty list of values, got %s",
                          a->name, n ? "nothing" : "an empty list");
-    bool variant = items[0]->kind == MLK_YMAP;
-    if (variant && is_harness_axis(a->name))
+    bool variant = items[0]->kind == MLK_YMAP, model = !strcmp(a->name, "model");
+    if (variant && is_harness_axis(a->name) && !model)
         return mlk_yfail(err, name, items[0]->loc,
                          "matrix.%.64s: expected scalar values (variants are for engine options)", a->name);
+    if (model && !variant)
+        return mlk_yfail(err, name, items[0]->loc,
+                         "matrix.model: expected mappings {name: N, generate: ARCH ...} or {name: N, path: FILE}");
     a->values = mlk_ycalloc((size_t)n, sizeof *a->values);
     a->value_locs = mlk_ycalloc((size_t)n, sizeof *a->value_locs);
     a->variants = variant ? mlk_ycalloc((size_t)n, sizeof *a->variants) : NULL;
@@ -291,8 +304,13 @@ int mlk_scn_check_options(const mlk_scenario *s, const char *name, mlk_error *er
                              "engine_options.%.64s: also the matrix axis at %d:%d (expected it in one place)", kv->key,
                              a->loc.line, a->loc.col);
     }
+    const mlk_axis *model = mlk_scenario_axis(s, "model");
+    if (model && s->model.loc.line)
+        return mlk_yfail(err, name, model->loc, "matrix.model: the top-level model: at %d:%d too (expected one of the two)",
+                         s->model.loc.line, s->model.loc.col);
     for (int i = 0; i < s->n_axes; i++) {
-        int rc = s->axes[i].variants ? check_variant_options(s, &s->axes[i], name, err) : MLK_OK;
+        int rc = s->axes[i].variants && strcmp(s->axes[i].name, "model") ? check_variant_options(s, &s->axes[i], name, err)
+                                                                          : MLK_OK;
         if (rc)
             return rc;
     }
