@@ -81,6 +81,15 @@ typedef struct engine_api {
 
     /* Optional (may be NULL: no engine metrics). Writes up to max figures into out, sets *n. */
     int (*metrics)(engine_ctx *ctx, engine_metric *out, size_t max, size_t *n);
+
+    /* Optional (may be NULL, as may output: the outputs cannot be read back). Number of graph outputs. */
+    size_t (*n_outputs)(engine_compiled *c);
+    /* Optional (may be NULL). Output i of the request's last infer: name, dtype and shape into *info, and a
+     * borrowed pointer to its nbytes bytes, valid until the next infer or release_request. Call it only after
+     * an infer that succeeded; fails for i out of range. For cross-checking engines, never between a step's
+     * probes (it may allocate). */
+    int (*output)(engine_request *r, size_t i, engine_tensor_info *info, const void **data, size_t *nbytes,
+                  engine_error *err);
 } engine_api;
 
 typedef const engine_api *(*engine_get_api_fn)(void);

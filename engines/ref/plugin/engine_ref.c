@@ -11,9 +11,10 @@ struct engine_ctx {
     ref_options opts;
 };
 
-/* A request remembers its compiled model to look inputs up. */
+/* A request remembers its compiled model to name its outputs. */
 struct engine_request {
     ref_request *r;
+    ref_compiled *c;
 };
 
 static void to_engine_error(const ref_error *e, engine_error *err)
@@ -129,6 +130,7 @@ static int create_request(engine_compiled *c, engine_request **out, engine_error
         free(r);
         return rc;
     }
+    r->c = (ref_compiled *)c;
     *out = r;
     return 0;
 }
@@ -191,6 +193,36 @@ static int metrics(engine_ctx *c, engine_metric *out, size_t max, size_t *n)
     return 0;
 }
 
+static size_t n_outputs(engine_compiled *c) { return ref_compiled_n_outputs((ref_compiled *)c); }
+
+static int output(engine_request *r, size_t i, engine_tensor_info *info, const void **data, size_t *nbytes,
+                  engine_error *err)
+{
+    ref_error e = {0};
+    ref_value_desc d;
+    ref_tensor t;
+    if (ref_compiled_output(r->c, i, &d)) {
+        snprintf(err->msg, sizeof err->msg, "output %zu: the model has %zu outputs", i,
+                 ref_compiled_n_outputs(r->c));
+        err->code = REF_E_RANGE;
+        return err->code;
+    }
+    int rc = ref_request_output(r->r, i, &t, &e);
+    if (rc) {
+        to_engine_error(&e, err);
+        return rc;
+    }
+    memset(info, 0, sizeof *info);
+    info->name = d.name;
+    info->dtype = t.dtype;
+    info->rank = t.rank;
+    for (int k = 0; k < t.rank && k < ENGINE_MAX_RANK; k++)
+        info->dims[k] = t.dims[k];
+    *data = t.data;
+    *nbytes = ref_tensor_nbytes(&t);
+    return 0;
+}
+
 static const engine_api api = {
     .abi_version = ENGINE_ABI_VERSION,
     .struct_size = sizeof(engine_api),
@@ -211,6 +243,8 @@ static const engine_api api = {
     .infer = infer,
     .release_request = release_request,
     .metrics = metrics,
+    .n_outputs = n_outputs,
+    .output = output,
 };
 
 __attribute__((visibility("default"))) const engine_api *engine_get_api(void) { return &api; }
