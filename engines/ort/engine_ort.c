@@ -370,8 +370,9 @@ static int compile(engine_ctx *c, engine_model *m, engine_compiled **out, engine
     if ((rc = session_options(c, so, err)) || (rc = create_session(m, so, &cc->sess, err)) ||
         (rc = describe(cc, err)))
         goto fail;
-    /* The session's own CPU arena, for its stats; none with the arena off or with the env's arena. */
-    if (c->o.arena && !c->env_arena)
+    /* The session's CPU arena (the env's when it shares one), for its stats; none with the arena off. The
+     * env's own OrtAllocator (GetSharedAllocator) reports no stats, the session's view of it does. */
+    if (c->o.arena)
         check(api, api->CreateAllocator(cc->sess, c->cpu, &cc->stats), NULL, "");
     api->ReleaseSessionOptions(so);
     c->live = cc;
@@ -490,7 +491,8 @@ static int create_request(engine_compiled *c, engine_request **out, engine_error
     }
     TRY(api->CreateIoBinding(c->sess, &r->bind), "create_request: CreateIoBinding");
     TRY(api->CreateRunOptions(&r->run), "create_request: CreateRunOptions");
-    if (c->ctx->o.arena_shrinkage)
+    /* ORT fails every run that asks to shrink an arena that does not exist: with arena=off there is none. */
+    if (c->ctx->o.arena_shrinkage && c->ctx->o.arena)
         TRY(api->AddRunConfigEntry(r->run, kOrtRunOptionsConfigEnableMemoryArenaShrinkage, "cpu:0"),
             "create_request: memory.enable_memory_arena_shrinkage");
     for (size_t i = 0; i < c->n_in; i++)
@@ -589,14 +591,13 @@ static int metrics(engine_ctx *c, engine_metric *out, size_t max, size_t *n)
     } map[] = {{"InUse", "ort_in_use_bytes"},           {"TotalAllocated", "ort_total_allocated_bytes"},
                {"MaxInUse", "ort_max_in_use_bytes"},    {"NumAllocs", "ort_num_allocs"},
                {"NumReserves", "ort_num_reserves"},     {"NumArenaExtensions", "ort_num_arena_extensions"},
-               {"NumArenaShrinkages", "ort_num_arena_shrinkages"}, {"MaxAllocSize", "ort_max_alloc_bytes"}};
+               {"NumArenaShrinkages", "ort_num_arena_shrinkages"}, {"MaxAllocSize", "ort_max_alloc_bytes"},
+               {"RequestedInUse", "ort_requested_in_use_bytes"}};
     const OrtApi *api = c->api;
     OrtAllocator *a = NULL;
     OrtKeyValuePairs *kv = NULL;
     *n = 0;
-    if (c->env_arena)
-        check(api, api->GetSharedAllocator(c->env, c->cpu, &a), NULL, "");
-    else if (c->live)
+    if (c->live)
         a = c->live->stats;
     if (!a || check(api, api->AllocatorGetStats(a, &kv), NULL, "") || !kv)
         return 0;

@@ -2,9 +2,10 @@
  * deterministic inputs and compares every output. It must never judge by anything but the outputs it read back.
  *
  * usage: ort_crosscheck [--lib-dir DIR] [--rtol X] [--opt k=v] [--ref-opt k=v] [--ort-opt k=v] [--maps FILE]
- *                       [--infers N] MODEL
- * --opt goes to both engines, --ref-opt / --ort-opt to one. --maps FILE prints how many mappings of FILE each
- * engine holds after read_model, compile_model and infer (what mmap on/off means, checked from /proc/self/maps).
+ *                       [--metrics] [--infers N] MODEL
+ * --opt goes to both engines, --ref-opt / --ort-opt to one. --maps FILE prints how many KiB of FILE each engine
+ * has mapped after read_model, compile_model and infer (what mmap on/off means, read from /proc/self/maps);
+ * --metrics prints each engine's metrics after the last infer.
  * Outputs agree when max|ort - ref| <= rtol * max|ref| for every output (the error relative to the output's own
  * scale; an element-wise ratio is meaningless at values near zero). Exit 0 agree, 1 disagree, 2 usage or error. */
 #include <dlfcn.h>
@@ -33,23 +34,25 @@ typedef struct {
     char names[MAX_OUT][128];
 } engine_run;
 
-static int count_maps(const char *file)
+/* KiB of address space mapping file (its /proc/self/maps lines), or -1 without a file. */
+static long mapped_kib(const char *file)
 {
     if (!file)
         return -1;
     FILE *f = fopen("/proc/self/maps", "r");
     char line[4096];
-    int n = 0;
+    long kib = 0;
     size_t len = strlen(file);
     while (f && fgets(line, sizeof line, f)) {
         line[strcspn(line, "\n")] = 0;
         size_t l = strlen(line);
-        if (l >= len && !strcmp(line + l - len, file))
-            n++;
+        unsigned long lo, hi;
+        if (l >= len && !strcmp(line + l - len, file) && sscanf(line, "%lx-%lx", &lo, &hi) == 2)
+            kib += (long)((hi - lo) / 1024);
     }
     if (f)
         fclose(f);
-    return n;
+    return kib;
 }
 
 static int open_engine(engine_run *e, const char *lib_dir)
@@ -109,7 +112,19 @@ static int keep_outputs(engine_run *e, engine_request *r, engine_error *err)
 }
 
 /* The whole pipeline once, with n_infers runs; the outputs of the last are kept. */
-static int run_engine(engine_run *e, const char *model, const char *maps_file, int n_infers)
+static void print_metrics(engine_run *e, engine_ctx *ctx)
+{
+    engine_metric m[32];
+    size_t n = 0;
+    if (!e->api->metrics || e->api->metrics(ctx, m, 32, &n))
+        n = 0;
+    printf("%s metrics after infer:%s", e->which, n ? "" : " none");
+    for (size_t i = 0; i < n; i++)
+        printf(" %s=%lld", m[i].name, (long long)m[i].value);
+    printf("\n");
+}
+
+static int run_engine(engine_run *e, const char *model, const char *maps_file, int n_infers, int show_metrics)
 {
     engine_error err = {0};
     engine_ctx *ctx = NULL;
@@ -122,10 +137,10 @@ static int run_engine(engine_run *e, const char *model, const char *maps_file, i
     const engine_api *a = e->api;
     if (a->load(e->opts, e->n_opts, &ctx, &err) || a->read_model(ctx, model, &m, &err))
         goto done;
-    int after_read = count_maps(maps_file);
+    long after_read = mapped_kib(maps_file);
     if (a->compile(ctx, m, &c, &err))
         goto done;
-    int after_compile = count_maps(maps_file);
+    long after_compile = mapped_kib(maps_file);
     e->n_out = a->n_outputs(c);
     if (e->n_out > MAX_OUT) {
         snprintf(err.msg, sizeof err.msg, "%zu outputs, at most %d compared", e->n_out, MAX_OUT);
@@ -140,11 +155,14 @@ static int run_engine(engine_run *e, const char *model, const char *maps_file, i
     for (int i = 0; i < n_infers; i++)
         if (a->infer(r, &err))
             goto done;
-    int after_infer = count_maps(maps_file);
+    long after_infer = mapped_kib(maps_file);
+    if (show_metrics)
+        print_metrics(e, ctx);
     if (keep_outputs(e, r, &err))
         goto done;
     if (maps_file)
-        printf("%s maps of %s: after read_model %d, compile_model %d, infer %d\n", e->which, maps_file, after_read,
+        printf("%s KiB mapped from %s: after read_model %ld, compile_model %ld, infer %ld\n", e->which, maps_file,
+               after_read,
                after_compile, after_infer);
     rc = 0;
 done:
@@ -220,7 +238,7 @@ int main(int argc, char **argv)
     char self[4000], lib_dir[4100] = "";
     double rtol = 1e-4;
     const char *model = NULL, *maps = NULL;
-    int n_infers = 1, rc = 2, n_owned = 0;
+    int n_infers = 1, rc = 2, n_owned = 0, show_metrics = 0;
     char *owned[MAX_OPTS]; /* copies made for --opt, so each engine splits its own string */
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
     if (n > 0) {
@@ -238,6 +256,8 @@ int main(int argc, char **argv)
             rtol = atof(argv[++i]);
         else if (!strcmp(argv[i], "--maps") && more)
             maps = argv[++i];
+        else if (!strcmp(argv[i], "--metrics"))
+            show_metrics = 1;
         else if (!strcmp(argv[i], "--infers") && more)
             n_infers = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--opt") && more && n_owned < MAX_OPTS) {
@@ -260,7 +280,7 @@ int main(int argc, char **argv)
             model = argv[i];
         else {
             fprintf(stderr, "usage: ort_crosscheck [--lib-dir DIR] [--rtol X] [--opt k=v] [--ref-opt k=v] "
-                            "[--ort-opt k=v] [--maps FILE] [--infers N] MODEL\n");
+                            "[--ort-opt k=v] [--maps FILE] [--metrics] [--infers N] MODEL\n");
             goto out;
         }
     }
@@ -268,8 +288,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "crosscheck: a model is required (and --infers >= 1)\n");
         goto out;
     }
-    if (!open_engine(&ref, lib_dir) && !open_engine(&ort, lib_dir) && !run_engine(&ref, model, maps, n_infers) &&
-        !run_engine(&ort, model, maps, n_infers))
+    if (!open_engine(&ref, lib_dir) && !open_engine(&ort, lib_dir) && !run_engine(&ref, model, maps, n_infers, show_metrics) &&
+        !run_engine(&ort, model, maps, n_infers, show_metrics))
         rc = compare(&ref, &ort, rtol);
     printf("%s: %s\n", model, rc == 0 ? "outputs agree" : rc == 1 ? "outputs DISAGREE" : "error");
 out:
