@@ -157,3 +157,54 @@ CREATE TABLE IF NOT EXISTS change_points (
 
 CREATE INDEX IF NOT EXISTS cells_by_config ON cells (config_key);
 CREATE INDEX IF NOT EXISTS cells_by_run ON cells (run_id);
+
+-- Tool cells (tool: memcheck | lsan): one leak record each, a valgrind loss record or a LeakSanitizer leak block.
+-- Per kind, the sum of bytes is valgrind's text LEAK SUMMARY (XML mode drops it); total_bytes adds the blocks a
+-- definitely lost record owns indirectly, as valgrind's XML reports it.
+CREATE TABLE IF NOT EXISTS leaks (
+  cell_id     INTEGER NOT NULL REFERENCES cells(id),
+  seq         INTEGER NOT NULL,            -- order in the tool's report
+  tool        TEXT NOT NULL CHECK (tool IN ('memcheck', 'lsan')),
+  kind        TEXT NOT NULL CHECK (kind IN ('definitely', 'indirectly', 'possibly', 'reachable')),
+  bytes       INTEGER NOT NULL,            -- its own blocks
+  total_bytes INTEGER NOT NULL,            -- with the blocks it owns indirectly (memcheck); = bytes for lsan
+  blocks      INTEGER NOT NULL,            -- its own blocks
+  in_engine   INTEGER NOT NULL,            -- 1: a frame lies outside the harness and the system libraries
+  PRIMARY KEY (cell_id, seq)
+) WITHOUT ROWID;
+
+-- Tool cells (tool: massif): the heap_tree=peak snapshot.
+CREATE TABLE IF NOT EXISTS heap_peaks (
+  cell_id          INTEGER PRIMARY KEY REFERENCES cells(id),
+  peak_bytes       INTEGER NOT NULL,       -- heap_bytes + heap_extra_bytes
+  heap_bytes       INTEGER NOT NULL,       -- mem_heap_B: bytes the program asked for
+  heap_extra_bytes INTEGER NOT NULL,       -- mem_heap_extra_B: allocator headers and rounding
+  stacks_bytes     INTEGER,                -- mem_stacks_B (0 unless massif ran with --stacks=yes)
+  snapshot         INTEGER NOT NULL,
+  n_snapshots      INTEGER NOT NULL,
+  time             INTEGER,                -- when the peak happened, in time_unit
+  time_unit        TEXT,                   -- 'i' (instructions), 'ms' or 'B'
+  below_threshold_bytes INTEGER            -- what massif lumped into sites below its 1% threshold
+);
+
+-- The peak snapshot's allocation sites (leaves of massif's peak tree), largest first.
+CREATE TABLE IF NOT EXISTS heap_peak_sites (
+  cell_id INTEGER NOT NULL REFERENCES cells(id),
+  seq     INTEGER NOT NULL,                -- 0: the largest
+  bytes   INTEGER NOT NULL,
+  PRIMARY KEY (cell_id, seq)
+) WITHOUT ROWID;
+
+-- The stack of a leak record or a peak site, innermost frame first: for a leak, depth 0 is the allocation
+-- function (malloc); for a peak site, its caller. NULL: not known (no debug information).
+CREATE TABLE IF NOT EXISTS tool_frames (
+  cell_id INTEGER NOT NULL REFERENCES cells(id),
+  source  TEXT NOT NULL CHECK (source IN ('leak', 'peak_site')),
+  seq     INTEGER NOT NULL,                -- leaks.seq or heap_peak_sites.seq
+  depth   INTEGER NOT NULL,
+  fn      TEXT,
+  file    TEXT,
+  line    INTEGER,
+  obj     TEXT,
+  PRIMARY KEY (cell_id, source, seq, depth)
+) WITHOUT ROWID;

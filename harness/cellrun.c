@@ -17,6 +17,7 @@
 #include "cellrun.h"
 #include "runner.h"
 #include "strbuf.h"
+#include "tool.h"
 #include "worker.h"
 
 extern char **environ;
@@ -59,18 +60,24 @@ static char *fmt(const char *f, const char *a, const char *b)
     return mlk_buf_take(&buf);
 }
 
-static void build_argv(const mlk_plan *p, const mlk_cell *c, const char *self, argvec *a)
+static void build_argv(const mlk_plan *p, const mlk_cell *c, const char *self, const mlk_tool_run *t, argvec *a)
 {
     const mlk_scenario *s = p->s;
     char num[2][24];
-    snprintf(num[0], sizeof num[0], "%d", s->iterations);
-    snprintf(num[1], sizeof num[1], "%d", s->warmup);
-    push(a, self);
+    /* Tool cells (issue 6): valgrind's options in front, few iterations and no warmup (nothing is judged by the
+     * series), and for lsan the AddressSanitizer builds of the worker and engine. */
+    const char *prefix[32];
+    int n_prefix = t ? mlk_tool_argv(p, t, prefix, 32) : 0;
+    for (int i = 0; i < n_prefix; i++)
+        push(a, prefix[i]);
+    snprintf(num[0], sizeof num[0], "%d", t ? s->tool_iterations : s->iterations);
+    snprintf(num[1], sizeof num[1], "%d", t ? 0 : s->warmup);
+    push(a, t ? mlk_tool_worker(p, c, self) : self);
     push(a, "--worker");
     push(a, "--fd");
     push(a, "3");
     push(a, "--engine-lib");
-    push(a, c->engine_lib);
+    push(a, t ? mlk_tool_engine_lib(p, c) : c->engine_lib);
     push(a, "--model");
     const mlk_plan_model *m = &p->models[c->model];
     push(a, m->path);
@@ -119,11 +126,18 @@ static bool controlled(const char *e, const mlk_cell *c)
     return false;
 }
 
-static void build_env(const mlk_cell *c, const char *heap_shim, argvec *e)
+static void build_env(const mlk_cell *c, const char *heap_shim, const mlk_tool_run *t, argvec *e)
 {
     for (char **p = environ; *p; p++)
-        if (!controlled(*p, c))
+        if (!controlled(*p, c) && !(t && mlk_tool_env_controlled(*p)))
             push(e, *p);
+    if (t) { /* tool cells: no heap shim, no allocator preload (the tool replaces malloc), the tool's own settings */
+        const char *v[8];
+        for (int i = 0, n = mlk_tool_env(t, v, 8); i < n; i++)
+            push(e, v[i]);
+        e->v[e->n] = NULL;
+        return;
+    }
     mlk_error ignore = {0};
     const mlk_allocator_info *a = mlk_allocator_find(c->allocator, &ignore);
     const char *lib = a ? a->preload : NULL;
@@ -160,13 +174,14 @@ static pid_t spawn(const mlk_plan *p, const mlk_cell *c, const mlk_cellrun_opts 
         mlk_fail(err, MLK_E_NOMEM, "out of memory");
         goto out;
     }
-    build_argv(p, c, o->self_exe, av);
-    build_env(c, o->heap_shim, ev);
+    build_argv(p, c, o->self_exe, o->tool, av);
+    build_env(c, o->heap_shim, o->tool, ev);
     if (pipe2(fds, O_CLOEXEC)) {
         mlk_fail(err, MLK_E_CHILD, "pipe: %s", strerror(errno));
         goto out;
     }
-    int64_t limit = p->s->memory_limit_mb;
+    /* valgrind and ASan reserve address space of their own: RLIMIT_AS would only break them (tool cells) */
+    int64_t limit = o->tool ? 0 : p->s->memory_limit_mb;
     pid = fork();
     if (pid == 0) {
         setpgid(0, 0);
@@ -180,7 +195,7 @@ static pid_t spawn(const mlk_plan *p, const mlk_cell *c, const mlk_cellrun_opts 
         }
         signal(SIGINT, SIG_DFL);
         signal(SIGTERM, SIG_DFL);
-        execve(o->self_exe, av->v, ev->v);
+        execve(av->v[0], av->v, ev->v);
         _exit(127);
     }
     if (pid < 0)
@@ -353,7 +368,7 @@ int mlk_cellrun_exec(const mlk_plan *p, const mlk_cell *c, const mlk_cellrun_opt
     close(rfd);
     free(buf);
     int frc = flush(r, o, &flushed);
-    classify(r, status, timed_out, interrupted, p->s->memory_limit_mb);
+    classify(r, status, timed_out, interrupted, o->tool ? 0 : p->s->memory_limit_mb);
     return rc ? rc : frc ? MLK_E_DB : MLK_OK;
 }
 

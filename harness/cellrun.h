@@ -35,6 +35,7 @@ typedef void (*mlk_tick_fn)(void *arg, int iteration);
 
 typedef struct mlk_cellrun_opts {
     const char *self_exe, *heap_shim;
+    const struct mlk_tool_run *tool; /* tool cells (tool.h): the cell's tool files; NULL for a plain cell */
     mlk_batch_fn on_batch;
     mlk_tick_fn on_tick;
     void *arg;

@@ -12,6 +12,7 @@
 #include "plan.h"
 #include "spawn.h"
 #include "strbuf.h"
+#include "tool.h"
 
 const char *mlk_plan_engine_lib(const mlk_plan *p, const char *name)
 {
@@ -286,6 +287,7 @@ void mlk_plan_free(mlk_plan *p)
     }
     free(p->engines);
     free(p->engine_libs);
+    mlk_tool_paths_free(p->tools);
     free(p);
 }
 
@@ -302,7 +304,8 @@ int mlk_plan_build(const mlk_scenario *s, const mlk_plan_opts *o, mlk_plan **out
     p->s = s;
     int rc;
     if ((rc = find_engines(p, o, err)) || (rc = mlk_plan_cells(p, err)) ||
-        (rc = mlk_plan_check_cells(p, err)) || (rc = resolve_models(p, o, err)) || (rc = mlk_plan_keys(p, err))) {
+        (rc = mlk_plan_check_cells(p, err)) || (rc = resolve_models(p, o, err)) || (rc = mlk_plan_keys(p, err)) ||
+        (rc = mlk_tool_resolve(p, o->self_dir, &p->tools, err))) {
         mlk_plan_free(p);
         return rc;
     }

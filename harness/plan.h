@@ -31,6 +31,7 @@ typedef struct mlk_cell {
     const char *glibc_tunables;  /* NULL or "" for none */
     const char *malloc_conf;     /* jemalloc's MALLOC_CONF, NULL for none */
     const char *allocator_env;   /* "KEY=VALUE KEY=VALUE" for TCMALLOC_* / MIMALLOC_* / MALLOC_*, or NULL */
+    int tool;                    /* mlk_tool (tool.h): the scenario's tool:, or this cell's value of the tool axis */
     engine_kv opts[MLK_CELL_MAX_OPTS]; /* engine options: fixed ones, axis values, variants */
     int n_opts;
     char *axes_json;             /* {"threads":"2","allocator":"jemalloc"} */
@@ -46,6 +47,7 @@ typedef struct mlk_plan {
     int n_models;
     mlk_cell *cells;
     int n_cells;
+    struct mlk_tool_paths *tools; /* valgrind, the lsan worker, ... (tool.h); NULL when no cell runs under a tool */
 } mlk_plan;
 
 typedef struct mlk_plan_opts {

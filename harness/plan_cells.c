@@ -9,6 +9,7 @@
 #include "allocators.h"
 #include "plan.h"
 #include "strbuf.h"
+#include "tool.h"
 
 int mlk_plan_cells(mlk_plan *p, mlk_error *err);
 int mlk_plan_check_cells(mlk_plan *p, mlk_error *err);
@@ -52,7 +53,7 @@ static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *
 static char *config_key(const mlk_plan *p, const mlk_cell *c, const int *pick)
 {
     const mlk_scenario *s = p->s;
-    int n = s->n_engine_options + s->n_axes + 1;
+    int n = s->n_engine_options + s->n_axes + 2;
     char **parts = calloc((size_t)n, sizeof *parts);
     if (!parts)
         return NULL;
@@ -72,6 +73,12 @@ static char *config_key(const mlk_plan *p, const mlk_cell *c, const int *pick)
     if (!mlk_scenario_axis(s, "allocator")) {
         mlk_buf b = {0};
         mlk_buf_printf(&b, "allocator=%s", c->allocator);
+        parts[k++] = mlk_buf_take(&b);
+    }
+    if (c->tool != MLK_TOOL_NONE && !mlk_scenario_axis(s, "tool")) {
+        /* a scenario-wide tool: its cells never line up with the same cells run without it */
+        mlk_buf b = {0};
+        mlk_buf_printf(&b, "tool=%s", mlk_tool_name(c->tool));
         parts[k++] = mlk_buf_take(&b);
     }
     qsort(parts, (size_t)k, sizeof *parts, cmp_str);
@@ -123,6 +130,7 @@ static int build_cell(mlk_plan *p, mlk_cell *c, const int *pick, mlk_error *err)
     const mlk_scenario *s = p->s;
     c->allocator = "glibc";
     c->engine = s->engine;
+    c->tool = mlk_tool_from_name(s->tool);
     mlk_buf json = {0}, label = {0};
     mlk_buf_printf(&json, "{");
     for (int a = 0; a < s->n_axes; a++) {
@@ -147,6 +155,8 @@ static int build_cell(mlk_plan *p, mlk_cell *c, const int *pick, mlk_error *err)
             c->malloc_conf = v;
         else if (!strcmp(ax->name, "allocator_env"))
             c->allocator_env = v;
+        else if (!strcmp(ax->name, "tool"))
+            c->tool = mlk_tool_from_name(v);
     }
     mlk_buf_printf(&json, "}");
     if (!s->n_axes)
@@ -274,10 +284,31 @@ static int check_with(const mlk_plan *p, const engine_api *api, const char *engi
     return rc;
 }
 
+/* Tool cells (issue 6) run on glibc's malloc: valgrind and ASan replace malloc themselves, so a preloaded
+ * allocator would be measured by nothing, or break the tool. Only the allocator axis can set another one. */
+static int check_tool_allocator(const mlk_plan *p, mlk_error *err)
+{
+    const mlk_axis *ax = mlk_scenario_axis(p->s, "allocator");
+    for (int i = 0; ax && i < p->n_cells; i++) {
+        const mlk_cell *c = &p->cells[i];
+        if (c->tool == MLK_TOOL_NONE || !strcmp(c->allocator, "glibc"))
+            continue;
+        int j = 0;
+        while (j < ax->n_values - 1 && strcmp(ax->values[j], c->allocator))
+            j++;
+        return mlk_fail(err, MLK_E_PARSE,
+                        "%s:%d:%d: allocator %s in a cell under tool %s: %s replaces malloc itself, so tool cells "
+                        "run on glibc (keep allocator and tool on separate scenarios, or use allocator glibc)",
+                        p->s->path, ax->value_locs[j].line, ax->value_locs[j].col, c->allocator,
+                        mlk_tool_name(c->tool), c->tool == MLK_TOOL_LSAN ? "AddressSanitizer" : "valgrind");
+    }
+    return MLK_OK;
+}
+
 int mlk_plan_check_cells(mlk_plan *p, mlk_error *err)
 {
     const mlk_scenario *s = p->s;
-    int rc = MLK_OK;
+    int rc = check_tool_allocator(p, err);
     for (int a = 0; a < s->n_axes && !rc; a++)
         if (mlk_scenario_is_harness_axis(s->axes[a].name))
             rc = check_harness_axis(s, &s->axes[a], err);

@@ -36,6 +36,7 @@ typedef struct mlk_rep_cell {
     int signal, exit_code; /* -1 when NULL */
     double slope, late_slope, growth, seconds; /* NaN when NULL */
     int memory_plot;     /* index into plots, -1 when none */
+    char *tool_html;     /* tool cells (issue 6): their leaks with stacks, or heap peak, as HTML; NULL otherwise */
 } mlk_rep_cell;
 
 /* A finding of the newest comparison of the run. */

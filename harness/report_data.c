@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "report.h"
+#include "tool_report.h"
 
 static int db_fail(sqlite3 *db, mlk_error *err, const char *what)
 {
@@ -276,6 +277,12 @@ int mlk_rep_load(sqlite3 *db, int64_t run_id, mlk_report **out, mlk_error *err)
         mlk_rep_free(r);
         return rc;
     }
+    for (int i = 0; i < r->n_cells && !rc; i++) /* tool cells' findings (tool_report.c, issue 6) */
+        rc = mlk_tool_html(db, r->cells[i].id, &r->cells[i].tool_html, err);
+    if (rc) {
+        mlk_rep_free(r);
+        return rc;
+    }
     *out = r;
     return MLK_OK;
 }
@@ -286,7 +293,8 @@ void mlk_rep_free(mlk_report *r)
         return;
     for (int i = 0; i < r->n_cells; i++) {
         mlk_rep_cell *c = &r->cells[i];
-        char *s[] = {c->label, c->axes_json, c->config_key, c->allocator, c->status, c->metric, c->detail, c->error};
+        char *s[] = {c->label,  c->axes_json, c->config_key, c->allocator, c->status,
+                     c->metric, c->detail,    c->error,      c->tool_html};
         for (size_t k = 0; k < sizeof s / sizeof *s; k++)
             free(s[k]);
     }

@@ -237,6 +237,8 @@ static void cells(FILE *f, const mlk_report *r)
             fputs("<br>error: ", f);
             text(f, c->error);
         }
+        if (c->tool_html) /* a tool cell's leaks and their stacks, next to its verdict (issue 6); escaped there */
+            fprintf(f, "<br><a href=\"#cell-%d\">leaks and stacks</a>", c->idx);
         fputs("</td></tr>\n", f);
     }
     fputs("</table>\n", f);
@@ -251,6 +253,7 @@ static void cells(FILE *f, const mlk_report *r)
         fputs("</span></h3>\n<p><code>", f);
         text(f, c->config_key);
         fputs("</code></p>\n", f);
+        fputs(c->tool_html ? c->tool_html : "", f); /* built from db strings by tool_report.c, every one escaped */
         if (c->memory_plot >= 0)
             figure(f, r, c->memory_plot);
         else

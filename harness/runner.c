@@ -13,6 +13,7 @@
 #include "meta.h"
 #include "runner.h"
 #include "table.h"
+#include "tool_report.h"
 #include "verdict.h"
 
 volatile int mlk_run_interrupted;
@@ -91,18 +92,29 @@ static void describe(const mlk_cellrun *r, const mlk_detect_result *d, double ti
     }
 }
 
-/* Judge, store and remember one finished cell. */
-static int finish_cell(run_ctx *x, const mlk_cell *c, mlk_cellrun *r, mlk_table_row *row, mlk_error *err)
+/* Judge, store and remember one finished cell. tr: a tool cell's report (issue 6), which judges it instead of the
+ * series; NULL for a plain cell. */
+static int finish_cell(run_ctx *x, const mlk_cell *c, mlk_cellrun *r, const mlk_tool_result *tr, mlk_table_row *row,
+                       mlk_error *err)
 {
     mlk_detect_result d;
     memset(&d, 0, sizeof d);
     const char *metric = NULL;
-    bool judged = r->end == MLK_END_DONE && mlk_judge(x->p->s, r->samples, r->n, &d, &metric) == 0;
-    if (r->end == MLK_END_DONE && !judged)
+    bool judged = !tr && r->end == MLK_END_DONE && mlk_judge(x->p->s, r->samples, r->n, &d, &metric) == 0;
+    if (r->end == MLK_END_DONE && !judged && !tr)
         r->end = MLK_END_OTHER;
     const char *status = end_status(r, &d);
     char detail[600];
     describe(r, &d, x->p->s->timeout_s, detail, sizeof detail);
+    if (tr && r->end == MLK_END_DONE) {
+        status = tr->have ? tr->status : "error";
+        snprintf(detail, sizeof detail, "%.590s", tr->detail);
+    } else if (tr && tr->detail[0]) {
+        size_t used = strlen(detail);
+        snprintf(detail + used, sizeof detail - used, "; %.590s", tr->detail);
+    }
+    if (tr)
+        snprintf(row->tool, sizeof row->tool, "%s", tr->table);
     row->n_steps = mlk_step_stats(r->samples, r->n, row->steps);
     int rc = db_step_stats_insert(x->db, x->cell_id, row->steps, row->n_steps, err);
     if (!rc && r->alloc_active[0])
@@ -211,10 +223,22 @@ int mlk_run(const mlk_plan *p, db_store *db, const mlk_run_opts *o, int64_t resu
             printf("cell %d/%d [%s]: running\n", x.k + 1, n_run, c->label), fflush(stdout);
         mlk_cellrun r;
         memset(&r, 0, sizeof r);
-        mlk_cellrun_opts co = {o->self_exe, o->heap_shim, on_batch, on_tick, &x};
+        /* Tool cells (issue 6): the tool writes its report into a folder of the cell's, read into the db here. */
+        bool tooled = c->tool != MLK_TOOL_NONE;
+        mlk_tool_run tool_run;
+        mlk_tool_result tres;
+        memset(&tres, 0, sizeof tres);
+        if (tooled && (rc = mlk_tool_run_begin(p, c, &tool_run, err)))
+            break;
+        mlk_cellrun_opts co = {o->self_exe, o->heap_shim, tooled ? &tool_run : NULL, on_batch, on_tick, &x};
         rc = mlk_cellrun_exec(p, c, &co, &r, err);
+        if (!rc && tooled && r.end != MLK_END_INTERRUPTED)
+            rc = mlk_tool_collect(db, ids[i], p, c, &tool_run, o->self_exe, r.end == MLK_END_DONE, &tres, err);
         if (!rc && r.end != MLK_END_INTERRUPTED)
-            rc = finish_cell(&x, c, &r, &rows[i], err);
+            rc = finish_cell(&x, c, &r, tooled ? &tres : NULL, &rows[i], err);
+        if (tooled)
+            mlk_tool_run_end(&tool_run, getenv("MLK_KEEP_TOOL_OUTPUT") ? "MLK_KEEP_TOOL_OUTPUT is set"
+                                        : r.end == MLK_END_DONE && !tres.have ? "its report could not be read" : NULL);
         mlk_cellrun_free(&r);
         if (rc || r.end == MLK_END_INTERRUPTED)
             break;

@@ -361,6 +361,29 @@ static int k_memory_limit_mb(pctx *c, const mlk_ynode *v)
     return mlk_yget_int(v, "memory_limit_mb", 0, INT64_MAX >> 20, c->name, &c->s->memory_limit_mb, c->err);
 }
 
+/* Tool cells (issue 6): the names tool.h's mlk_tool_from_name knows; the parser stands alone. */
+static int k_tool(pctx *c, const mlk_ynode *v)
+{
+    char d[64];
+    static const char *const tools[] = {"none", "memcheck", "massif", "lsan"};
+    for (size_t i = 0; v->kind == MLK_YSCALAR && i < sizeof tools / sizeof *tools; i++)
+        if (!strcmp(v->text, tools[i])) {
+            c->s->tool_loc = v->loc;
+            return i ? mlk_yget_string(v, "tool", c->name, &c->s->tool, c->err) : MLK_OK;
+        }
+    return mlk_yfail(c->err, c->name, v->loc, "tool: expected none, memcheck, massif or lsan, got %s",
+                     mlk_ydescribe(v, d, sizeof d));
+}
+
+static int k_tool_iterations(pctx *c, const mlk_ynode *v)
+{
+    int64_t x;
+    int rc = mlk_yget_int(v, "tool_iterations", 1, 1000000000, c->name, &x, c->err);
+    if (!rc)
+        c->s->tool_iterations = (int)x;
+    return rc;
+}
+
 static const struct {
     const char *key;
     int (*parse)(pctx *c, const mlk_ynode *v);
@@ -382,6 +405,8 @@ static const struct {
     {"thresholds", k_thresholds, false},
     {"timeout_s", k_timeout_s, false},
     {"memory_limit_mb", k_memory_limit_mb, false},
+    {"tool", k_tool, false},
+    {"tool_iterations", k_tool_iterations, false},
 };
 #define N_TOP_KEYS ((int)(sizeof top_keys / sizeof top_keys[0]))
 
@@ -431,6 +456,11 @@ static int finish(pctx *c, const mlk_ynode *root)
         c->L.setup_list = c->L.pipeline_list;
     if (c->L.teardown_default)
         c->L.teardown_list = c->L.pipeline_list;
+    const mlk_axis *tool_axis = mlk_scenario_axis(s, "tool");
+    if (s->tool && tool_axis)
+        return mlk_yfail(c->err, c->name, tool_axis->loc,
+                         "matrix.tool: tool is also set at %d:%d (expected it in one place: the top level or the "
+                         "matrix)", s->tool_loc.line, s->tool_loc.col);
     int rc = mlk_scn_check_pipeline(s, &c->L, c->name, c->err);
     return rc ? rc : mlk_scn_check_options(s, c->name, c->err);
 }
@@ -478,6 +508,7 @@ static mlk_scenario *scenario_new(const char *text, size_t len, const char *name
     s->latency_abs_ms = 0.05;
     s->timeout_s = 600;
     s->heap = true;
+    s->tool_iterations = 3; /* tool.h's MLK_TOOL_DEFAULT_ITERATIONS */
     s->path = mlk_ystrdup(name);
     s->text = mlk_yalloc(len + 1);
     if (!s->path || !s->text) {
@@ -585,6 +616,7 @@ void mlk_scenario_free(mlk_scenario *s)
     free(s->name);
     free(s->engine);
     free(s->description);
+    free(s->tool);
     mlk_scn_model_free(&s->model);
     free(s->setup);
     free(s->pipeline);

@@ -70,7 +70,7 @@ typedef struct mlk_variant {
  * are engine options for the cells of that value. An axis is all scalars or all mappings; variants is NULL
  * for a scalar axis. A single scalar or mapping stands for a one-value list. Axis names: `allocator`
  * (glibc|jemalloc|tcmalloc|mimalloc, checked here), `malloc_trim` (a boolean, checked here), `glibc_tunables`,
- * `malloc_conf` and `allocator_env` are harness settings, never variant axes nor engine options; any other
+ * `malloc_conf`, `allocator_env` and `tool` are harness settings, never variant axes nor engine options; any other
  * scalar axis is an engine option of that name, checked by the engine. The options of a cell are
  * engine_options, then its scalar engine-option axes, then its variants' options; the parser refuses a name
  * set in two of these places, except that a variant may override an engine_options key. */
@@ -123,6 +123,14 @@ typedef struct mlk_scenario {
     int64_t memory_limit_mb; /* per worker; 0 = none (default) */
     mlk_detector_kind detector; /* `detector: memleak|openvino`; default memleak */
     bool heap;           /* `heap: on|off`: preload the heap-accounting shim; default on */
+    /* Tool cells (issue 6): `tool: none|memcheck|massif|lsan` runs every cell's worker under that tool, or set
+     * it per cell as a `tool` matrix axis (not both). A tool cell runs tool_iterations iterations (default 3,
+     * `tool_iterations: N`) and no warmup, is judged by the tool's report, never by RSS or the heap series, and
+     * runs on glibc's malloc without the heap shim (the plan refuses another allocator: valgrind and ASan
+     * replace malloc themselves). */
+    char *tool;          /* NULL for none */
+    mlk_loc tool_loc;
+    int tool_iterations;
 } mlk_scenario;
 
 /* Read and parse a scenario file. On failure *out is untouched and err->msg starts with
@@ -144,7 +152,7 @@ void mlk_scenario_free(mlk_scenario *s);
 int mlk_scenario_bool(const char *text);
 
 /* True for axes the harness applies itself (engine, model, allocator, malloc_trim, glibc_tunables, malloc_conf,
- * allocator_env); every other axis is an engine option. An `engine` axis overrides the top-level engine per cell,
+ * allocator_env, tool); every other axis is an engine option. An `engine` axis overrides the top-level engine per cell,
  * and an option key "ENGINE.KEY" (engine_options, variants) applies only to that engine's cells, as KEY. */
 bool mlk_scenario_is_harness_axis(const char *name);
 

@@ -9,8 +9,10 @@
 /* Axes the harness applies itself (which engine, environment, preload, calls between steps); never engine
  * options. The one list: plan.c asks mlk_scenario_is_harness_axis. */
 static const char *const harness_axes[] = {"engine", "model", "allocator", "malloc_trim", "glibc_tunables",
-                                           "malloc_conf", "allocator_env"};
+                                           "malloc_conf", "allocator_env", "tool"};
 static const char *const allocators[] = {"glibc", "jemalloc", "tcmalloc", "mimalloc"};
+/* Tool cells (issue 6): the names tool.h's mlk_tool_from_name knows; the parser stands alone. */
+static const char *const tools[] = {"none", "memcheck", "massif", "lsan"};
 
 static bool in_list(const char *s, const char *const *list, size_t n)
 {
@@ -129,6 +131,9 @@ static int check_scalar_value(const mlk_axis *a, const mlk_ynode *v, const char 
                          mlk_ydescribe(v, d, sizeof d));
     if (!strcmp(a->name, "allocator") && !in_list(v->text, allocators, sizeof allocators / sizeof allocators[0]))
         return mlk_yfail(err, name, v->loc, "%s: expected glibc, jemalloc, tcmalloc or mimalloc, got %s", what,
+                         mlk_ydescribe(v, d, sizeof d));
+    if (!strcmp(a->name, "tool") && !in_list(v->text, tools, sizeof tools / sizeof tools[0]))
+        return mlk_yfail(err, name, v->loc, "%s: expected none, memcheck, massif or lsan, got %s", what,
                          mlk_ydescribe(v, d, sizeof d));
     if (!strcmp(a->name, "engine") && !engine_name_ok(v->text))
         return mlk_yfail(err, name, v->loc, "%s: expected an engine name (letters, digits, '.', '_', '-'), got %s",

@@ -32,6 +32,7 @@ void mlk_table_print(FILE *f, const mlk_plan *p, const mlk_table_row *rows, int 
         if (r->n_steps == 0) {
             fprintf(f, "%-4d  %-44.44s  %-16s  %10s  %14s  %9s  %s\n", i, p->cells[i].label, "-", "-", "-", "-",
                     status);
+            fputs(r->tool, f);
             continue;
         }
         char verdict[64], slope[32];
@@ -49,6 +50,7 @@ void mlk_table_print(FILE *f, const mlk_plan *p, const mlk_table_row *rows, int 
             fprintf(f, "%-4s  %-44.44s  %-16s  %10s  %12s  %9s  %s\n", s ? "" : idx,
                     s ? "" : p->cells[i].label, mlk_any_step_name(st->step), peak, growth, ms, s ? "" : verdict);
         }
+        fputs(r->tool, f); /* a tool cell's findings, under its steps (issue 6) */
     }
     fprintf(f, "\ndelta/call: median change of live heap bytes across the step (VmRSS without the heap shim): a leaking\n"
                "step shows it. growth/iter: Theil-Sen slope of the judged end-of-iteration series.\n");

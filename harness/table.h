@@ -18,6 +18,7 @@ typedef struct mlk_table_row {
     double slope;           /* growth per iteration of the judged series (NaN when not judged) */
     db_step_stats steps[16];
     int n_steps;
+    char tool[2048];        /* tool cells (issue 6): lines naming the largest leaks or peak sites; "" otherwise */
 } mlk_table_row;
 
 void mlk_table_print(FILE *f, const mlk_plan *p, const mlk_table_row *rows, int n);
