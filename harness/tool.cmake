@@ -5,6 +5,13 @@ pkg_check_modules(EXPAT REQUIRED IMPORTED_TARGET expat)
 target_link_libraries(mlk_core PUBLIC PkgConfig::EXPAT)
 install(FILES ${CMAKE_SOURCE_DIR}/ci/valgrind.supp DESTINATION ${CMAKE_INSTALL_DATADIR}/memleak)
 
+# libmemleak_keep.so: dlclose does nothing in the workers of valgrind cells (see tool_keep.c). Preloaded into the
+# process under test, so never sanitized, like the heap shim.
+add_library(memleak_keep SHARED ${CMAKE_CURRENT_SOURCE_DIR}/tool_keep.c)
+target_compile_options(memleak_keep PRIVATE -fno-sanitize=all)
+target_link_options(memleak_keep PRIVATE -fno-sanitize=all)
+install(TARGETS memleak_keep LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+
 # memleak-worker-lsan and engine_ref_lsan.so: the worker's own sources and the whole reference engine compiled
 # again with -fsanitize=address, in this tree, so `tool: lsan` needs no second build. On by default wherever the
 # compiler links ASan; it roughly doubles the engine's build time.

@@ -125,10 +125,13 @@ void mlk_heap_peak_free(mlk_heap_peak *p);
 
 /* ---- running a cell under a tool (tool_exec.c) ------------------------------------------------------------- */
 
-/* What a plan's tool cells need, found before anything runs. */
+/* What a plan's tool cells need, found before anything runs. Every module stays mapped until a tool cell's
+ * worker exits (libmemleak_keep.so, or the lsan worker's --wrap=dlclose): the tools read stacks at exit, and an
+ * engine's global caches stay "still reachable" as in a process that keeps the engine loaded. */
 typedef struct mlk_tool_paths {
     char *valgrind;       /* memcheck, massif: the valgrind executable (from PATH) */
     char *supp;           /* memcheck: the suppressions file (ci/valgrind.supp) */
+    char *keep;           /* memcheck, massif: libmemleak_keep.so, preloaded (dlclose does nothing: tool_keep.c) */
     char *lsan_worker;    /* lsan: memleak-worker-lsan */
     char **lsan_engines;  /* lsan: engine_<name>_lsan.so for each of mlk_plan.engines (NULL when unused) */
     int n_engines;
@@ -136,7 +139,7 @@ typedef struct mlk_tool_paths {
 
 /* Find what the plan's tool cells need (*out stays NULL when no cell uses a tool). Fails, as an input error
  * that names what to install or build: MLK_E_NOTFOUND for valgrind missing (Debian package valgrind), the
- * suppressions file, or the AddressSanitizer worker and engine (configure with -DMLK_LSAN_WORKER=ON);
+ * suppressions file, libmemleak_keep.so, or the AddressSanitizer worker and engine (-DMLK_LSAN_WORKER=ON);
  * MLK_E_USAGE for valgrind asked from an AddressSanitizer build of memleak-run, which valgrind cannot run.
  * Lookups: $MLK_VALGRIND_SUPP, then ../share/memleak/valgrind.supp and ../../ci/valgrind.supp from self_dir;
  * $MLK_LSAN_WORKER, then self_dir/memleak-worker-lsan; the lsan engine next to the engine's plugin. */
@@ -150,7 +153,7 @@ typedef struct mlk_tool_run {
     char out[PATH_MAX + 32];       /* memcheck.xml, massif.out, or LSan's log_path prefix "DIR/lsan" */
     char log[PATH_MAX + 32];       /* valgrind's own text messages */
     char arg_out[PATH_MAX + 64], arg_log[PATH_MAX + 64], arg_supp[PATH_MAX + 64];
-    char env_asan[PATH_MAX + 256], env_lsan[64];
+    char env_asan[PATH_MAX + 256], env_lsan[64], env_preload[PATH_MAX + 16];
 } mlk_tool_run;
 
 /* Create cell c's folder (c must run under a tool). MLK_E_IO names the folder. */
@@ -165,7 +168,8 @@ int mlk_tool_argv(const struct mlk_plan *p, const mlk_tool_run *t, const char **
  * self and the cell's plugin otherwise. Borrowed from p. */
 const char *mlk_tool_worker(const struct mlk_plan *p, const struct mlk_cell *c, const char *self);
 const char *mlk_tool_engine_lib(const struct mlk_plan *p, const struct mlk_cell *c);
-/* Environment entries the tool needs ("KEY=VALUE", borrowed from t); returns how many (at most max). */
+/* Environment entries the tool needs ("KEY=VALUE", borrowed from t): LD_PRELOAD of libmemleak_keep.so for
+ * valgrind, ASAN_OPTIONS and LSAN_OPTIONS for lsan. Returns how many (at most max). */
 int mlk_tool_env(const mlk_tool_run *t, const char **v, int max);
 /* True for an inherited environment entry the tool cell sets or must not pass on (LD_PRELOAD, ASAN_OPTIONS, ...). */
 bool mlk_tool_env_controlled(const char *entry);

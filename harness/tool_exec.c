@@ -94,6 +94,18 @@ static int resolve_supp(const mlk_plan *p, mlk_tool_paths *t, const char *self_d
     return rc;
 }
 
+static int resolve_keep(const mlk_plan *p, mlk_tool_paths *t, const char *self_dir, mlk_error *err)
+{
+    static const char *const rel[] = {"../lib/libmemleak_keep.so", NULL};
+    mlk_buf tried = {0};
+    t->keep = find_file("MLK_TOOL_KEEP", self_dir, rel, &tried);
+    int rc = t->keep ? MLK_OK
+                     : mlk_fail(err, MLK_E_NOTFOUND, "%s: valgrind cells need libmemleak_keep.so (looked for %s): "
+                                "build the memleak_keep target", p->s->path, tried.s ? tried.s : "?");
+    mlk_buf_free(&tried);
+    return rc;
+}
+
 static int resolve_lsan(const mlk_plan *p, mlk_tool_paths *t, const char *self_dir, mlk_error *err)
 {
     static const char *const rel[] = {"memleak-worker-lsan", NULL};
@@ -145,6 +157,8 @@ int mlk_tool_resolve(const mlk_plan *p, const char *self_dir, mlk_tool_paths **o
             rc = resolve_valgrind(p, t, mlk_tool_name(k), err);
     if (!rc && used[MLK_TOOL_MEMCHECK])
         rc = resolve_supp(p, t, dir, err);
+    if (!rc && (used[MLK_TOOL_MEMCHECK] || used[MLK_TOOL_MASSIF]))
+        rc = resolve_keep(p, t, dir, err);
     if (!rc && used[MLK_TOOL_LSAN])
         rc = resolve_lsan(p, t, dir, err);
     if (rc) {
@@ -161,6 +175,7 @@ void mlk_tool_paths_free(mlk_tool_paths *t)
         return;
     free(t->valgrind);
     free(t->supp);
+    free(t->keep);
     free(t->lsan_worker);
     for (int i = 0; i < t->n_engines; i++)
         free(t->lsan_engines[i]);
@@ -191,6 +206,8 @@ int mlk_tool_run_begin(const mlk_plan *p, const mlk_cell *c, mlk_tool_run *t, ml
     snprintf(t->arg_log, sizeof t->arg_log, "--log-file=%s", t->log);
     if (p->tools && p->tools->supp)
         snprintf(t->arg_supp, sizeof t->arg_supp, "--suppressions=%s", p->tools->supp);
+    if (p->tools && p->tools->keep)
+        snprintf(t->env_preload, sizeof t->env_preload, "LD_PRELOAD=%s", p->tools->keep);
     /* log_path writes PREFIX.PID; the frame format puts the function last, since C++ names hold spaces. LSan's
      * exit code on leaks (23, or ASan's 1) would hide how the worker itself ended: leaks are read from the log. */
     snprintf(t->env_asan, sizeof t->env_asan,
@@ -259,11 +276,16 @@ const char *mlk_tool_engine_lib(const mlk_plan *p, const mlk_cell *c)
 
 int mlk_tool_env(const mlk_tool_run *t, const char **v, int max)
 {
-    if (t->tool != MLK_TOOL_LSAN || max < 2)
-        return 0;
-    v[0] = t->env_asan;
-    v[1] = t->env_lsan;
-    return 2;
+    if (t->tool == MLK_TOOL_LSAN && max >= 2) {
+        v[0] = t->env_asan;
+        v[1] = t->env_lsan;
+        return 2;
+    }
+    if (t->tool != MLK_TOOL_LSAN && t->env_preload[0] && max >= 1) {
+        v[0] = t->env_preload;
+        return 1;
+    }
+    return 0;
 }
 
 bool mlk_tool_env_controlled(const char *entry)

@@ -106,10 +106,12 @@ static void judge_leaks(const char *tool, const mlk_leak_report *r, bool finishe
     const char *verdict = !finished || r->complete ? engine > 0 ? "leak" : "pass" : "error";
     snprintf(res->status, sizeof res->status, "%s", verdict);
     int n = snprintf(res->detail, sizeof res->detail,
-                     "%s: definitely lost %lld B in %lld blocks (%lld B by the engine), indirectly lost %lld B, "
-                     "possibly lost %lld B, still reachable %lld B",
-                     tool, (long long)bytes[0], (long long)blocks[0], (long long)engine, (long long)bytes[1],
-                     (long long)bytes[2], (long long)bytes[3]);
+                     "%s: definitely lost %lld B in %lld blocks (%lld B by the engine), indirectly lost %lld B", tool,
+                     (long long)bytes[0], (long long)blocks[0], (long long)engine, (long long)bytes[1]);
+    /* LeakSanitizer reports neither kind: not measured, so not printed as 0 */
+    if (strcmp(tool, "lsan") && n < (int)sizeof res->detail)
+        n += snprintf(res->detail + n, sizeof res->detail - (size_t)n, ", possibly lost %lld B, still reachable %lld B",
+                      (long long)bytes[2], (long long)bytes[3]);
     if (r->n_other_errors && n < (int)sizeof res->detail)
         n += snprintf(res->detail + n, sizeof res->detail - (size_t)n, "; %lld other error%s, the first: %.200s",
                       (long long)r->n_other_errors, r->n_other_errors == 1 ? "" : "s", r->first_error);
