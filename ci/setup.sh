@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs every Debian package memleak needs to build and test; safe to run again and again.
+# Installs every Debian package memleak needs to build and test, and ONNX Runtime (npm) into the cache; safe to run again and again.
 # It must never install anything outside Debian's repositories or the npm registry, nor touch the project tree.
 set -euo pipefail
 
@@ -12,6 +12,9 @@ packages=(
   python3 python3-onnx python3-numpy python3-scipy
 )
 
+# engines/ort/fetch.sh needs npm (any: Node's own, or Debian's when there is none).
+command -v npm >/dev/null || packages+=(npm)
+
 missing=()
 for p in "${packages[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
@@ -21,12 +24,15 @@ done
 
 if [ ${#missing[@]} -eq 0 ]; then
   echo "setup: all ${#packages[@]} Debian packages present"
-  exit 0
+else
+  sudo=""
+  if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+  echo "setup: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-sudo=""
-if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
-echo "setup: installing ${missing[*]}"
-export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -qq
-$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+# ONNX Runtime for engines/ort, into the user's cache (no network once cached). Without it the ORT plugin is not
+# built and its tests SKIP, so a failure here is reported, not fatal.
+"$(dirname "$0")/../engines/ort/fetch.sh" || echo "setup: WARNING: ONNX Runtime not fetched; engine_ort.so will not be built and its tests will SKIP" >&2
