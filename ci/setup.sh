@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs every Debian package memleak needs to build and test, and ONNX Runtime (npm) into the cache; safe to run again and again.
+# Installs the Debian packages memleak needs to build and test, and ONNX Runtime (npm) into the cache; idempotent.
 # It must never install anything outside Debian's repositories or the npm registry, nor touch the project tree.
 set -euo pipefail
 
