@@ -246,9 +246,10 @@ int mlk_tool_argv(const mlk_plan *p, const mlk_tool_run *t, const char **v, int 
     const char *memcheck[] = {tp ? tp->valgrind : NULL, "--tool=memcheck", "--xml=yes", t->arg_out, t->arg_log,
                               "--leak-check=full", "--show-leak-kinds=all", t->arg_supp, "--num-callers=30",
                               /* the engine is dlclosed before the leak check: keep its symbols for the stacks */
-                              "--keep-debuginfo=yes", "--child-silent-after-fork=yes", NULL};
+                              "--keep-debuginfo=yes", "--child-silent-after-fork=yes", "--vgdb=no", NULL};
+    /* --vgdb=no: no gdbserver FIFOs in TMPDIR, which a worker killed at its timeout would leave behind */
     const char *massif[] = {tp ? tp->valgrind : NULL, "--tool=massif", t->arg_out, t->arg_log, "--keep-debuginfo=yes",
-                            "--child-silent-after-fork=yes", NULL};
+                            "--child-silent-after-fork=yes", "--vgdb=no", NULL};
     const char **list = t->tool == MLK_TOOL_MEMCHECK ? memcheck : t->tool == MLK_TOOL_MASSIF ? massif : NULL;
     int n = 0;
     if (!list || !list[0])

@@ -106,10 +106,12 @@ static int tree_line(ctx *x, const char *s)
     while (s[depth] == ' ')
         depth++;
     const char *p = s + depth;
-    char *end;
-    long kids = p[0] == 'n' ? strtol(p + 1, &end, 10) : -1;
-    long long bytes = kids >= 0 && *end == ':' ? strtoll(end + 1, &end, 10) : -1;
-    if (kids < 0 || bytes < 0 || *end != ' ' || depth >= MAX_DEPTH)
+    char *end = NULL, *digits = NULL;
+    long kids = p[0] == 'n' && p[1] >= '0' && p[1] <= '9' ? strtol(p + 1, &end, 10) : -1;
+    long long bytes = -1;
+    if (kids >= 0 && end[0] == ':' && end[1] == ' ' && end[2] >= '0' && end[2] <= '9')
+        bytes = strtoll(digits = end + 2, &end, 10);
+    if (kids < 0 || bytes < 0 || !digits || *end != ' ' || depth >= MAX_DEPTH)
         return mlk_fail(x->err, MLK_E_PARSE, "%s:%d: expected a peak tree node 'nK: BYTES ...', got '%.120s'", x->name,
                         x->line_no, s);
     const char *text = end + 1;
