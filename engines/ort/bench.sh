@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# bench.sh: ONNX Runtime beside the reference engine, through memleak-run: process VmHWM and median infer latency per
+# generated model at 1 and 2 threads (ORT/ref ratios), ORT's compile peak with prepacking on/off on an external-data
+# resnet50, and what ORT's arena and mem pattern do to VmHWM. Not a test: it measures, on this machine, now.
+# It must never report a figure it did not measure in this run; it downloads nothing (models are generated).
+#
+# usage: engines/ort/bench.sh   (MLK_BUILD_DIR, default build; MLK_BENCH_DIR, default $MLK_BUILD_DIR/bench-ort;
+#                                MLK_BENCH_ITERS, default 20 measured infers per cell)
+# Output: $MLK_BENCH_DIR/ort.db (every sample) and $MLK_BENCH_DIR/ort-vs-ref.md (the tables, also printed).
+# Exit: 0 measured, 77 engine_ort.so not built (run engines/ort/fetch.sh, then cmake), 1 a run failed.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+build="${MLK_BUILD_DIR:-$root/build}"
+out="${MLK_BENCH_DIR:-$build/bench-ort}"
+iters="${MLK_BENCH_ITERS:-20}"
+run="$build/bin/memleak-run"
+if [ ! -f "$build/lib/engine_ort.so" ]; then
+  echo "SKIP: $build/lib/engine_ort.so is not built (run engines/ort/fetch.sh, then cmake and build)"
+  exit 77
+fi
+command -v sqlite3 >/dev/null || { echo "bench.sh: the sqlite3 CLI is needed (Debian package sqlite3)" >&2; exit 1; }
+mkdir -p "$out/scenarios"
+db="$out/ort.db"
+rm -f "$db" "$db-wal" "$db-shm"
+
+# One scenario per engine and purpose; heap accounting off, so the shim's bookkeeping is not in the latencies.
+scenario() { # name engine model-mapping setup pipeline teardown matrix-lines...
+  local name=$1 engine=$2 model=$3 setup=$4 pipeline=$5 teardown=$6; shift 6
+  {
+    echo "name: $name"
+    echo "engine: $engine"
+    echo "model: $model"
+    echo "setup: [$setup]"
+    echo "pipeline: [$pipeline]"
+    echo "teardown: [$teardown]"
+    echo "iterations: $iters"
+    echo "warmup: 3"
+    echo "heap: off"
+    echo "timeout_s: 3600"
+    echo "memory_limit_mb: 16384"
+    echo "matrix:"
+    printf '  %s\n' "$@"
+  } > "$out/scenarios/$name.yaml"
+  echo "bench: $name" >&2
+  "$run" --db "$db" --quiet "$out/scenarios/$name.yaml" > "$out/scenarios/$name.log" 2>&1 ||
+    { echo "bench.sh: $name failed, see $out/scenarios/$name.log" >&2; return 1; }
+}
+
+infer_setup="load_engine, read_model, compile_model, create_request"
+infer_teardown="release_request, release_compiled, release_model, unload_engine"
+declare -A models=(
+  [mlp]="{generate: mlp}"
+  [mobilenetv2]="{generate: mobilenetv2}"
+  [resnet18]="{generate: resnet18}"
+  [resnet50]="{generate: resnet50}"
+  [transformer]="{generate: transformer, layers: 4, hidden: 256}"
+)
+status=0
+for m in mlp mobilenetv2 resnet18 resnet50 transformer; do
+  for e in ref ort; do
+    scenario "infer-$e-$m" "$e" "${models[$m]}" "$infer_setup" infer "$infer_teardown" "threads: [1, 2]" || status=1
+  done
+done
+# Compile peak: a fresh session every iteration, on resnet50 with its weights in an external file.
+r50x="{generate: resnet50, external_data: true}"
+scenario compile-ort-r50x ort "$r50x" "load_engine, read_model" "compile_model, release_compiled" \
+  "release_model, unload_engine" "prepacking: [on, off]" "mmap: [on, off]" "graph_optimization: [all, disable]" ||
+  status=1
+scenario compile-ref-r50x ref "$r50x" "load_engine, read_model" "compile_model, release_compiled" \
+  "release_model, unload_engine" "mmap: [on, off]" || status=1
+# Arena and mem pattern: one session, a request and an infer per iteration.
+for m in mobilenetv2 resnet50; do
+  scenario "arena-ort-$m" ort "${models[$m]}" "load_engine, read_model, compile_model" \
+    "create_request, infer, release_request" "release_compiled, release_model, unload_engine" \
+    "arena: [on, off]" "mem_pattern: [on, off]" || status=1
+done
+
+q() { sqlite3 -batch -noheader -separator ' | ' "$db" "$1"; }
+ort_lib=$(grep -a -o '/[^[:space:][:cntrl:]]*/libonnxruntime\.so\.1' "$build/lib/engine_ort.so" | head -n 1)
+ort_version=$(sed -n 's/.*ort=\([0-9.]*\).*/\1/p' "$(dirname "$ort_lib")/../STAMP" 2>/dev/null || true)
+report="$out/ort-vs-ref.md"
+{
+  echo "# ONNX Runtime vs the reference engine ($(date -u +%F), $iters measured iterations per cell)"
+  echo
+  echo "ONNX Runtime ${ort_version:-?} ($ort_lib); memleak-run with heap: off. VmHWM is the process peak (the max of every"
+  echo "step's own peak, compile included); latency is the median infer of the measured iterations."
+  echo
+  echo "| model | threads | ref VmHWM MiB | ORT VmHWM MiB | ORT/ref | ref infer ms | ORT infer ms | ORT/ref |"
+  echo "|---|---|---|---|---|---|---|---|"
+  sql="WITH c AS (SELECT cells.id, replace(replace(r.scenario_name, 'infer-ref-', ''), 'infer-ort-', '') AS name, cells.engine AS engine,
+         json_extract(cells.axes, '\$.threads') AS t FROM cells JOIN runs r ON r.id = cells.run_id
+         WHERE r.scenario_name LIKE 'infer-%'),
+       f AS (SELECT c.name, c.engine, c.t, (SELECT max(vm_hwm_kib) FROM samples s WHERE s.cell_id = c.id) AS hwm,
+         (SELECT wall_ms_median FROM step_stats st WHERE st.cell_id = c.id AND st.step = 'infer') AS ms FROM c)
+     SELECT a.name, a.t, printf('%.1f', a.hwm / 1024.0), printf('%.1f', b.hwm / 1024.0), printf('%.2f', 1.0 * b.hwm / a.hwm),
+       printf('%.2f', a.ms), printf('%.2f', b.ms), printf('%.2f', b.ms / a.ms)
+     FROM f a JOIN f b ON b.name = a.name AND b.t = a.t AND a.engine = 'ref' AND b.engine = 'ort'
+     ORDER BY a.name, a.t"
+  q "$sql" | sed -e 's/^/| /' -e 's/$/ |/'
+  echo
+  echo "## Compile peak, resnet50 with external data (a fresh session per iteration; the compile step's own VmHWM, max)"
+  echo
+  echo "| engine | options | compile VmHWM MiB | RssAnon after MiB | RssFile after MiB | compile ms (median) |"
+  echo "|---|---|---|---|---|---|"
+  q "SELECT cells.engine, cells.axes,
+       printf('%.1f', (SELECT peak_kib FROM step_stats st WHERE st.cell_id = cells.id AND st.step = 'compile_model') / 1024.0),
+       printf('%.1f', (SELECT rss_anon_kib FROM samples s WHERE s.cell_id = cells.id AND s.step = 'compile_model'
+                       AND s.phase = 'measure' ORDER BY seq DESC LIMIT 1) / 1024.0),
+       printf('%.1f', (SELECT rss_file_kib FROM samples s WHERE s.cell_id = cells.id AND s.step = 'compile_model'
+                       AND s.phase = 'measure' ORDER BY seq DESC LIMIT 1) / 1024.0),
+       printf('%.1f', (SELECT wall_ms_median FROM step_stats st WHERE st.cell_id = cells.id AND st.step = 'compile_model'))
+     FROM cells JOIN runs r ON r.id = cells.run_id WHERE r.scenario_name LIKE 'compile-%' ORDER BY cells.engine DESC, cells.id" |
+    sed -e 's/^/| /' -e 's/$/ |/'
+  echo
+  echo "## ORT arena and mem pattern (one session; per iteration create_request, infer, release_request)"
+  echo
+  echo "first infer: its peak over the RSS before it (activations, the arena's first growth); later infers: the largest"
+  echo "such rise among the measured ones."
+  echo
+  echo "| model | options | process VmHWM MiB | first infer +MiB | later infers +MiB | RSS after infer MiB | infer ms |"
+  echo "|---|---|---|---|---|---|---|"
+  rise="(SELECT s.vm_hwm_kib - p.vm_rss_kib FROM samples s JOIN samples p ON p.cell_id = s.cell_id AND p.seq = s.seq - 1
+         WHERE s.cell_id = cells.id AND s.step = 'infer'"
+  q "SELECT replace(r.scenario_name, 'arena-ort-', ''), cells.axes,
+       printf('%.1f', (SELECT max(vm_hwm_kib) FROM samples s WHERE s.cell_id = cells.id) / 1024.0),
+       printf('%.1f', $rise ORDER BY s.seq LIMIT 1) / 1024.0),
+       printf('%.1f', $rise AND s.phase = 'measure' ORDER BY s.vm_hwm_kib - p.vm_rss_kib DESC LIMIT 1) / 1024.0),
+       printf('%.1f', (SELECT final_rss_kib FROM step_stats st WHERE st.cell_id = cells.id AND st.step = 'infer') / 1024.0),
+       printf('%.2f', (SELECT wall_ms_median FROM step_stats st WHERE st.cell_id = cells.id AND st.step = 'infer'))
+     FROM cells JOIN runs r ON r.id = cells.run_id WHERE r.scenario_name LIKE 'arena-ort-%' ORDER BY cells.id" |
+    sed -e 's/^/| /' -e 's/$/ |/'
+} > "$report"
+cat "$report"
+exit "$status"
