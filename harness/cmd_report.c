@@ -120,7 +120,8 @@ static void remove_stale(const char *dir, const char *sub, const char *ext)
         return;
     for (struct dirent *e; (e = readdir(d));) {
         const char *n = e->d_name, *dot = strrchr(n, '.');
-        if (!(starts_with(n, "memory-cell-") || starts_with(n, "trend-") || starts_with(n, "matrix-")) || !dot ||
+        if (!(starts_with(n, "memory-cell-") || starts_with(n, "trend-") || starts_with(n, "matrix-") ||
+              starts_with(n, "engines-")) || !dot ||
             !strstr(ext, dot))
             continue;
         char file[PATH_MAX];

@@ -382,17 +382,22 @@ static int slot(char (*names)[128], int *n, const char *s)
     return (*n)++;
 }
 
-static int matrix_query(sqlite3 *db, const mlk_report *r, const char *step, matrix *m, mlk_error *err)
+/* series_keys: the axes that make the bars within a group, as an SQL list ('threads', 'mmap'); every other axis, with
+ * the allocator, names the group. */
+static int matrix_query(sqlite3 *db, const mlk_report *r, const char *step, const char *series_keys, matrix *m,
+                        mlk_error *err)
 {
-    /* Group: the allocator and any axis besides threads and mmap; series: threads and mmap. A missing axis
-     * collapses; bad axes JSON puts the cell in its own group. */
-    const char *sql =
-        "SELECT c.allocator || COALESCE(' ' || (SELECT group_concat(j.key || '=' || j.value, ' ') FROM "
-        "json_each(CASE WHEN json_valid(c.axes) THEN c.axes ELSE '{}' END) j WHERE j.key NOT IN ('allocator', "
-        "'threads', 'mmap')), ''), COALESCE((SELECT group_concat(j.key || '=' || j.value, ' ') FROM "
-        "json_each(CASE WHEN json_valid(c.axes) THEN c.axes ELSE '{}' END) j WHERE j.key IN ('threads', 'mmap')), "
-        "'all'), s.peak_kib / 1024.0, s.wall_ms_median FROM cells c JOIN step_stats s ON s.cell_id = c.id "
-        "WHERE c.run_id = ? AND s.step = ? ORDER BY c.idx";
+    /* Group: the allocator and any axis not in the series; series: those axes. A missing axis collapses; bad axes
+     * JSON puts the cell in its own group. */
+    char sql[1024];
+    snprintf(sql, sizeof sql,
+             "SELECT c.allocator || COALESCE(' ' || (SELECT group_concat(j.key || '=' || j.value, ' ') FROM "
+             "json_each(CASE WHEN json_valid(c.axes) THEN c.axes ELSE '{}' END) j WHERE j.key NOT IN ('allocator', "
+             "%s)), ''), COALESCE((SELECT group_concat(j.key || '=' || j.value, ' ') FROM "
+             "json_each(CASE WHEN json_valid(c.axes) THEN c.axes ELSE '{}' END) j WHERE j.key IN (%s)), "
+             "'all'), s.peak_kib / 1024.0, s.wall_ms_median FROM cells c JOIN step_stats s ON s.cell_id = c.id "
+             "WHERE c.run_id = ? AND s.step = ? ORDER BY c.idx",
+             series_keys, series_keys);
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
         return db_fail(db, err, "reading the matrix of step", step);
@@ -446,10 +451,23 @@ static bool run_has_step(sqlite3 *db, int64_t run_id, const char *step)
     return yes;
 }
 
-static int export_matrix(sqlite3 *db, mlk_report *r, const char *step, const char *dir, mlk_error *err)
+static int distinct_engines(sqlite3 *db, int64_t run_id)
 {
-    if (!step) /* infer is what a serving engine repeats; without it, the whole iteration */
-        step = run_has_step(db, r->run_id, "infer") ? "infer" : "iteration";
+    sqlite3_stmt *st = NULL;
+    int n = 0;
+    if (sqlite3_prepare_v2(db, "SELECT count(DISTINCT engine) FROM cells WHERE run_id = ?", -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_int64(st, 1, run_id);
+        if (sqlite3_step(st) == SQLITE_ROW)
+            n = sqlite3_column_int(st, 0);
+    }
+    sqlite3_finalize(st);
+    return n;
+}
+
+/* One matrix plot: kind "matrix" has threads x mmap as bars; kind "engines" has the engines side by side. */
+static int export_one_matrix(sqlite3 *db, mlk_report *r, const char *step, const char *kind, const char *series_keys,
+                             const char *what, const char *dir, mlk_error *err)
+{
     matrix *m = calloc(1, sizeof *m);
     if (!m)
         return mlk_fail(err, MLK_E_NOMEM, "report: out of memory");
@@ -458,11 +476,11 @@ static int export_matrix(sqlite3 *db, mlk_report *r, const char *step, const cha
             m->peak[g][s] = m->ms[g][s] = NAN;
     char sstep[64], base[96], title[256];
     safe_name(sstep, sizeof sstep, step);
-    snprintf(base, sizeof base, "matrix-%s", sstep);
-    int rc = matrix_query(db, r, step, m, err);
+    snprintf(base, sizeof base, "%s-%s", kind, sstep);
+    int rc = matrix_query(db, r, step, series_keys, m, err);
     if (!rc && m->n_groups && !(rc = write_matrix_table(m, m->peak, dir, base, "-peak", err)) &&
         !(rc = write_matrix_table(m, m->ms, dir, base, "-latency", err))) {
-        snprintf(title, sizeof title, "%s: step %s across allocators, threads and mmap", r->scenario, step);
+        snprintf(title, sizeof title, "%s: step %s %s", r->scenario, step, what);
         int p = mlk_rep_add_plot(r, MLK_REP_MATRIX, base, title, -1, step, NULL, err);
         if (p < 0) {
             rc = p;
@@ -472,6 +490,17 @@ static int export_matrix(sqlite3 *db, mlk_report *r, const char *step, const cha
         }
     }
     free(m);
+    return rc;
+}
+
+static int export_matrix(sqlite3 *db, mlk_report *r, const char *step, const char *dir, mlk_error *err)
+{
+    if (!step) /* infer is what a serving engine repeats; without it, the whole iteration */
+        step = run_has_step(db, r->run_id, "infer") ? "infer" : "iteration";
+    int rc = export_one_matrix(db, r, step, "matrix", "'threads', 'mmap'", "across allocators, threads and mmap",
+                               dir, err);
+    if (!rc && distinct_engines(db, r->run_id) > 1)
+        rc = export_one_matrix(db, r, step, "engines", "'engine'", "engine by engine, side by side", dir, err);
     return rc;
 }
 
