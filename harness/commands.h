@@ -10,5 +10,6 @@ int mlk_cmd_compare(int argc, char **argv);  /* compare [--run ID|latest] [--bas
 int mlk_cmd_history(int argc, char **argv);  /* history --config KEY --metric M [--step S] */
 int mlk_cmd_report(int argc, char **argv);   /* report [--run ID] --out DIR */
 int mlk_cmd_merge(int argc, char **argv);    /* merge OUT.db IN.db... */
+int mlk_cmd_import_gbench(int argc, char **argv); /* import-gbench FILE.json [--commit C] [--db PATH] */
 
 #endif

@@ -30,7 +30,7 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: memleak-run [options] SCENARIO.yaml\n"
             "       memleak-run --resume RUN [options]\n"
-            "       memleak-run compare|history|baseline|report|merge ...   (each with --help)\n\n"
+            "       memleak-run compare|history|baseline|report|merge|import-gbench ...   (each with --help)\n\n"
             "Runs the scenario's pipeline over and over in one worker process per matrix cell, samples memory after\n"
             "every step into SQLite, and gives each cell a verdict: pass, leak, plateau, crashed, timeout, oom, error.\n\n"
             "options:\n"
@@ -215,6 +215,7 @@ static const struct {
 } subcommands[] = {
     {"compare", mlk_cmd_compare}, {"history", mlk_cmd_history}, {"baseline", mlk_cmd_baseline},
     {"report", mlk_cmd_report},   {"merge", mlk_cmd_merge},
+    {"import-gbench", mlk_cmd_import_gbench},
 };
 
 int main(int argc, char **argv)

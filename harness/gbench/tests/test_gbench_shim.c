@@ -1,0 +1,192 @@
+/* test_gbench_shim.c: the C shim over Google Benchmark: C functions with a context run the iterations and repetitions
+ * asked, args and counters (with their flags) reach the JSON report, errors are reported, bad calls refused.
+ * It must never leave its report file behind. */
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../../tests/mlk_check.h"
+#include "gbench.h"
+
+typedef struct {
+    int calls;
+    int64_t last_iters;
+} counts;
+
+static void bm_count(mlk_gb_state *st, void *ctx)
+{
+    counts *n = ctx;
+    n->calls++;
+    int64_t loops = 0;
+    while (mlk_gb_keep_running(st))
+        loops++;
+    n->last_iters = mlk_gb_iterations(st);
+    mlk_gb_set_counter(st, "loops", (double)loops, MLK_GB_COUNTER_PLAIN);
+    mlk_gb_set_counter(st, "eight_per_iter", 8.0 * (double)loops, MLK_GB_COUNTER_AVG_ITERS);
+    mlk_gb_set_counter(st, "arg0", (double)mlk_gb_range(st, 0), MLK_GB_COUNTER_PLAIN);
+    mlk_gb_set_counter(st, "arg1", (double)mlk_gb_range(st, 1), MLK_GB_COUNTER_PLAIN);
+    mlk_gb_set_counter(st, "arg_out_of_range", (double)mlk_gb_range(st, 5), MLK_GB_COUNTER_PLAIN);
+    mlk_gb_set_label(st, "a label");
+}
+
+static void bm_fail(mlk_gb_state *st, void *ctx)
+{
+    (*(int *)ctx)++;
+    mlk_gb_skip_with_error(st, "planned failure");
+}
+
+static void bm_paused(mlk_gb_state *st, void *ctx)
+{
+    (void)ctx;
+    while (mlk_gb_keep_running(st)) {
+        mlk_gb_pause_timing(st);
+        usleep(200); /* untimed: must not show in the reported time */
+        mlk_gb_resume_timing(st);
+    }
+}
+
+/* 1.7.1 writes NaN (not JSON) for a 0/0 such as the cv of a counter that is always 0: null it, note it. */
+static int null_nans(char *json)
+{
+    int n = 0;
+    for (char *p = json; (p = strstr(p, ": NaN")); n++)
+        memcpy(p, ":null", 5);
+    return n;
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    char *buf = calloc(1, 1 << 20);
+    size_t n = buf ? fread(buf, 1, (1 << 20) - 1, f) : 0;
+    fclose(f);
+    if (buf)
+        buf[n] = '\0';
+    return buf;
+}
+
+/* One number out of the report: the SQL gets the JSON text as ?1. NaN when absent. */
+static double q(sqlite3 *db, const char *json, const char *sql)
+{
+    sqlite3_stmt *st;
+    double v = -12345.0;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+        fprintf(stderr, "sql: %s: %s\n", sql, sqlite3_errmsg(db));
+        return v;
+    }
+    sqlite3_bind_text(st, 1, json, -1, SQLITE_STATIC);
+    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
+        v = sqlite3_column_double(st, 0);
+    sqlite3_finalize(st);
+    return v;
+}
+
+#define ENTRIES "FROM json_each(?1, '$.benchmarks') b "
+
+static void check_report(const char *json)
+{
+    sqlite3 *db;
+    CHECK(sqlite3_open(":memory:", &db) == SQLITE_OK);
+    CHECK(q(db, json, "SELECT json_valid(?1)") == 1);
+    /* 2 instances x 3 repetitions of BM_count, each with exactly 50 iterations and its counters. */
+    CHECK(q(db, json, "SELECT count(*) " ENTRIES "WHERE json_extract(b.value, '$.run_name') LIKE 'BM_count/%' "
+                      "AND json_extract(b.value, '$.run_type') = 'iteration'") == 6);
+    CHECK(q(db, json, "SELECT count(*) " ENTRIES "WHERE json_extract(b.value, '$.run_type') = 'iteration' "
+                      "AND json_extract(b.value, '$.run_name') LIKE 'BM_count/%' AND json_extract(b.value, "
+                      "'$.iterations') = 50 AND json_extract(b.value, '$.loops') = 50 AND "
+                      "json_extract(b.value, '$.eight_per_iter') = 8 AND json_extract(b.value, "
+                      "'$.label') = 'a label' AND json_extract(b.value, '$.arg_out_of_range') = 0") == 6);
+    CHECK(q(db, json, "SELECT json_extract(b.value, '$.arg0') * 100 + json_extract(b.value, '$.arg1') " ENTRIES
+                      "WHERE json_extract(b.value, '$.name') = 'BM_count/7/3/iterations:50/repeats:3'") == 703);
+    CHECK(q(db, json, "SELECT json_extract(b.value, '$.arg0') " ENTRIES
+                      "WHERE json_extract(b.value, '$.name') = 'BM_count/9/4/iterations:50/repeats:3'") == 9);
+    CHECK(q(db, json, "SELECT json_extract(b.value, '$.repetitions') " ENTRIES
+                      "WHERE json_extract(b.value, '$.name') = 'BM_count/9/4/iterations:50/repeats:3'") == 3);
+    /* Aggregates over the repetitions, as compare.py and import-gbench read them. */
+    CHECK(q(db, json, "SELECT count(*) " ENTRIES "WHERE json_extract(b.value, '$.run_type') = 'aggregate' "
+                      "AND json_extract(b.value, '$.aggregate_name') = 'median'") == 2);
+    CHECK(q(db, json, "SELECT json_extract(b.value, '$.error_occurred') " ENTRIES
+                      "WHERE json_extract(b.value, '$.name') = 'BM_fail'") == 1);
+    CHECK(q(db, json, "SELECT json_extract(b.value, '$.error_message') = 'planned failure' " ENTRIES
+                      "WHERE json_extract(b.value, '$.name') = 'BM_fail'") == 1);
+    /* 20 x 200 us paused per run: the time per iteration stays far below the 200 us slept. */
+    CHECK(q(db, json, "SELECT json_extract(b.value, '$.real_time') < 100 AND json_extract(b.value, '$.time_unit') "
+                      "= 'us' " ENTRIES "WHERE json_extract(b.value, '$.name') = 'BM_paused/iterations:20'") == 1);
+    sqlite3_close(db);
+}
+
+static void check_refusals(void)
+{
+    mlk_error err = {0};
+    CHECK(mlk_gb_register(NULL, bm_paused, NULL, &err) == NULL && err.code == MLK_E_USAGE);
+    CHECK(mlk_gb_register("", bm_paused, NULL, &err) == NULL && err.code == MLK_E_USAGE);
+    CHECK(mlk_gb_register("BM_nofn", NULL, NULL, &err) == NULL && err.code == MLK_E_USAGE);
+    CHECK(mlk_gb_set_unit(NULL, MLK_GB_MS) == MLK_E_USAGE);
+    CHECK(mlk_gb_set_counter(NULL, "x", 1, 0) == MLK_E_USAGE);
+    CHECK(mlk_gb_set_label(NULL, "x") == MLK_E_USAGE);
+    CHECK(!mlk_gb_keep_running(NULL));
+    CHECK(mlk_gb_range(NULL, 0) == 0 && mlk_gb_iterations(NULL) == 0);
+    mlk_gb_skip_with_error(NULL, "ignored");
+    mlk_gb_pause_timing(NULL);
+    mlk_gb_resume_timing(NULL);
+}
+
+int main(void)
+{
+    char path[] = "/tmp/mlk-gbench-XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    if (fd >= 0)
+        close(fd);
+    check_refusals();
+
+    mlk_error err = {0};
+    counts n = {0};
+    int fails = 0;
+    mlk_gb_bench *b = mlk_gb_register("BM_count", bm_count, &n, &err);
+    CHECK(b != NULL);
+    CHECK_OK(mlk_gb_set_iterations(b, 50), NULL);
+    CHECK_OK(mlk_gb_set_repetitions(b, 3), NULL);
+    CHECK_OK(mlk_gb_add_args(b, (const int64_t[]){7, 3}, 2), NULL);
+    CHECK_OK(mlk_gb_add_args(b, (const int64_t[]){9, 4}, 2), NULL);
+    CHECK(mlk_gb_add_args(b, (const int64_t[]){1}, 1) == MLK_E_USAGE); /* a family's instances share the arity */
+    CHECK(mlk_gb_set_iterations(b, 0) == MLK_E_USAGE);
+    CHECK(mlk_gb_set_repetitions(b, 0) == MLK_E_USAGE);
+    CHECK(mlk_gb_set_min_time(b, 0) == MLK_E_USAGE);
+    CHECK(mlk_gb_set_unit(b, (mlk_gb_unit)7) == MLK_E_USAGE);
+    mlk_gb_bench *f = mlk_gb_register("BM_fail", bm_fail, &fails, &err);
+    CHECK(f != NULL);
+    mlk_gb_bench *p = mlk_gb_register("BM_paused", bm_paused, NULL, &err);
+    CHECK(p != NULL && mlk_gb_set_iterations(p, 20) == 0 && mlk_gb_set_unit(p, MLK_GB_US) == 0);
+
+    /* 1.7.1 refuses a min_time with a unit: the run is refused as a whole, nothing runs. */
+    char a0[] = "test_gbench_shim", bad[] = "--benchmark_min_time=0.5s";
+    char *argv1[] = {a0, bad, NULL};
+    int argc1 = 2;
+    CHECK(mlk_gb_run(&argc1, argv1, &err) == MLK_E_USAGE);
+    CHECK(strstr(err.msg, "0.5s") != NULL);
+    CHECK(n.calls == 0 && fails == 0);
+
+    char out[64], fmt[] = "--benchmark_out_format=json";
+    snprintf(out, sizeof out, "--benchmark_out=%s", path);
+    char *argv2[] = {a0, out, fmt, NULL};
+    int argc2 = 3;
+    int rc = mlk_gb_run(&argc2, argv2, &err);
+    CHECK(rc == 4); /* BM_count/7/3, BM_count/9/4, BM_fail, BM_paused */
+    CHECK(argc2 == 1);
+    CHECK(n.calls == 6 && n.last_iters == 50);
+    CHECK(fails == 1);
+    char *json = slurp(path);
+    CHECK(json != NULL);
+    CHECK(json && null_nans(json) == 2); /* arg_out_of_range's cv, once per instance */
+    if (json)
+        check_report(json);
+    free(json);
+    unlink(path);
+    mlk_gb_clear();
+    return mlk_check_summary();
+}
