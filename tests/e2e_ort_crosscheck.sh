@@ -8,7 +8,7 @@ build="${MLK_BUILD_DIR:?MLK_BUILD_DIR must point at the build tree}"
 # Without the plugin (a memleak-run that has no engine_ort.so beside it), engine: ort exits 2 naming fetch.sh.
 mkdir -p "$work/lonely/bin"
 cp "$bin/memleak-run" "$work/lonely/bin/"
-printf 'name: no-ort\nengine: ort\nmodel: {generate: mlp, mlp_hidden: 16}\niterations: 2\n' > "$work/no-ort.yaml"
+printf 'name: no-ort\nengine: ort\nmodel: {generate: mlp, mlp_hidden: 16}\npipeline: [compile_model, release_compiled]\n' > "$work/no-ort.yaml"
 set +e
 env -u MLK_ENGINE_DIR "$work/lonely/bin/memleak-run" --dry-run --db "$work/no-ort.db" "$work/no-ort.yaml" > "$work/no-ort.txt" 2>&1
 code=$?
