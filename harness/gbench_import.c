@@ -150,7 +150,7 @@ static double family_ms(const gb_family *f, bool cpu, double *p90)
         return NAN;
     int n = 0;
     for (int i = 0; i < f->n_reps; i++) {
-        double x = (cpu ? f->reps[i]->cpu : f->reps[i]->real) * mlk_gbr_unit_ms(f->reps[i]->unit);
+        double x = (cpu ? f->reps[i]->cpu : f->reps[i]->real) * mlk_gbr_unit_ns(f->reps[i]->unit) / 1e6;
         if (!isnan(x))
             v[n++] = x;
     }
@@ -158,9 +158,9 @@ static double family_ms(const gb_family *f, bool cpu, double *p90)
     *p90 = quantile(v, n, 0.9);
     free(v);
     if (f->median)
-        med = (cpu ? f->median->cpu : f->median->real) * mlk_gbr_unit_ms(f->median->unit);
+        med = (cpu ? f->median->cpu : f->median->real) * mlk_gbr_unit_ns(f->median->unit) / 1e6;
     else if (!n && f->mean)
-        med = (cpu ? f->mean->cpu : f->mean->real) * mlk_gbr_unit_ms(f->mean->unit);
+        med = (cpu ? f->mean->cpu : f->mean->real) * mlk_gbr_unit_ns(f->mean->unit) / 1e6;
     return med;
 }
 
@@ -223,7 +223,7 @@ static int write_samples(writer *w, int64_t cell_id, const gb_family *f)
 {
     for (int i = 0; i < f->n_reps; i++) {
         const mlk_gbr_entry *e = f->reps[i];
-        double ns = mlk_gbr_unit_ms(e->unit) * 1e6;
+        double ns = mlk_gbr_unit_ns(e->unit);
         sqlite3_stmt *st = w->sample;
         sqlite3_reset(st);
         sqlite3_bind_int64(st, 1, cell_id);
@@ -265,7 +265,8 @@ static int write_family(writer *w, const gb_family *f, int idx, mlk_error *err)
     mlk_buf_printf(&axes, "{\"benchmark\":");
     mlk_buf_json(&axes, f->run_name);
     mlk_buf_printf(&axes, "}");
-    mlk_buf_printf(&key, "engine=gbench;binary=%s;benchmark=%s", w->out->name, f->run_name);
+    /* The benchmark first: compare and history print a key's start. */
+    mlk_buf_printf(&key, "benchmark=%s;engine=gbench;binary=%s", f->run_name, w->out->name);
     char *detail = family_detail(f);
     int rc = MLK_OK;
     if (axes.failed || key.failed || !detail) {

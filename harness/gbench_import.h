@@ -8,7 +8,7 @@
  *               (engine gbench, never runnable) whose description holds the report's context; started_at from
  *               context.date (else now); host and cpu from the context.
  *   cells       one per family, in report order: engine "gbench", model the scenario name, axes
- *               {"benchmark": run_name}, config_key "engine=gbench;binary=NAME;benchmark=RUN_NAME"; status pass, or
+ *               {"benchmark": run_name}, config_key "benchmark=RUN_NAME;engine=gbench;binary=NAME"; status pass, or
  *               error with the report's error_message when a repetition failed; detail a JSON object with the
  *               time unit, iterations, label and every user counter (medians over the repetitions).
  *   step_stats  one row, step "iteration": n = repetitions, wall_ms_median / cpu_ms_median from the "median"

@@ -148,12 +148,11 @@ static int read_counters(sqlite3_stmt *st, const char *entry, mlk_gbr_entry *e)
     "'aggregate_unit', 'error_occurred', 'error_message', 'label', 'big_o', 'rms', 'cpu_coefficient', "            \
     "'real_coefficient'"
 
-/* Milliseconds per unit; 0 for a unit this does not know. */
-double mlk_gbr_unit_ms(const char *unit)
+double mlk_gbr_unit_ns(const char *unit)
 {
     if (!unit || !strcmp(unit, "ns"))
-        return 1e-6;
-    return !strcmp(unit, "us") ? 1e-3 : !strcmp(unit, "ms") ? 1.0 : !strcmp(unit, "s") ? 1e3 : 0;
+        return 1;
+    return !strcmp(unit, "us") ? 1e3 : !strcmp(unit, "ms") ? 1e6 : !strcmp(unit, "s") ? 1e9 : 0;
 }
 
 /* A run_name for reports that predate it: the name without its aggregate's suffix. */
@@ -188,7 +187,7 @@ static int read_entry(sqlite3_stmt *st, sqlite3_stmt *cst, mlk_gbr *r, mlk_gbr_e
     e->repetitions = col_num(st, 12);
     if (!e->name || !*e->name)
         return mlk_fail(err, MLK_E_PARSE, "%s: benchmarks[%d] has no name", r->name, idx);
-    if (!mlk_gbr_unit_ms(e->unit))
+    if (!mlk_gbr_unit_ns(e->unit))
         return mlk_fail(err, MLK_E_PARSE, "%s: benchmarks[%d] (%s): unknown time_unit '%s' (expected ns, us, ms or s)",
                         r->name, idx, e->name, e->unit);
     if (!e->run_name && !(e->run_name = family_of(e)))

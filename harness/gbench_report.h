@@ -45,7 +45,7 @@ typedef struct mlk_gbr {
 int mlk_gbr_read(struct sqlite3 *h, const char *text, size_t len, const char *name, mlk_gbr *r, mlk_error *err);
 void mlk_gbr_free(mlk_gbr *r);
 
-/* Milliseconds per time_unit ("ns", "us", "ms", "s"; NULL counts as "ns", the library's default); 0 if unknown. */
-double mlk_gbr_unit_ms(const char *unit);
+/* Nanoseconds per time_unit ("ns", "us", "ms", "s"; NULL counts as "ns", the library's default); 0 if unknown. */
+double mlk_gbr_unit_ns(const char *unit);
 
 #endif

@@ -444,12 +444,18 @@ int main(int argc, char **argv)
     self[n] = '\0';
     snprintf(dir, sizeof dir, "%s", self);
     dirname(dir);
+    /* parse_args takes our options out of argv; --heap runs the whole command line again. */
+    char **orig = calloc((size_t)argc + 1, sizeof *orig);
+    if (!orig)
+        return EXIT_INTERNAL;
+    memcpy(orig, argv, sizeof *orig * (size_t)argc);
     bench_args a;
     int rc = parse_args(&argc, argv, &a);
+    if (!rc && a.heap && reexec_with_heap(self, dir, orig))
+        rc = -1;
+    free(orig);
     if (rc)
         return rc > 0 ? EXIT_OK : EXIT_USAGE;
-    if (a.heap && reexec_with_heap(self, dir, argv))
-        return EXIT_USAGE;
     bench_world w;
     memset(&w, 0, sizeof w);
     mlk_error err = {0};
