@@ -35,49 +35,61 @@ static char *argv_text(int argc, char **argv)
     return mlk_buf_take(&b);
 }
 
-int mlk_cmd_import_gbench(int argc, char **argv)
+typedef struct {
+    const char *db_path, *commit, *branch, *file;
+} import_args;
+
+/* 0 go on, 1 help printed, -1 usage error (printed). */
+static int parse(int argc, char **argv, import_args *a)
 {
-    const char *db_path = "memleak.db", *commit = NULL, *branch = NULL, *file = NULL;
+    memset(a, 0, sizeof *a);
+    a->db_path = "memleak.db";
     for (int i = 1; i < argc; i++) {
         const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        const char **slot = !strcmp(k, "--db")       ? &db_path
-                            : !strcmp(k, "--commit") ? &commit
-                            : !strcmp(k, "--branch") ? &branch
+        const char **slot = !strcmp(k, "--db")       ? &a->db_path
+                            : !strcmp(k, "--commit") ? &a->commit
+                            : !strcmp(k, "--branch") ? &a->branch
                                                      : NULL;
         if (!strcmp(k, "--help") || !strcmp(k, "-h")) {
             usage(stdout);
-            return 0;
+            return 1;
         } else if (slot) {
-            if (!v) {
-                mlk_cmd_usage("import-gbench", "an option needs a value");
-                return 2;
-            }
+            if (!v)
+                return mlk_cmd_usage("import-gbench", "an option needs a value");
             *slot = v;
             i++;
         } else if (k[0] == '-' && k[1]) {
             fprintf(stderr, "memleak-run import-gbench: unknown option %s (see --help)\n", k);
-            return 2;
-        } else if (file) {
-            fprintf(stderr, "memleak-run import-gbench: one file at a time (got %s and %s)\n", file, k);
-            return 2;
+            return -1;
+        } else if (a->file) {
+            fprintf(stderr, "memleak-run import-gbench: one file at a time (got %s and %s)\n", a->file, k);
+            return -1;
         } else {
-            file = k;
+            a->file = k;
         }
     }
-    if (!file) {
+    if (!a->file) {
         usage(stderr);
-        return 2;
+        return -1;
     }
+    return 0;
+}
+
+int mlk_cmd_import_gbench(int argc, char **argv)
+{
+    import_args a;
+    int rc = parse(argc, argv, &a);
+    if (rc)
+        return rc > 0 ? 0 : 2;
     mlk_meta meta;
-    mlk_meta_collect(&meta, commit, branch);
+    mlk_meta_collect(&meta, a.commit, a.branch);
     char *cmd = argv_text(argc, argv);
     mlk_gbench_import_opts o = {meta.commit[0] ? meta.commit : NULL, meta.branch[0] ? meta.branch : NULL, cmd};
     mlk_gbench_import_result res;
     mlk_error err = {0};
     db_store *db = NULL;
-    int rc = db_open(db_path, &db, &err);
-    if (!rc)
-        rc = mlk_gbench_import_file(db, file, &o, &res, &err);
+    if (!(rc = db_open(a.db_path, &db, &err)))
+        rc = mlk_gbench_import_file(db, a.file, &o, &res, &err);
     db_close(db);
     free(cmd);
     if (rc) {
@@ -85,11 +97,11 @@ int mlk_cmd_import_gbench(int argc, char **argv)
         return rc == MLK_E_PARSE || rc == MLK_E_IO || rc == MLK_E_NOTFOUND ? 2 : 3;
     }
     if (res.existed) {
-        printf("%s was imported before as run %lld (commit %s): nothing to do\n", file, (long long)res.run_id,
+        printf("%s was imported before as run %lld (commit %s): nothing to do\n", a.file, (long long)res.run_id,
                o.commit ? o.commit : "unknown");
         return 0;
     }
-    printf("run %lld stored in %s: %s, %d benchmark(s)", (long long)res.run_id, db_path, res.name, res.n_cells);
+    printf("run %lld stored in %s: %s, %d benchmark(s)", (long long)res.run_id, a.db_path, res.name, res.n_cells);
     if (res.n_failed)
         printf(", %d failed (error_occurred)", res.n_failed);
     if (res.n_skipped)

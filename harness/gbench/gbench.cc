@@ -80,7 +80,7 @@ template <class F> static int with_bench(mlk_gb_bench *b, F &&f)
     }
 }
 
-extern "C" int mlk_gb_set_unit(mlk_gb_bench *b, mlk_gb_unit unit)
+extern "C" int mlk_gb_set_unit(mlk_gb_bench *b, int unit)
 {
     static const benchmark::TimeUnit units[] = {benchmark::kNanosecond, benchmark::kMicrosecond,
                                                 benchmark::kMillisecond, benchmark::kSecond};

@@ -44,7 +44,7 @@ mlk_gb_bench *mlk_gb_register(const char *name, mlk_gb_fn fn, void *ctx, mlk_err
 /* Settings of a registered benchmark. Each returns 0, or MLK_E_USAGE for a NULL handle or a value out of range
  * (iterations, repetitions < 1; min_time <= 0; args count not matching earlier args of the same family),
  * MLK_E_NOMEM. */
-int mlk_gb_set_unit(mlk_gb_bench *b, mlk_gb_unit unit);
+int mlk_gb_set_unit(mlk_gb_bench *b, int unit); /* an mlk_gb_unit; an int so a bad value is refused, not UB */
 int mlk_gb_use_real_time(mlk_gb_bench *b);             /* wall time decides the iteration count */
 int mlk_gb_measure_process_cpu_time(mlk_gb_bench *b);  /* CPU time of every thread, not only the caller's */
 int mlk_gb_set_iterations(mlk_gb_bench *b, int64_t n); /* exactly n iterations per run (no sizing) */

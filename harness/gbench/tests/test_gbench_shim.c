@@ -157,7 +157,7 @@ int main(void)
     CHECK(mlk_gb_set_iterations(b, 0) == MLK_E_USAGE);
     CHECK(mlk_gb_set_repetitions(b, 0) == MLK_E_USAGE);
     CHECK(mlk_gb_set_min_time(b, 0) == MLK_E_USAGE);
-    CHECK(mlk_gb_set_unit(b, (mlk_gb_unit)7) == MLK_E_USAGE);
+    CHECK(mlk_gb_set_unit(b, 7) == MLK_E_USAGE);
     mlk_gb_bench *f = mlk_gb_register("BM_fail", bm_fail, &fails, &err);
     CHECK(f != NULL);
     mlk_gb_bench *p = mlk_gb_register("BM_paused", bm_paused, NULL, &err);
