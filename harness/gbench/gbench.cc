@@ -217,10 +217,36 @@ extern "C" void mlk_gb_print_help(void)
     }
 }
 
+// Values 1.7.1 answers by printing its help and exiting 0, which would let a CI step pass without a report.
+static const char *refused_value(int argc, char **argv)
+{
+    static const struct {
+        const char *flag, *values[5]; // values: nullptr-terminated; none listed: anything but "" is fine
+    } checks[] = {{"--benchmark_format=", {"console", "json", "csv", nullptr}},
+                  {"--benchmark_out_format=", {"console", "json", "csv", nullptr}},
+                  {"--benchmark_time_unit=", {"ns", "us", "ms", "s", nullptr}},
+                  {"--benchmark_color=", {nullptr}}};
+    for (int i = 1; i < argc; i++)
+        for (const auto &c : checks) {
+            std::size_t n = std::strlen(c.flag);
+            if (!argv[i] || std::strncmp(argv[i], c.flag, n))
+                continue;
+            const char *v = argv[i] + n;
+            bool ok = !c.values[0] && *v;
+            for (int k = 0; c.values[k]; k++)
+                ok = ok || !std::strcmp(v, c.values[k]);
+            if (!ok)
+                return argv[i];
+        }
+    return nullptr;
+}
+
 extern "C" int mlk_gb_run(int *argc, char **argv, mlk_error *err)
 {
     if (!argc || *argc < 1 || !argv)
         return fail(err, MLK_E_USAGE, "run", "no argv");
+    if (const char *bad = refused_value(*argc, argv))
+        return fail(err, MLK_E_USAGE, "unsupported value", bad);
     try {
         benchmark::Initialize(argc, argv);
         if (benchmark::ReportUnrecognizedArguments(*argc, argv)) {

@@ -79,7 +79,9 @@ void mlk_gb_print_help(void);
  * registered benchmark the filter selects, then Shutdown. Call it once per process. Returns how many benchmarks
  * matched (0: none, Google Benchmark says so on stderr), or MLK_E_USAGE when arguments are left over (each named on
  * stderr; nothing ran), MLK_E_INTERNAL when the library threw. A flag value the library refuses, such as
- * --benchmark_min_time=0.5s in 1.7.1, stays in argv and is refused here. */
+ * --benchmark_min_time=0.5s in 1.7.1, stays in argv and is refused here; so is a --benchmark_format,
+ * --benchmark_out_format or --benchmark_time_unit value the library does not know, or an empty --benchmark_color
+ * (1.7.1 would print its help and exit 0). --help in argv: the library prints its help and exits the process. */
 int mlk_gb_run(int *argc, char **argv, mlk_error *err);
 
 /* Forget every registered benchmark and free their handles. */

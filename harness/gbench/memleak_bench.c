@@ -291,6 +291,8 @@ static int plan_all(bench_world *w, const bench_args *a, const char *self_dir, m
                             MAX_ENGINES);
         engines[n_engines++] = t;
     }
+    if (!n_engines)
+        return mlk_fail(err, MLK_E_USAGE, "--engines: no engine named");
     for (int e = 0; e < n_engines; e++)
         for (int m = 0; m < a->n_models; m++) {
             int rc = plan_one(w, a, self_dir, a->models[m], engines[e], err);

@@ -170,6 +170,13 @@ int main(void)
     CHECK(mlk_gb_run(&argc1, argv1, &err) == MLK_E_USAGE);
     CHECK(strstr(err.msg, "0.5s") != NULL);
     CHECK(n.calls == 0 && fails == 0);
+    /* Values 1.7.1 would answer with its help and exit(0): refused before the library sees them. */
+    char badfmt[] = "--benchmark_format=yaml", badunit[] = "--benchmark_time_unit=min";
+    char *argv3[] = {a0, badfmt, NULL}, *argv4[] = {a0, badunit, NULL};
+    int argc3 = 2, argc4 = 2;
+    CHECK(mlk_gb_run(&argc3, argv3, &err) == MLK_E_USAGE && strstr(err.msg, "yaml"));
+    CHECK(mlk_gb_run(&argc4, argv4, &err) == MLK_E_USAGE && strstr(err.msg, "min"));
+    CHECK(n.calls == 0);
 
     char out[64], fmt[] = "--benchmark_out_format=json";
     snprintf(out, sizeof out, "--benchmark_out=%s", path);
