@@ -144,7 +144,8 @@ static void resolve(void)
     char *engines[] = {"ref"}, *libs[] = {"/nonexistent/lib/engine_ref.so"};
     mlk_cell cells[1] = {{.idx = 0, .tool = MLK_TOOL_NONE, .engine = "ref", .engine_lib = libs[0]}};
     mlk_plan p = {.s = &s, .engines = engines, .engine_libs = libs, .n_engines = 1, .cells = cells, .n_cells = 1};
-    mlk_tool_paths *tp = (mlk_tool_paths *)&p; /* must be overwritten */
+    static mlk_tool_paths sentinel;
+    mlk_tool_paths *tp = &sentinel; /* must be overwritten */
     mlk_error err = {0};
     CHECK_OK(mlk_tool_resolve(&p, "/nonexistent/bin", &tp, &err), &err);
     CHECK(tp == NULL); /* no tool cell: nothing to find */
