@@ -5,7 +5,8 @@
 # It must never report a figure it did not measure in this run; it downloads nothing (models are generated).
 #
 # usage: engines/ort/bench.sh   (MLK_BUILD_DIR, default build; MLK_BENCH_DIR, default $MLK_BUILD_DIR/bench-ort;
-#                                MLK_BENCH_ITERS, default 20 measured infers per cell)
+#                                MLK_BENCH_ITERS, default 20 measured iterations per cell;
+#                                MLK_BENCH_PARTS, default "infer compile arena": which of the three to run)
 # Output: $MLK_BENCH_DIR/ort.db (every sample) and $MLK_BENCH_DIR/ort-vs-ref.md (the tables, also printed).
 # Exit: 0 measured, 77 engine_ort.so not built (run engines/ort/fetch.sh, then cmake), 1 a run failed.
 set -euo pipefail
@@ -13,6 +14,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 build="${MLK_BUILD_DIR:-$root/build}"
 out="${MLK_BENCH_DIR:-$build/bench-ort}"
 iters="${MLK_BENCH_ITERS:-20}"
+parts=" ${MLK_BENCH_PARTS:-infer compile arena} "
 run="$build/bin/memleak-run"
 if [ ! -f "$build/lib/engine_ort.so" ]; then
   echo "SKIP: $build/lib/engine_ort.so is not built (run engines/ort/fetch.sh, then cmake and build)"
@@ -59,19 +61,23 @@ declare -A models=(
 )
 status=0
 for m in mlp mobilenetv2 resnet18 resnet50 transformer; do
+  [[ $parts == *" infer "* ]] || break
   for e in ref ort; do
     scenario "infer-$e-$m" "$e" "${models[$m]}" "$infer_setup" infer "$infer_teardown" "threads: [1, 2]" || status=1
   done
 done
 # Compile peak: a fresh session every iteration, on resnet50 with its weights in an external file.
 r50x="{generate: resnet50, external_data: true}"
-scenario compile-ort-r50x ort "$r50x" "load_engine, read_model" "compile_model, release_compiled" \
-  "release_model, unload_engine" "prepacking: [on, off]" "mmap: [on, off]" "graph_optimization: [all, disable]" ||
-  status=1
-scenario compile-ref-r50x ref "$r50x" "load_engine, read_model" "compile_model, release_compiled" \
-  "release_model, unload_engine" "mmap: [on, off]" || status=1
+if [[ $parts == *" compile "* ]]; then
+  scenario compile-ort-r50x ort "$r50x" "load_engine, read_model" "compile_model, release_compiled" \
+    "release_model, unload_engine" "prepacking: [on, off]" "mmap: [on, off]" "graph_optimization: [all, disable]" ||
+    status=1
+  scenario compile-ref-r50x ref "$r50x" "load_engine, read_model" "compile_model, release_compiled" \
+    "release_model, unload_engine" "mmap: [on, off]" || status=1
+fi
 # Arena and mem pattern: one session, a request and an infer per iteration.
 for m in mobilenetv2 resnet50; do
+  [[ $parts == *" arena "* ]] || break
   scenario "arena-ort-$m" ort "${models[$m]}" "load_engine, read_model, compile_model" \
     "create_request, infer, release_request" "release_compiled, release_model, unload_engine" \
     "arena: [on, off]" "mem_pattern: [on, off]" || status=1
