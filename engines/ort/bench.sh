@@ -87,56 +87,60 @@ q() { sqlite3 -batch -noheader -separator ' | ' "$db" "$1"; }
 ort_lib=$(grep -a -o '/[^[:space:][:cntrl:]]*/libonnxruntime\.so\.1' "$build/lib/engine_ort.so" | head -n 1)
 ort_version=$(sed -n 's/.*ort=\([0-9.]*\).*/\1/p' "$(dirname "$ort_lib")/../STAMP" 2>/dev/null || true)
 report="$out/ort-vs-ref.md"
+# SQL pieces: a cell's process VmHWM (the max of every step's own peak) and a step's figures from step_stats.
+hwm="(SELECT max(vm_hwm_kib) FROM samples s WHERE s.cell_id = cells.id)"
+stat() { echo "(SELECT $2 FROM step_stats st WHERE st.cell_id = cells.id AND st.step = '$1')"; }
+last() { echo "(SELECT $2 FROM samples s WHERE s.cell_id = cells.id AND s.step = '$1' AND s.phase = 'measure'
+                ORDER BY seq DESC LIMIT 1)"; }
+mib() { echo "printf('%.1f', $1 / 1024.0)"; }
+rows() { q "$1" | sed -e 's/^/| /' -e 's/$/ |/'; }
 {
   echo "# ONNX Runtime vs the reference engine ($(date -u +%F), $iters measured iterations per cell)"
   echo
-  echo "ONNX Runtime ${ort_version:-?} ($ort_lib); memleak-run with heap: off. VmHWM is the process peak (the max of every"
-  echo "step's own peak, compile included); latency is the median infer of the measured iterations."
-  echo
-  echo "| model | threads | ref VmHWM MiB | ORT VmHWM MiB | ORT/ref | ref infer ms | ORT infer ms | ORT/ref |"
-  echo "|---|---|---|---|---|---|---|---|"
-  sql="WITH c AS (SELECT cells.id, replace(replace(r.scenario_name, 'infer-ref-', ''), 'infer-ort-', '') AS name, cells.engine AS engine,
-         json_extract(cells.axes, '\$.threads') AS t FROM cells JOIN runs r ON r.id = cells.run_id
-         WHERE r.scenario_name LIKE 'infer-%'),
-       f AS (SELECT c.name, c.engine, c.t, (SELECT max(vm_hwm_kib) FROM samples s WHERE s.cell_id = c.id) AS hwm,
-         (SELECT wall_ms_median FROM step_stats st WHERE st.cell_id = c.id AND st.step = 'infer') AS ms FROM c)
-     SELECT a.name, a.t, printf('%.1f', a.hwm / 1024.0), printf('%.1f', b.hwm / 1024.0), printf('%.2f', 1.0 * b.hwm / a.hwm),
-       printf('%.2f', a.ms), printf('%.2f', b.ms), printf('%.2f', b.ms / a.ms)
-     FROM f a JOIN f b ON b.name = a.name AND b.t = a.t AND a.engine = 'ref' AND b.engine = 'ort'
-     ORDER BY a.name, a.t"
-  q "$sql" | sed -e 's/^/| /' -e 's/$/ |/'
-  echo
-  echo "## Compile peak, resnet50 with external data (a fresh session per iteration; the compile step's own VmHWM, max)"
-  echo
-  echo "| engine | options | compile VmHWM MiB | RssAnon after MiB | RssFile after MiB | compile ms (median) |"
-  echo "|---|---|---|---|---|---|"
-  q "SELECT cells.engine, cells.axes,
-       printf('%.1f', (SELECT peak_kib FROM step_stats st WHERE st.cell_id = cells.id AND st.step = 'compile_model') / 1024.0),
-       printf('%.1f', (SELECT rss_anon_kib FROM samples s WHERE s.cell_id = cells.id AND s.step = 'compile_model'
-                       AND s.phase = 'measure' ORDER BY seq DESC LIMIT 1) / 1024.0),
-       printf('%.1f', (SELECT rss_file_kib FROM samples s WHERE s.cell_id = cells.id AND s.step = 'compile_model'
-                       AND s.phase = 'measure' ORDER BY seq DESC LIMIT 1) / 1024.0),
-       printf('%.1f', (SELECT wall_ms_median FROM step_stats st WHERE st.cell_id = cells.id AND st.step = 'compile_model'))
-     FROM cells JOIN runs r ON r.id = cells.run_id WHERE r.scenario_name LIKE 'compile-%' ORDER BY cells.engine DESC, cells.id" |
-    sed -e 's/^/| /' -e 's/$/ |/'
-  echo
-  echo "## ORT arena and mem pattern (one session; per iteration create_request, infer, release_request)"
-  echo
-  echo "first infer: its peak over the RSS before it (activations, the arena's first growth); later infers: the largest"
-  echo "such rise among the measured ones."
-  echo
-  echo "| model | options | process VmHWM MiB | first infer +MiB | later infers +MiB | RSS after infer MiB | infer ms |"
-  echo "|---|---|---|---|---|---|---|"
-  rise="(SELECT s.vm_hwm_kib - p.vm_rss_kib FROM samples s JOIN samples p ON p.cell_id = s.cell_id AND p.seq = s.seq - 1
-         WHERE s.cell_id = cells.id AND s.step = 'infer'"
-  q "SELECT replace(r.scenario_name, 'arena-ort-', ''), cells.axes,
-       printf('%.1f', (SELECT max(vm_hwm_kib) FROM samples s WHERE s.cell_id = cells.id) / 1024.0),
-       printf('%.1f', $rise ORDER BY s.seq LIMIT 1) / 1024.0),
-       printf('%.1f', $rise AND s.phase = 'measure' ORDER BY s.vm_hwm_kib - p.vm_rss_kib DESC LIMIT 1) / 1024.0),
-       printf('%.1f', (SELECT final_rss_kib FROM step_stats st WHERE st.cell_id = cells.id AND st.step = 'infer') / 1024.0),
-       printf('%.2f', (SELECT wall_ms_median FROM step_stats st WHERE st.cell_id = cells.id AND st.step = 'infer'))
-     FROM cells JOIN runs r ON r.id = cells.run_id WHERE r.scenario_name LIKE 'arena-ort-%' ORDER BY cells.id" |
-    sed -e 's/^/| /' -e 's/$/ |/'
+  echo "ONNX Runtime ${ort_version:-?} ($ort_lib); memleak-run with heap: off. VmHWM is the"
+  echo "process peak (the max of every step's own peak, compile included); latency is the median infer."
+  if [[ $parts == *" infer "* ]]; then
+    echo
+    echo "| model | threads | ref VmHWM MiB | ORT VmHWM MiB | ORT/ref | ref infer ms | ORT infer ms | ORT/ref |"
+    echo "|---|---|---|---|---|---|---|---|"
+    rows "WITH f AS (SELECT replace(replace(r.scenario_name, 'infer-ref-', ''), 'infer-ort-', '') AS name,
+             cells.engine AS engine, json_extract(cells.axes, '\$.threads') AS t, $hwm AS hwm,
+             $(stat infer wall_ms_median) AS ms
+           FROM cells JOIN runs r ON r.id = cells.run_id WHERE r.scenario_name LIKE 'infer-%')
+         SELECT a.name, a.t, $(mib a.hwm), $(mib b.hwm), printf('%.2f', 1.0 * b.hwm / a.hwm),
+           printf('%.2f', a.ms), printf('%.2f', b.ms), printf('%.2f', b.ms / a.ms)
+         FROM f a JOIN f b ON b.name = a.name AND b.t = a.t AND a.engine = 'ref' AND b.engine = 'ort'
+         ORDER BY a.name, a.t"
+  fi
+  if [[ $parts == *" compile "* ]]; then
+    echo
+    echo "## Compile peak, resnet50 with external data (a fresh session per iteration; the compile step's own VmHWM)"
+    echo
+    echo "| engine | options | compile VmHWM MiB (max) | RssAnon after MiB | RssFile after MiB | compile ms (median) |"
+    echo "|---|---|---|---|---|---|"
+    rows "SELECT cells.engine, cells.axes, $(mib "$(stat compile_model peak_kib)"),
+           $(mib "$(last compile_model rss_anon_kib)"), $(mib "$(last compile_model rss_file_kib)"),
+           printf('%.1f', $(stat compile_model wall_ms_median))
+         FROM cells JOIN runs r ON r.id = cells.run_id WHERE r.scenario_name LIKE 'compile-%'
+         ORDER BY cells.engine DESC, cells.id"
+  fi
+  if [[ $parts == *" arena "* ]]; then
+    echo
+    echo "## ORT arena and mem pattern (one session; per iteration create_request, infer, release_request)"
+    echo
+    echo "first infer: its peak over the RSS before it (activations, the arena's first growth); later infers: the"
+    echo "largest such rise among the measured ones."
+    echo
+    echo "| model | options | process VmHWM MiB | first infer +MiB | later infers +MiB | RSS after MiB | infer ms |"
+    echo "|---|---|---|---|---|---|---|"
+    rise="(SELECT s.vm_hwm_kib - p.vm_rss_kib FROM samples s JOIN samples p ON p.cell_id = s.cell_id
+           AND p.seq = s.seq - 1 WHERE s.cell_id = cells.id AND s.step = 'infer'"
+    rows "SELECT replace(r.scenario_name, 'arena-ort-', ''), cells.axes, $(mib "$hwm"),
+           $(mib "$rise ORDER BY s.seq LIMIT 1)"),
+           $(mib "$rise AND s.phase = 'measure' ORDER BY s.vm_hwm_kib - p.vm_rss_kib DESC LIMIT 1)"),
+           $(mib "$(stat infer final_rss_kib)"), printf('%.2f', $(stat infer wall_ms_median))
+         FROM cells JOIN runs r ON r.id = cells.run_id WHERE r.scenario_name LIKE 'arena-ort-%' ORDER BY cells.id"
+  fi
 } > "$report"
 cat "$report"
 exit "$status"
