@@ -116,7 +116,7 @@ static int finding(compare_ctx *x, const mlk_step_figures *f, mlk_metric m, cons
         x->n_regressions++;
     else
         x->n_improvements++;
-    printf("%-11s %-52.52s %-16s %-16s %14.6g %14.6g %+8.1f%%%s\n", kind, f->config_key, f->step, mlk_metric_name(m),
+    printf("%-11s %-52.52s %-16s %-16s %14.6g %14.6g %+8.1f%%%s\n", kind, f->label, f->step, mlk_metric_name(m),
            base, cur, 100 * rel, isnan(p) ? "" : " (U test)");
     return mlk_cmd_store_finding(x->db, x->comparison_id, f, mlk_metric_name(m), kind, cur, base, rel, cur - base, p,
                                  detail, err);
@@ -167,7 +167,7 @@ static int judge_latency(compare_ctx *x, const mlk_step_figures *f, const int64_
         if (p < x->s->latency_alpha && fabs(rel) > x->s->latency_rel && fabs(mc - mb) > x->s->latency_abs_ms)
             rc = finding(x, f, MLK_M_WALL, rel > 0 ? "regression" : "improvement", mc, mb, p, err);
         else if (x->a->all)
-            printf("%-11s %-52.52s %-16s %-16s %14.6g %14.6g %+8.1f%% (p=%.2g)\n", "ok", f->config_key, f->step,
+            printf("%-11s %-52.52s %-16s %-16s %14.6g %14.6g %+8.1f%% (p=%.2g)\n", "ok", f->label, f->step,
                    "wall_ms", mb, mc, 100 * rel, p);
     }
     free(cur);
@@ -203,7 +203,7 @@ static int compare_row(compare_ctx *x, const mlk_step_figures *f, mlk_error *err
         if (kind)
             rc = finding(x, f, (mlk_metric)m, kind, f->v[m], base, NAN, err);
         else if (x->a->all)
-            printf("%-11s %-52.52s %-16s %-16s %14.6g %14.6g\n", "ok", f->config_key, f->step,
+            printf("%-11s %-52.52s %-16s %-16s %14.6g %14.6g\n", "ok", f->label, f->step,
                    mlk_metric_name((mlk_metric)m), base, f->v[m]);
     }
     return rc ? rc : judge_latency(x, f, cells, n, err);
@@ -229,7 +229,7 @@ static int run_compare(compare_ctx *x, mlk_error *err)
     }
     printf("compare run %lld (%s, commit %.12s) against %s\n", (long long)x->run.id, x->run.scenario,
            x->run.commit[0] ? x->run.commit : "?", desc);
-    printf("%-11s %-52s %-16s %-16s %14s %14s %9s\n", "finding", "config", "step", "metric", "baseline", "current",
+    printf("%-11s %-52s %-16s %-16s %14s %14s %9s\n", "finding", "cell", "step", "metric", "baseline", "current",
            "delta");
     for (int i = 0; i < n && !rc; i++)
         rc = compare_row(x, &rows[i], err);

@@ -85,7 +85,9 @@ int mlk_runs_find(db_store *db, const char *spec, mlk_run_info *out, mlk_error *
 int mlk_runs_figures(db_store *db, int64_t run_id, mlk_step_figures **out, int *n, mlk_error *err)
 {
     char sql[1024];
-    int len = snprintf(sql, sizeof sql, "SELECT c.id, c.config_key, s.step");
+    int len = snprintf(sql, sizeof sql,
+                       "SELECT c.id, c.config_key, s.step, COALESCE((SELECT group_concat(j.key || '=' || j.value, ' ') "
+                       "FROM json_each(CASE WHEN json_valid(c.axes) THEN c.axes ELSE '{}' END) j), '')");
     for (int m = 0; m < MLK_M_COUNT; m++)
         len += snprintf(sql + len, sizeof sql - (size_t)len, ", %s", metric_sql[m]);
     snprintf(sql + len, sizeof sql - (size_t)len,
@@ -111,8 +113,11 @@ int mlk_runs_figures(db_store *db, int64_t run_id, mlk_step_figures **out, int *
         f->cell_id = sqlite3_column_int64(st, 0);
         copy_col(st, 1, f->config_key, sizeof f->config_key);
         copy_col(st, 2, f->step, sizeof f->step);
+        copy_col(st, 3, f->label, sizeof f->label);
+        if (!f->label[0])
+            snprintf(f->label, sizeof f->label, "%.255s", f->config_key);
         for (int m = 0; m < MLK_M_COUNT; m++)
-            f->v[m] = col_or_nan(st, 3 + m);
+            f->v[m] = col_or_nan(st, 4 + m);
     }
     sqlite3_finalize(st);
     if (!v)

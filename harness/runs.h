@@ -36,6 +36,7 @@ int mlk_runs_find(db_store *db, const char *spec, mlk_run_info *out, mlk_error *
 typedef struct mlk_step_figures {
     int64_t cell_id;
     char config_key[1024];
+    char label[256];   /* the cell's axes, "threads=2 mmap=on" (the config key when it has none) */
     char step[32];
     double v[MLK_M_COUNT];
 } mlk_step_figures;
