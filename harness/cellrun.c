@@ -263,6 +263,23 @@ static void handle_line(mlk_cellrun *r, char *line)
             r->error_oom = oom[1] == '1';
             snprintf(r->error, sizeof r->error, "%s", msg + 1);
         }
+    } else if (line[0] == 'M' && line[1] == '\t' && r->n > 0) {
+        char *name = line + 2, *tab = strchr(name, '\t');
+        if (!tab)
+            return;
+        *tab = '\0';
+        if (r->n_metrics == r->cap_metrics) {
+            int cap = r->cap_metrics ? r->cap_metrics * 2 : 256;
+            mlk_engine_metric *v = realloc(r->metrics, sizeof *v * (size_t)cap);
+            if (!v)
+                return;
+            r->metrics = v;
+            r->cap_metrics = cap;
+        }
+        mlk_engine_metric *m = &r->metrics[r->n_metrics++];
+        m->sample = r->n - 1;
+        snprintf(m->name, sizeof m->name, "%s", name);
+        m->value = strtoll(tab + 1, NULL, 10);
     } else if (line[0] == 'D') {
         r->done = true;
     }
@@ -282,12 +299,14 @@ static void consume(mlk_cellrun *r, char *buf, size_t *have)
     *have -= start;
 }
 
-static int flush(mlk_cellrun *r, const mlk_cellrun_opts *o, int *flushed)
+/* Hand over new samples and the metrics of samples already handed over (a metric follows its sample). */
+static int flush(mlk_cellrun *r, const mlk_cellrun_opts *o, int *flushed, int *flushed_metrics)
 {
-    int rc = 0;
-    if (o->on_batch && r->n > *flushed)
-        rc = o->on_batch(o->arg, r->samples + *flushed, r->n - *flushed);
+    int rc = 0, n_m = r->n_metrics - *flushed_metrics;
+    if (o->on_batch && (r->n > *flushed || n_m > 0))
+        rc = o->on_batch(o->arg, r->samples + *flushed, r->n - *flushed, r->metrics + *flushed_metrics, n_m);
     *flushed = r->n;
+    *flushed_metrics = r->n_metrics;
     return rc;
 }
 
@@ -329,7 +348,7 @@ int mlk_cellrun_exec(const mlk_plan *p, const mlk_cell *c, const mlk_cellrun_opt
     int64_t deadline = now_ms() + (int64_t)(p->s->timeout_s * 1000.0), last_flush = now_ms();
     char *buf = malloc(1 << 16);
     size_t have = 0;
-    int flushed = 0, rc = MLK_OK;
+    int flushed = 0, flushed_metrics = 0, rc = MLK_OK;
     bool timed_out = false, interrupted = false, eof = false;
     while (buf && !eof) {
         int64_t left = deadline - now_ms();
@@ -355,7 +374,7 @@ int mlk_cellrun_exec(const mlk_plan *p, const mlk_cell *c, const mlk_cellrun_opt
         }
         if (now_ms() - last_flush >= 250) {
             if (!rc)
-                rc = flush(r, o, &flushed);
+                rc = flush(r, o, &flushed, &flushed_metrics);
             last_flush = now_ms();
             if (o->on_tick)
                 o->on_tick(o->arg, r->n ? r->samples[r->n - 1].iteration : -1);
@@ -367,7 +386,7 @@ int mlk_cellrun_exec(const mlk_plan *p, const mlk_cell *c, const mlk_cellrun_opt
     kill(-pid, SIGKILL); /* anything the worker left in its group goes too */
     close(rfd);
     free(buf);
-    int frc = flush(r, o, &flushed);
+    int frc = flush(r, o, &flushed, &flushed_metrics);
     classify(r, status, timed_out, interrupted, o->tool ? 0 : p->s->memory_limit_mb);
     return rc ? rc : frc ? MLK_E_DB : MLK_OK;
 }
@@ -377,4 +396,7 @@ void mlk_cellrun_free(mlk_cellrun *r)
     free(r->samples);
     r->samples = NULL;
     r->n = r->cap = 0;
+    free(r->metrics);
+    r->metrics = NULL;
+    r->n_metrics = r->cap_metrics = 0;
 }

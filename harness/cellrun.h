@@ -13,9 +13,18 @@
 typedef enum { MLK_END_DONE = 0, MLK_END_STEP_ERROR, MLK_END_OOM, MLK_END_CRASHED, MLK_END_TIMEOUT,
                MLK_END_INTERRUPTED, MLK_END_OTHER } mlk_end;
 
+/* An engine figure sent after a sample (its index in samples). */
+typedef struct mlk_engine_metric {
+    int sample;
+    char name[48];
+    int64_t value;
+} mlk_engine_metric;
+
 typedef struct mlk_cellrun {
     mlk_sample *samples;      /* everything received, in order */
     int n, cap;
+    mlk_engine_metric *metrics; /* engine figures, in order */
+    int n_metrics, cap_metrics;
     char alloc_active[32];    /* from the worker's "A" line */
     char alloc_lib[400];
     bool heap;
@@ -28,8 +37,9 @@ typedef struct mlk_cellrun {
     int exit_code;            /* when it exited */
 } mlk_cellrun;
 
-/* Called with the samples received since the last call (a batch), as they arrive. Non-zero stops the cell. */
-typedef int (*mlk_batch_fn)(void *arg, const mlk_sample *s, int n);
+/* Called with the samples and engine metrics received since the last call (a batch), as they arrive. A metric's
+ * sample index counts from the cell's first sample. Non-zero stops the cell. */
+typedef int (*mlk_batch_fn)(void *arg, const mlk_sample *s, int n, const mlk_engine_metric *m, int n_metrics);
 /* Called about every 100 ms with the last iteration seen (-1 before the first). */
 typedef void (*mlk_tick_fn)(void *arg, int iteration);
 

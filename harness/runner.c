@@ -31,10 +31,14 @@ typedef struct {
     const char *label;     /* the cell running now */
 } run_ctx;
 
-static int on_batch(void *arg, const mlk_sample *s, int n)
+static int on_batch(void *arg, const mlk_sample *s, int n, const mlk_engine_metric *m, int n_metrics)
 {
     run_ctx *x = arg;
-    return db_samples_insert(x->db, x->cell_id, s, n, &x->seq, x->err);
+    int rc = db_samples_insert(x->db, x->cell_id, s, n, &x->seq, x->err);
+    /* A sample's seq is its index in the cell, so a metric's sample index is its seq. */
+    for (int i = 0; !rc && i < n_metrics; i++)
+        rc = db_metric_insert(x->db, x->cell_id, m[i].sample, m[i].name, m[i].value, x->err);
+    return rc;
 }
 
 static void fmt_eta(char *buf, size_t len, double s)

@@ -331,6 +331,21 @@ int db_samples_insert(db_store *db, int64_t cell_id, const mlk_sample *s, int n,
     return MLK_OK;
 }
 
+int db_metric_insert(db_store *db, int64_t cell_id, int64_t seq, const char *name, int64_t value, mlk_error *err)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db->h, "INSERT OR REPLACE INTO metrics(cell_id, seq, name, value) VALUES (?,?,?,?)", -1, &st,
+                           NULL) != SQLITE_OK)
+        return db_fail(db, err, "preparing a metric insert");
+    sqlite3_bind_int64(st, 1, cell_id);
+    sqlite3_bind_int64(st, 2, seq);
+    sqlite3_bind_text(st, 3, name, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(st, 4, value);
+    int rc = sqlite3_step(st) == SQLITE_DONE ? MLK_OK : db_fail(db, err, "inserting a metric");
+    sqlite3_finalize(st);
+    return rc;
+}
+
 int db_step_stats_insert(db_store *db, int64_t cell_id, const db_step_stats *s, int n, mlk_error *err)
 {
     sqlite3_stmt *st;

@@ -54,6 +54,9 @@ int db_cell_finish(db_store *db, int64_t cell_id, const db_cell_result *r, mlk_e
 /* Insert samples in one transaction; seq continues from *seq and is advanced. */
 int db_samples_insert(db_store *db, int64_t cell_id, const mlk_sample *s, int n, int64_t *seq, mlk_error *err);
 
+/* One engine figure of the sample seq of cell_id (arena stats and the like). */
+int db_metric_insert(db_store *db, int64_t cell_id, int64_t seq, const char *name, int64_t value, mlk_error *err);
+
 typedef struct db_step_stats {
     int step;
     int n;

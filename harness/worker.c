@@ -165,6 +165,28 @@ static void send_sample(worker *w, int phase, int iteration, int step, const mlk
         send_line(w->a->fd, line, (size_t)n);
 }
 
+/* The engine's own figures after a step (arena stats and the like), as "M" lines that belong to the sample just
+ * sent. Only engines that offer them pay for the call. */
+static void send_metrics(worker *w)
+{
+    if (!w->ctx || !w->api || !w->api->metrics)
+        return;
+    engine_metric m[16];
+    size_t n = 0;
+    if (w->api->metrics(w->ctx, m, sizeof m / sizeof m[0], &n))
+        return;
+    for (size_t i = 0; i < n && i < sizeof m / sizeof m[0]; i++) {
+        char line[128];
+        m[i].name[sizeof m[i].name - 1] = '\0';
+        for (char *p = m[i].name; *p; p++)
+            if (*p == '\t' || *p == '\n')
+                *p = '_';
+        int len = snprintf(line, sizeof line, "M\t%s\t%lld\n", m[i].name, (long long)m[i].value);
+        if (len > 0 && len < (int)sizeof line)
+            send_line(w->a->fd, line, (size_t)len);
+    }
+}
+
 static int probed_step(worker *w, int phase, int iteration, mlk_step s)
 {
     mlk_mem before, after;
@@ -173,6 +195,7 @@ static int probed_step(worker *w, int phase, int iteration, mlk_step s)
     int rc = do_step(w, s);
     mlk_probe_read(w->probe, &after);
     send_sample(w, phase, iteration, (int)s, &before, &after);
+    send_metrics(w);
     if (rc) {
         send_error(w, (int)s, w->err.msg, w->err.oom);
         return w->err.oom ? MLK_WORKER_EXIT_OOM : MLK_WORKER_EXIT_STEP_FAILED;

@@ -36,6 +36,7 @@ check "heap accounting was active in every cell" eq "$(q "SELECT count(*) FROM c
 check "the infer step carries the leak" eq "$(q "SELECT count(*) FROM step_stats JOIN cells ON cells.id=cell_id WHERE axes LIKE '%\"leak\"%' AND step='infer' AND heap_delta_median >= 4096")" 4
 check "every measured iteration was stored" eq "$(q "SELECT count(*) FROM samples WHERE step='iteration' AND phase='measure'")" $((12 * 60))
 check "the table names the verdicts" grep -q "leak (+" "$work/out.txt"
+check "the engine's own figures are stored per step" test "$(q "SELECT count(*) FROM metrics WHERE name = 'ref_live_bytes'")" -gt 1000
 
 # RSS alone: a bigger leak, since RSS moves in pages; clean cells may plateau (allocator retention), never leak.
 sed -e 's/inject_leak_bytes: 4096/inject_leak_bytes: 65536/' -e 's/name: e2e-verdicts/name: e2e-verdicts-rss/' \
