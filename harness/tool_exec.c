@@ -193,6 +193,10 @@ int mlk_tool_run_begin(const mlk_plan *p, const mlk_cell *c, mlk_tool_run *t, ml
     static const char *const out_names[MLK_TOOL_COUNT] = {"", "memcheck.xml", "massif.out", "lsan"};
     if (c->tool <= MLK_TOOL_NONE || c->tool >= MLK_TOOL_COUNT)
         return mlk_fail(err, MLK_E_INTERNAL, "cell %d runs under no tool", c->idx);
+    /* Never run a tool cell without its tool: the plan must have found it (mlk_tool_resolve). */
+    const mlk_tool_paths *tp = p->tools;
+    if (!tp || (c->tool == MLK_TOOL_LSAN ? !tp->lsan_worker : !tp->valgrind || !tp->keep))
+        return mlk_fail(err, MLK_E_INTERNAL, "cell %d: %s was not resolved by the plan", c->idx, mlk_tool_name(c->tool));
     if (snprintf(t->dir, sizeof t->dir, "%s/mlk-%s-cell%d-XXXXXX", tmp, mlk_tool_name(c->tool), c->idx) >=
         (int)sizeof t->dir)
         return mlk_fail(err, MLK_E_IO, "TMPDIR %s: path too long", tmp);

@@ -93,6 +93,9 @@ static void commands(void)
     mlk_error err = {0};
     mlk_tool_run t;
     CHECK(mlk_tool_run_begin(&p, &cells[0], &t, &err) == MLK_E_INTERNAL);
+    p.tools = NULL; /* never run a tool cell without its tool */
+    CHECK(mlk_tool_run_begin(&p, &cells[1], &t, &err) == MLK_E_INTERNAL && strstr(err.msg, "not resolved"));
+    p.tools = &tp;
 
     CHECK_OK(mlk_tool_run_begin(&p, &cells[1], &t, &err), &err);
     struct stat st;

@@ -41,7 +41,11 @@ static void collect(int64_t cell_id)
     mlk_scenario s = {.path = "t.yaml", .engine = "ref"};
     char *engines[] = {"ref"}, *libs[] = {"/x/engine_ref.so"};
     mlk_cell c = {.idx = 0, .engine = "ref", .engine_lib = libs[0], .tool = MLK_TOOL_MEMCHECK};
-    mlk_plan p = {.s = &s, .engines = engines, .engine_libs = libs, .n_engines = 1, .cells = &c, .n_cells = 1};
+    char *lsan_libs[] = {"/x/engine_ref_lsan.so"};
+    mlk_tool_paths tp = {.valgrind = "/usr/bin/valgrind", .supp = "/x/valgrind.supp", .keep = "/x/libmemleak_keep.so",
+                         .lsan_worker = "/x/memleak-worker-lsan", .lsan_engines = lsan_libs, .n_engines = 1};
+    mlk_plan p = {.s = &s, .engines = engines, .engine_libs = libs, .n_engines = 1, .cells = &c, .n_cells = 1,
+                  .tools = &tp};
     mlk_error err = {0};
     mlk_tool_run t;
     mlk_tool_result res;
