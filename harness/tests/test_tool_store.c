@@ -22,9 +22,12 @@ static int64_t scalar(const char *sql)
     return v;
 }
 
-/* Copy fixture name to dst (what the tool would have written). */
+/* Copy fixture name to dst (what the tool would have written), never outside a tool folder. */
 static void place(const char *name, const char *dst)
 {
+    CHECK(strstr(dst, "/mlk-") != NULL);
+    if (!strstr(dst, "/mlk-"))
+        return;
     size_t len = 0;
     char *text = tool_fixture_text(name, &len);
     FILE *f = text ? fopen(dst, "wb") : NULL;
