@@ -321,8 +321,11 @@ static int merge_cells(const ctx *x, mlk_merge_counts *c)
     if (!rc)
         rc = run(x, "cells", "UPDATE temp.mlk_merge_cells SET dst_id = (SELECT id FROM main.cells c WHERE "
                  "c.run_id = mlk_merge_cells.run_id AND c.idx = mlk_merge_cells.idx) WHERE action = 1", NULL);
-    static const char *const tables[] = {"samples", "metrics", "step_stats"};
-    for (int i = 0; i < 3 && !rc; i++) {
+    /* Every table hanging off a cell by cell_id alone: copied, or replaced with the cell. */
+    static const char *const tables[] = {"samples", "metrics", "step_stats", "leaks", "heap_peaks",
+                                         "heap_peak_sites", "tool_frames"};
+    enum { N_CELL_TABLES = sizeof tables / sizeof tables[0] };
+    for (int i = 0; i < N_CELL_TABLES && !rc; i++) {
         char sql[160];
         snprintf(sql, sizeof sql, "DELETE FROM main.%s WHERE cell_id IN (SELECT dst_id FROM temp.mlk_merge_cells "
                  "WHERE action = 2)", tables[i]);
@@ -334,9 +337,10 @@ static int merge_cells(const ctx *x, mlk_merge_counts *c)
                       " FROM temp.mlk_merge_cells x JOIN mlk_src.cells sc ON sc.id = x.src_id "
                       "WHERE x.action = 2 AND c.id = x.dst_id",
                       &c->cells_replaced);
-    int64_t *counts[] = {&c->samples, &c->metrics, &c->step_stats};
+    int64_t *counts[N_CELL_TABLES] = {&c->samples, &c->metrics, &c->step_stats, &c->tool_rows, &c->tool_rows,
+                                      &c->tool_rows, &c->tool_rows};
     static const char *const no_cell[] = {"cell_id", NULL};
-    for (int i = 0; i < 3 && !rc; i++) {
+    for (int i = 0; i < N_CELL_TABLES && !rc; i++) {
         char head[64];
         snprintf(head, sizeof head, "INSERT INTO main.%s(cell_id, ", tables[i]);
         char tail[192];

@@ -15,6 +15,7 @@ typedef struct mlk_merge_counts {
     int64_t cells_new;      /* cells whose (run uuid, idx) was absent */
     int64_t cells_replaced; /* cells present but less finished than the input's (see mlk_merge_db) */
     int64_t samples, metrics, step_stats;
+    int64_t tool_rows; /* leaks, heap_peaks, heap_peak_sites and tool_frames of tool cells */
     int64_t baselines, comparisons, findings, change_points;
 } mlk_merge_counts;
 
@@ -33,7 +34,8 @@ int mlk_merge_check(const char *path, mlk_error *err);
  *  - a run matches by uuid; a new one is inserted, a known one keeps its id and takes the smallest value of each
  *    column where shards differ (argv, host, commit...), the earliest started_at and the latest finished_at.
  *    The same uuid with a different scenario_text fails (MLK_E_PARSE): a --run-key reused for another batch.
- *  - a cell matches by (run uuid, idx); an absent one is copied with its samples, metrics and step_stats; a
+ *  - a cell matches by (run uuid, idx); an absent one is copied with its samples, metrics, step_stats and tool
+ *    findings (leaks, heap_peaks, heap_peak_sites, tool_frames); a
  *    present one is replaced in place (same id) only when the input's is further on: finished beats pending or
  *    running, then a later finished_at, then more samples. Equal ones are left alone.
  *  - the run's status: done when every cell of its scenario's matrix is there and finished; otherwise the worst

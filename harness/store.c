@@ -222,12 +222,18 @@ int db_cell_insert(db_store *db, int64_t run_id, const db_cell_def *c, int64_t *
 
 int db_cell_start(db_store *db, int64_t cell_id, mlk_error *err)
 {
-    char sql[512];
-    snprintf(sql, sizeof sql,
-             "BEGIN IMMEDIATE; DELETE FROM samples WHERE cell_id = %lld; DELETE FROM metrics WHERE cell_id = %lld; "
-             "DELETE FROM step_stats WHERE cell_id = %lld; UPDATE cells SET status = 'running', "
-             "started_at = strftime('%%Y-%%m-%%dT%%H:%%M:%%fZ','now') WHERE id = %lld; COMMIT",
-             (long long)cell_id, (long long)cell_id, (long long)cell_id, (long long)cell_id);
+    char sql[1024];
+    /* Everything an interrupted attempt may have left hangs off the cell by cell_id. */
+    static const char *const tables[] = {"samples", "metrics", "step_stats", "leaks", "heap_peaks",
+                                         "heap_peak_sites", "tool_frames"};
+    int len = snprintf(sql, sizeof sql, "BEGIN IMMEDIATE;");
+    for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++)
+        len += snprintf(sql + len, sizeof sql - (size_t)len, " DELETE FROM %s WHERE cell_id = %lld;", tables[i],
+                        (long long)cell_id);
+    snprintf(sql + len, sizeof sql - (size_t)len,
+             " UPDATE cells SET status = 'running', started_at = strftime('%%Y-%%m-%%dT%%H:%%M:%%fZ','now') "
+             "WHERE id = %lld; COMMIT",
+             (long long)cell_id);
     int rc = exec(db, sql, err);
     if (rc)
         exec(db, "ROLLBACK", NULL);

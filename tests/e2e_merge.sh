@@ -47,6 +47,11 @@ run "$work/s0.db" --run-key "e2e-merge-$$" --shard 0/2 "$work/merge.yaml"
 run "$work/s1.db" --run-key "e2e-merge-$$" --shard 1/2 "$work/merge.yaml"
 check "shard 0 ran half the cells" eq "$(sq "$work/s0.db" "SELECT group_concat(idx) FROM cells")" "0,2,4,6"
 check "shard 1 ran the other half" eq "$(sq "$work/s1.db" "SELECT group_concat(idx) FROM cells")" "1,3,5,7"
+# Tool findings hang off cells like samples: plant a leak record with its stack in shard 1 to see them travel.
+sq "$work/s1.db" "INSERT INTO leaks(cell_id, seq, tool, kind, bytes, total_bytes, blocks, in_engine)
+                  SELECT min(id), 0, 'memcheck', 'definitely', 4096, 4096, 1, 1 FROM cells;
+                  INSERT INTO tool_frames(cell_id, source, seq, depth, fn, file, line, obj)
+                  SELECT min(id), 'leak', 0, 0, 'leak', 'inject.c', 38, 'engine_ref.so' FROM cells"
 sums_before=$(md5sum "$work/s0.db" "$work/s1.db" | cut -d' ' -f1)
 
 out="$work/out.db"
@@ -56,6 +61,8 @@ check "one run" eq "$(q "SELECT count(*) || ' ' || uuid FROM runs")" "1 e2e-merg
 check "every cell exactly once" eq "$(q "SELECT count(*) || '/' || count(DISTINCT idx) || ' ' || min(idx) || '-' || max(idx) FROM cells")" "8/8 0-7"
 check "every cell passed" eq "$(q "SELECT count(*) FROM cells WHERE status = 'pass'")" 8
 check "the run is done" eq "$(q "SELECT status FROM runs")" done
+check "tool findings came along with their cell" eq "$(q "SELECT c.idx || ':' || l.bytes || ':' || f.fn FROM leaks l
+    JOIN cells c ON c.id = l.cell_id JOIN tool_frames f ON f.cell_id = l.cell_id AND f.seq = l.seq")" "1:4096:leak"
 n0=$(sq "$work/s0.db" "SELECT count(*) FROM samples")
 n1=$(sq "$work/s1.db" "SELECT count(*) FROM samples")
 check "shards stored samples" test "$n0" -gt 0 -a "$n1" -gt 0
