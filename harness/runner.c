@@ -29,6 +29,7 @@ typedef struct {
     int iters_per_cell;
     int done_cells;
     const char *label;     /* the cell running now */
+    int cell_iters;        /* its iterations: warmup + iterations, or tool_iterations for a tool cell */
 } run_ctx;
 
 static int on_batch(void *arg, const mlk_sample *s, int n, const mlk_engine_metric *m, int n_metrics)
@@ -59,12 +60,13 @@ static void on_tick(void *arg, int iteration)
     if (x->o->quiet || !x->o->progress_tty)
         return;
     double elapsed = difftime(time(NULL), x->started);
+    /* The ETA assumes every cell as long as this one; a tool cell runs tool_iterations and no warmup. */
     double done = (double)x->done_cells * x->iters_per_cell + (iteration + 1);
     double total = (double)x->n_run * x->iters_per_cell;
     char eta[32];
     fmt_eta(eta, sizeof eta, done > 0 ? elapsed / done * (total - done) : -1);
     printf("\r\033[K[cell %d/%d] %.60s | iteration %d/%d | ETA %s", x->k + 1, x->n_run, x->label,
-           iteration + 1, x->iters_per_cell, eta);
+           iteration + 1, x->cell_iters, eta);
     fflush(stdout);
 }
 
@@ -229,6 +231,7 @@ int mlk_run(const mlk_plan *p, db_store *db, const mlk_run_opts *o, int64_t resu
         memset(&r, 0, sizeof r);
         /* Tool cells (issue 6): the tool writes its report into a folder of the cell's, read into the db here. */
         bool tooled = c->tool != MLK_TOOL_NONE;
+        x.cell_iters = tooled ? p->s->tool_iterations : p->s->warmup + p->s->iterations;
         mlk_tool_run tool_run;
         mlk_tool_result tres;
         memset(&tres, 0, sizeof tres);
