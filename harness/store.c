@@ -32,6 +32,24 @@ static int exec(db_store *db, const char *sql, mlk_error *err)
     return MLK_OK;
 }
 
+/* Switching a fresh file to WAL takes an exclusive lock that SQLite does not pass through the busy handler:
+ * a second run creating the same db at the same moment gets SQLITE_BUSY at once. Retry it for as long as the
+ * busy timeout would have waited. */
+static int enter_wal(db_store *db, mlk_error *err)
+{
+    for (int waited_ms = 0;; waited_ms += 10) {
+        int rc = sqlite3_exec(db->h, "PRAGMA journal_mode=WAL", NULL, NULL, NULL);
+        if (rc == SQLITE_OK)
+            return MLK_OK;
+        if ((rc & 0xff) != SQLITE_BUSY && (rc & 0xff) != SQLITE_LOCKED)
+            break;
+        if (waited_ms >= 60000)
+            break;
+        sqlite3_sleep(10);
+    }
+    return db_fail(db, err, "PRAGMA journal_mode=WAL");
+}
+
 static int check_version(db_store *db, mlk_error *err)
 {
     sqlite3_stmt *st;
@@ -65,7 +83,7 @@ int db_open(const char *path, db_store **out, mlk_error *err)
         goto fail;
     }
     sqlite3_busy_timeout(db->h, 60000);
-    if ((rc = exec(db, "PRAGMA journal_mode=WAL", err)) || (rc = exec(db, "PRAGMA synchronous=NORMAL", err)) ||
+    if ((rc = enter_wal(db, err)) || (rc = exec(db, "PRAGMA synchronous=NORMAL", err)) ||
         (rc = exec(db, "PRAGMA foreign_keys=ON", err)) ||
         (rc = exec(db, "BEGIN IMMEDIATE", err)))
         goto fail;

@@ -48,12 +48,15 @@ check "still one run" eq "$(q "SELECT count(*) FROM runs")" 1
 # Two runs writing one db at once.
 db="$work/shared.db"
 sed 's/mlp_hidden: 512/mlp_hidden: 64/' "$work/resume.yaml" > "$work/small.yaml"
-"$bin/memleak-run" --db "$db" --quiet "$work/small.yaml" > /dev/null 2>&1 & p1=$!
-"$bin/memleak-run" --db "$db" --quiet "$work/small.yaml" > /dev/null 2>&1 & p2=$!
+# Both create the db at the same moment: the switch to WAL is the contended part.
+"$bin/memleak-run" --db "$db" --quiet "$work/small.yaml" > "$work/c1.txt" 2>&1 & p1=$!
+"$bin/memleak-run" --db "$db" --quiet "$work/small.yaml" > "$work/c2.txt" 2>&1 & p2=$!
 set +e
 wait "$p1"; c1=$?
 wait "$p2"; c2=$?
 set -e
+[ "$c1" = 0 ] || sed 's/^/  run 1: /' "$work/c1.txt" | grep -v "^  run 1:  " >&2
+[ "$c2" = 0 ] || sed 's/^/  run 2: /' "$work/c2.txt" | grep -v "^  run 2:  " >&2
 check "first concurrent run completes" eq "$c1" 0
 check "second concurrent run completes" eq "$c2" 0
 check "both runs are done" eq "$(q "SELECT count(*) FROM runs WHERE status='done'")" 2

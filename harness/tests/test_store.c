@@ -4,6 +4,7 @@
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "mlk_check.h"
@@ -35,8 +36,54 @@ static void fill(mlk_sample *s, int it, int step, bool heap)
     s->m.heap.live_bytes = 4096 * it;
 }
 
+/* Runs that create one db at the same moment all open it: SQLite does not pass the switch to WAL through the
+ * busy handler, so the store must wait for it itself. Children released together by closing one pipe. */
+static void concurrent_create(void)
+{
+    enum { ROUNDS = 20, KIDS = 4 };
+    char p[80], side[96];
+    snprintf(p, sizeof p, "/tmp/mlk-test-store-conc-%d.db", (int)getpid());
+    int failed_opens = 0;
+    for (int r = 0; r < ROUNDS; r++) {
+        int gate[2];
+        if (pipe(gate) != 0)
+            break;
+        pid_t kids[KIDS];
+        for (int k = 0; k < KIDS; k++) {
+            kids[k] = fork();
+            if (kids[k] == 0) {
+                close(gate[1]);
+                char c;
+                while (read(gate[0], &c, 1) > 0) {
+                }
+                db_store *d = NULL;
+                mlk_error e = {0};
+                int rc = db_open(p, &d, &e);
+                if (rc)
+                    fprintf(stderr, "child: %s\n", e.msg);
+                db_close(d);
+                _exit(rc ? 1 : 0);
+            }
+        }
+        close(gate[0]);
+        close(gate[1]);
+        for (int k = 0; k < KIDS; k++) {
+            int st = 0;
+            if (kids[k] < 0 || waitpid(kids[k], &st, 0) != kids[k] || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+                failed_opens++;
+        }
+        unlink(p);
+        snprintf(side, sizeof side, "%s-wal", p);
+        unlink(side);
+        snprintf(side, sizeof side, "%s-shm", p);
+        unlink(side);
+    }
+    CHECK(failed_opens == 0);
+}
+
 int main(void)
 {
+    concurrent_create();
     snprintf(path, sizeof path, "/tmp/mlk-test-store-%d.db", (int)getpid());
     mlk_error err = {0};
     db_store *db = NULL;
