@@ -46,7 +46,7 @@ scenario() { # name engine model-mapping setup pipeline teardown matrix-lines...
   echo "bench: $name" >&2
   local code=0
   "$run" --db "$db" --quiet "$out/scenarios/$name.yaml" > "$out/scenarios/$name.log" 2>&1 || code=$?
-  # 1 is a finding (e.g. ORT's per-session retention judged a leak in a compile loop): measured all the same.
+  # 1 is a finding (e.g. a cell judged a leak): measured all the same.
   [ "$code" -le 1 ] || { echo "bench.sh: $name failed (exit $code), see $out/scenarios/$name.log" >&2; return 1; }
 }
 

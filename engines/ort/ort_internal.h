@@ -33,6 +33,7 @@ typedef struct ort_opts {
     int init_device_alloc; /* session.use_device_allocator_for_initializers. Default 0. */
     int arena_shrinkage;   /* run option memory.enable_memory_arena_shrinkage=cpu:0. Default 0. */
     int mmap;              /* 1: CreateSession(path), ORT maps external data; 0: bytes in memory. Default 1. */
+    int telemetry;         /* ORT's own telemetry events (Enable/DisableTelemetryEvents). Default 0: see README. */
     struct {
         char name[64];
         int64_t value;

@@ -25,7 +25,7 @@ int ort_fail(engine_error *err, int code, const char *fmt, ...)
 const char *ort_opts_keys(void)
 {
     return "threads, inter_threads, arena, mem_pattern, arena_extend_strategy, graph_optimization, prepacking, "
-           "initializers_in_device_allocator, arena_shrinkage, mmap, dim.NAME";
+           "initializers_in_device_allocator, arena_shrinkage, mmap, telemetry, dim.NAME";
 }
 
 static void defaults(ort_opts *o)
@@ -132,6 +132,8 @@ static int set_one(ort_opts *o, const char *key, const char *v, engine_error *er
         return parse_bool(key, v, &o->arena_shrinkage, err);
     if (!strcmp(key, "mmap"))
         return parse_bool(key, v, &o->mmap, err);
+    if (!strcmp(key, "telemetry"))
+        return parse_bool(key, v, &o->telemetry, err);
     if (!strcmp(key, "arena_extend_strategy"))
         return parse_enum(key, v, strategies, strategy_values, 2, &o->extend_strategy, err);
     if (!strcmp(key, "graph_optimization"))

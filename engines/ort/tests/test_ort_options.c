@@ -24,6 +24,7 @@ static void test_defaults_and_values(void)
     CHECK(o.threads == 1 && o.inter_threads == 1 && o.arena == 1 && o.mem_pattern == 1);
     CHECK(o.extend_strategy == -1 && o.graph_opt == 99 && o.prepacking == 1 && o.init_device_alloc == 0);
     CHECK(o.arena_shrinkage == 0 && o.mmap == 1 && o.n_dims == 0);
+    CHECK(o.telemetry == 0); /* ORT's own default is on: the plugin's is off (README: telemetry) */
     engine_kv kv[] = {{"threads", "2"},          {"inter_threads", "0"},      {"arena", "off"},
                       {"mem_pattern", "false"},  {"arena_extend_strategy", "exact"}, {"graph_optimization", "basic"},
                       {"prepacking", "off"},     {"initializers_in_device_allocator", "on"},
@@ -36,6 +37,8 @@ static void test_defaults_and_values(void)
     CHECK(o.n_dims == 2 && ort_opts_dim(&o, "batch") == 5 && ort_opts_dim(&o, "seq") == 7);
     CHECK(ort_opts_dim(&o, "other") == 0);
     CHECK(parse1("graph_optimization", "disable", &o, &err) == 0 && o.graph_opt == 0);
+    CHECK(parse1("telemetry", "on", &o, &err) == 0 && o.telemetry == 1);
+    CHECK(parse1("telemetry", "sometimes", &o, &err) == ORT_E_INVALID);
     CHECK(parse1("graph_optimization", "extended", &o, &err) == 0 && o.graph_opt == 2);
     CHECK(parse1("arena_extend_strategy", "pow2", &o, &err) == 0 && o.extend_strategy == 0);
 }
