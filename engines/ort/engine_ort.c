@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/stat.h>
 
 #include <onnxruntime_c_api.h>
@@ -91,68 +90,9 @@ static int check(const OrtApi *api, OrtStatus *st, engine_error *err, const char
 
 /* ---- load_engine / unload_engine ---- */
 
-/* ORT 1.29 and 1.30 on Linux have telemetry: events (SessionCreation, ModelLoadStart, SystemMetrics, ...) queue in
- * the heap, a few KiB per session, are flushed to $XDG_CACHE_HOME/Microsoft/DeveloperTools/.onnxruntime/onnxruntime.db
- * and uploaded when the network allows. The heap queue looks like a leak for the first ~500 sessions, then saws up
- * and down. ORT reads ORT_DISABLE_TELEMETRY before anything is queued or written (DisableTelemetryEvents alone still
- * writes the db), so telemetry=off sets it before the library is loaded. ORT also turns telemetry off by itself on a
- * CI machine, named by these variables (read off the library; any value but empty, 0, false or no counts). */
-static const char *const ci_vars[] = {"CI", "TF_BUILD", "GITHUB_ACTIONS", "GITLAB_CI", "CIRCLECI", "TRAVIS",
-                                      "JENKINS_URL", "CODEBUILD_BUILD_ID", "BUILDKITE", "TEAMCITY_VERSION",
-                                      "APPVEYOR", "BITBUCKET_BUILD_NUMBER"};
-static int telemetry_env_set_here;
-
-static const char *ci_var_set(const char **value)
-{
-    for (size_t i = 0; i < sizeof ci_vars / sizeof ci_vars[0]; i++) {
-        const char *v = getenv(ci_vars[i]);
-        if (v && *v && strcmp(v, "0") && strcasecmp(v, "false") && strcasecmp(v, "no")) {
-            *value = v;
-            return ci_vars[i];
-        }
-    }
-    return NULL;
-}
-
-/* telemetry=on is refused where ORT would ignore it, rather than measure something else than asked: a user's own
- * ORT_DISABLE_TELEMETRY, or a CI variable. check_options calls it too, so a scenario fails before anything runs. */
-static int telemetry_check_on(engine_error *err)
-{
-    const char *v = getenv("ORT_DISABLE_TELEMETRY");
-    if (v && !telemetry_env_set_here)
-        return ort_fail(err, ORT_E_INVALID, "option telemetry: 'on', but ORT_DISABLE_TELEMETRY=%s is set in the "
-                        "environment and ONNX Runtime would ignore the option; unset it", v);
-    const char *ci_value = NULL;
-    const char *ci = ci_var_set(&ci_value);
-    if (ci)
-        return ort_fail(err, ORT_E_INVALID, "option telemetry: 'on', but %s=%s is set and ONNX Runtime turns its "
-                        "telemetry off on CI machines; unset it to measure ORT with telemetry", ci, ci_value);
-    return 0;
-}
-
-static int telemetry_env(int on, engine_error *err)
-{
-    if (on) {
-        int rc = telemetry_check_on(err);
-        if (rc)
-            return rc;
-        if (telemetry_env_set_here) {
-            unsetenv("ORT_DISABLE_TELEMETRY");
-            telemetry_env_set_here = 0;
-        }
-        return 0;
-    }
-    if (!getenv("ORT_DISABLE_TELEMETRY")) {
-        if (setenv("ORT_DISABLE_TELEMETRY", "1", 1) != 0)
-            return ort_fail(err, ORT_E_NOMEM, "load_engine: cannot set ORT_DISABLE_TELEMETRY");
-        telemetry_env_set_here = 1;
-    }
-    return 0;
-}
-
 static int open_library(engine_ctx *c, engine_error *err)
 {
-    int rc = telemetry_env(c->o.telemetry, err);
+    int rc = ort_telemetry_env(c->o.telemetry, err);
     if (rc)
         return rc;
     const char *path = getenv("MLK_ORT_LIBRARY");
@@ -218,7 +158,7 @@ static int load(const engine_kv *kv, size_t n, engine_ctx **out, engine_error *e
         goto fail;
     const OrtApi *api = c->api;
     TRY(api->CreateEnv(ORT_LOGGING_LEVEL_ERROR, "memleak", &c->env), "load_engine: CreateEnv");
-    /* Telemetry (see telemetry_env): the API switch as well, for a library that would not read the variable. */
+    /* Telemetry (ort_telemetry.c): the API switch as well, for a library that would not read the variable. */
     if (o.telemetry)
         TRY(api->EnableTelemetryEvents(c->env), "load_engine: EnableTelemetryEvents");
     else
@@ -240,7 +180,7 @@ static int check_options(const engine_kv *kv, size_t n, engine_error *err)
 {
     ort_opts o;
     int rc = ort_opts_parse(kv, n, &o, err);
-    return rc ? rc : o.telemetry ? telemetry_check_on(err) : 0;
+    return rc ? rc : o.telemetry ? ort_telemetry_check_on(err) : 0;
 }
 
 /* ---- read_model / release_model ---- */

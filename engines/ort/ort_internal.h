@@ -68,6 +68,13 @@ typedef struct ort_bytes {
 int ort_bytes_read(const char *path, ort_bytes *out, engine_error *err);
 void ort_bytes_free(ort_bytes *b);
 
+/* Telemetry (ort_telemetry.c). For telemetry=off, set ORT_DISABLE_TELEMETRY=1 unless the user set it; for on, undo
+ * that and check. Call before the library is loaded. */
+int ort_telemetry_env(int on, engine_error *err);
+/* Fails with ORT_E_INVALID naming the variable when ORT would ignore telemetry=on (ORT_DISABLE_TELEMETRY set by the
+ * user, or a CI variable such as CI=true). */
+int ort_telemetry_check_on(engine_error *err);
+
 /* Bytes per element of an ONNX dtype, 0 for unsized or unknown ones. */
 size_t ort_dtype_size(int32_t dtype);
 

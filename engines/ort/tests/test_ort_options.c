@@ -1,5 +1,5 @@
-/* test_ort_options.c: the ORT plugin's option parser and its mmap=off reader (the model and its external data into
- * the heap), without ONNX Runtime. It must never leave files behind: everything lives in one mkdtemp folder. */
+/* test_ort_options.c: the ORT plugin's option parser, its telemetry switch and its mmap=off reader (the model and its
+ * external data into the heap), without ONNX Runtime. It must never leave files behind: everything lives in one mkdtemp folder. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -166,8 +166,46 @@ static void test_read_bytes(const char *dir)
     unlink(model);
 }
 
+/* The telemetry switch works on the process environment: start from one with no CI variable and no user setting. */
+static void test_telemetry_env(void)
+{
+    static const char *const ci[] = {"CI", "TF_BUILD", "GITHUB_ACTIONS", "GITLAB_CI", "CIRCLECI", "TRAVIS",
+                                     "JENKINS_URL", "CODEBUILD_BUILD_ID", "BUILDKITE", "TEAMCITY_VERSION",
+                                     "APPVEYOR", "BITBUCKET_BUILD_NUMBER", "ORT_DISABLE_TELEMETRY"};
+    for (size_t i = 0; i < sizeof ci / sizeof ci[0]; i++)
+        unsetenv(ci[i]);
+    engine_error err = {0};
+    const char *v;
+    CHECK(ort_telemetry_env(0, &err) == 0);
+    CHECK((v = getenv("ORT_DISABLE_TELEMETRY")) && !strcmp(v, "1")); /* off: set before ORT loads */
+    CHECK(ort_telemetry_check_on(&err) == 0);                         /* ours, so on may undo it */
+    CHECK(ort_telemetry_env(1, &err) == 0 && !getenv("ORT_DISABLE_TELEMETRY"));
+    CHECK(ort_telemetry_env(0, &err) == 0 && getenv("ORT_DISABLE_TELEMETRY"));
+    CHECK(ort_telemetry_env(1, &err) == 0 && !getenv("ORT_DISABLE_TELEMETRY"));
+
+    setenv("CI", "true", 1);
+    CHECK(ort_telemetry_env(1, &err) == ORT_E_INVALID && strstr(err.msg, "CI=true is set"));
+    CHECK(ort_telemetry_check_on(&err) == ORT_E_INVALID);
+    CHECK(ort_telemetry_env(0, &err) == 0); /* off is always possible */
+    CHECK(ort_telemetry_env(1, &err) == ORT_E_INVALID);
+    setenv("CI", "false", 1); /* ORT keeps telemetry on for CI=false, 0, no or empty */
+    CHECK(ort_telemetry_env(1, &err) == 0 && !getenv("ORT_DISABLE_TELEMETRY"));
+    setenv("CI", "", 1);
+    setenv("GITHUB_ACTIONS", "true", 1);
+    CHECK(ort_telemetry_check_on(&err) == ORT_E_INVALID && strstr(err.msg, "GITHUB_ACTIONS=true"));
+    unsetenv("GITHUB_ACTIONS");
+    unsetenv("CI");
+
+    setenv("ORT_DISABLE_TELEMETRY", "yes", 1); /* the user's own: kept, and on is refused */
+    CHECK(ort_telemetry_env(0, &err) == 0 && !strcmp(getenv("ORT_DISABLE_TELEMETRY"), "yes"));
+    CHECK(ort_telemetry_env(1, &err) == ORT_E_INVALID && strstr(err.msg, "ORT_DISABLE_TELEMETRY=yes"));
+    CHECK(!strcmp(getenv("ORT_DISABLE_TELEMETRY"), "yes"));
+    unsetenv("ORT_DISABLE_TELEMETRY");
+}
+
 int main(void)
 {
+    test_telemetry_env();
     char dir[] = "/tmp/mlk-ort-opts.XXXXXX";
     test_defaults_and_values();
     test_errors();
