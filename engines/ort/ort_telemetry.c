@@ -14,7 +14,7 @@
  * CI machine, named by these variables (read off the library; any value but empty, 0, false or no counts). */
 static const char *const ci_vars[] = {"CI", "TF_BUILD", "GITHUB_ACTIONS", "GITLAB_CI", "CIRCLECI", "TRAVIS",
                                       "JENKINS_URL", "CODEBUILD_BUILD_ID", "BUILDKITE", "TEAMCITY_VERSION",
-                                      "APPVEYOR", "BITBUCKET_BUILD_NUMBER"};
+                                      "APPVEYOR", "BITBUCKET_BUILD_NUMBER", "SYSTEM_TEAMFOUNDATIONCOLLECTIONURI"};
 static int telemetry_env_set_here;
 
 static const char *ci_var_set(const char **value)
