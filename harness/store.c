@@ -9,6 +9,9 @@
 #include "schema_sql.h"
 #include "store.h"
 
+/* How long a write waits for another run's transaction (two runs may share one db). */
+enum { DB_BUSY_MS = 60000 };
+
 struct db_store {
     sqlite3 *h;
     sqlite3_stmt *ins_sample;
@@ -43,7 +46,7 @@ static int enter_wal(db_store *db, mlk_error *err)
             return MLK_OK;
         if ((rc & 0xff) != SQLITE_BUSY && (rc & 0xff) != SQLITE_LOCKED)
             break;
-        if (waited_ms >= 60000)
+        if (waited_ms >= DB_BUSY_MS)
             break;
         sqlite3_sleep(10);
     }
@@ -82,7 +85,7 @@ int db_open(const char *path, db_store **out, mlk_error *err)
         rc = db_fail(db, err, "cannot open");
         goto fail;
     }
-    sqlite3_busy_timeout(db->h, 60000);
+    sqlite3_busy_timeout(db->h, DB_BUSY_MS);
     if ((rc = enter_wal(db, err)) || (rc = exec(db, "PRAGMA synchronous=NORMAL", err)) ||
         (rc = exec(db, "PRAGMA foreign_keys=ON", err)) ||
         (rc = exec(db, "BEGIN IMMEDIATE", err)))

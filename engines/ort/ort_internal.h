@@ -74,6 +74,8 @@ int ort_telemetry_env(int on, engine_error *err);
 /* Fails with ORT_E_INVALID naming the variable when ORT would ignore telemetry=on (ORT_DISABLE_TELEMETRY set by the
  * user, or a CI variable such as CI=true). */
 int ort_telemetry_check_on(engine_error *err);
+/* The variables by which ORT knows a CI machine, NULL-terminated. */
+extern const char *const ort_ci_vars[];
 
 /* Bytes per element of an ONNX dtype, 0 for unsized or unknown ones. */
 size_t ort_dtype_size(int32_t dtype);

@@ -12,18 +12,18 @@
  * and down. ORT reads ORT_DISABLE_TELEMETRY before anything is queued or written (DisableTelemetryEvents alone still
  * writes the db), so telemetry=off sets it before the library is loaded. ORT also turns telemetry off by itself on a
  * CI machine, named by these variables (read off the library; any value but empty, 0, false or no counts). */
-static const char *const ci_vars[] = {"CI", "TF_BUILD", "GITHUB_ACTIONS", "GITLAB_CI", "CIRCLECI", "TRAVIS",
-                                      "JENKINS_URL", "CODEBUILD_BUILD_ID", "BUILDKITE", "TEAMCITY_VERSION",
-                                      "APPVEYOR", "BITBUCKET_BUILD_NUMBER", "SYSTEM_TEAMFOUNDATIONCOLLECTIONURI"};
+const char *const ort_ci_vars[] = {"CI", "TF_BUILD", "GITHUB_ACTIONS", "GITLAB_CI", "CIRCLECI", "TRAVIS",
+                                   "JENKINS_URL", "CODEBUILD_BUILD_ID", "BUILDKITE", "TEAMCITY_VERSION",
+                                   "APPVEYOR", "BITBUCKET_BUILD_NUMBER", "SYSTEM_TEAMFOUNDATIONCOLLECTIONURI", NULL};
 static int telemetry_env_set_here;
 
 static const char *ci_var_set(const char **value)
 {
-    for (size_t i = 0; i < sizeof ci_vars / sizeof ci_vars[0]; i++) {
-        const char *v = getenv(ci_vars[i]);
+    for (size_t i = 0; ort_ci_vars[i]; i++) {
+        const char *v = getenv(ort_ci_vars[i]);
         if (v && *v && strcmp(v, "0") && strcasecmp(v, "false") && strcasecmp(v, "no")) {
             *value = v;
-            return ci_vars[i];
+            return ort_ci_vars[i];
         }
     }
     return NULL;
