@@ -2,7 +2,7 @@
 # Every bad scenario fixture makes memleak-run exit 2 before running anything, with a message giving its file:line:col.
 # Each fixture's first line says what to expect: "# expect: LINE:COL substring".
 source "$(dirname "$0")/lib.sh"
-fixtures=("$src"/harness/tests/scenarios/bad_*.yaml)
+fixtures=("$src"/harness/scenario/tests/fixtures/bad_*.yaml)
 check "there are fixtures" test "${#fixtures[@]}" -ge 10
 for f in "${fixtures[@]}"; do
   expect=$(head -n 1 "$f" | sed -n 's/^# expect: //p')

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../../tests/mlk_check.h"
+#include "mlk_check.h"
 #include "gbench.h"
 
 typedef struct {

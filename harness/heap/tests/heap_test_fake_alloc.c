@@ -4,6 +4,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -47,6 +48,7 @@ static void *fake_bump(size_t align, size_t n)
     return base + user;
 }
 
+int fake_owns(const void *p);
 __attribute__((visibility("default"))) int fake_owns(const void *p)
 {
     uintptr_t a = (uintptr_t)p, b = (uintptr_t)atomic_load(&fake_arena);

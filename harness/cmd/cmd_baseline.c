@@ -1,0 +1,93 @@
+/* cmd_baseline.c: "memleak-run baseline": pin a run as its branch's baseline, or list the pins.
+ * It must never pin a run that is not finished: a baseline with missing cells would hide regressions. */
+#include <sqlite3.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd_util.h"
+#include "commands.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: memleak-run baseline pin RUN [--branch B] [--db PATH]\n"
+               "       memleak-run baseline list [--db PATH]\n"
+               "  pin: compare --baseline auto then judges runs of branch B (default: RUN's branch) against RUN\n"
+               "  instead of the rolling median; the newest pin of a branch wins.\n");
+}
+
+static int pin(db_store *db, const char *spec, const char *branch, mlk_error *err)
+{
+    mlk_run_info r;
+    int rc = mlk_runs_find(db, spec, &r, err);
+    if (rc)
+        return rc;
+    if (strcmp(r.status, "done"))
+        return mlk_fail(err, MLK_E_USAGE, "run %lld is %s, not done: only a finished run can be a baseline",
+                        (long long)r.id, r.status);
+    if (!branch)
+        branch = r.branch[0] ? r.branch : "";
+    sqlite3_stmt *st;
+    const char *sql = "INSERT INTO baselines(run_uuid, branch, pinned_at) "
+                      "VALUES (?, ?, strftime('%Y-%m-%dT%H:%M:%fZ','now'))";
+    if (sqlite3_prepare_v2(db_handle(db), sql, -1, &st, NULL) != SQLITE_OK)
+        return mlk_fail(err, MLK_E_DB, "%s", sqlite3_errmsg(db_handle(db)));
+    sqlite3_bind_text(st, 1, r.uuid, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 2, branch, -1, SQLITE_TRANSIENT);
+    rc = sqlite3_step(st) == SQLITE_DONE ? MLK_OK : mlk_fail(err, MLK_E_DB, "%s", sqlite3_errmsg(db_handle(db)));
+    sqlite3_finalize(st);
+    if (!rc)
+        printf("run %lld (commit %.12s) is the baseline of branch '%s'\n", (long long)r.id, r.commit, branch);
+    return rc;
+}
+
+static int list(db_store *db, mlk_error *err)
+{
+    sqlite3_stmt *st;
+    const char *sql = "SELECT b.branch, r.id, r.commit_sha, b.pinned_at FROM baselines b "
+                      "LEFT JOIN runs r ON r.uuid = b.run_uuid ORDER BY b.branch, b.pinned_at DESC";
+    if (sqlite3_prepare_v2(db_handle(db), sql, -1, &st, NULL) != SQLITE_OK)
+        return mlk_fail(err, MLK_E_DB, "%s", sqlite3_errmsg(db_handle(db)));
+    printf("%-24s %8s %-14s %s\n", "branch", "run", "commit", "pinned at");
+    while (sqlite3_step(st) == SQLITE_ROW)
+        printf("%-24s %8lld %-14.12s %s\n", (const char *)sqlite3_column_text(st, 0),
+               (long long)sqlite3_column_int64(st, 1),
+               sqlite3_column_text(st, 2) ? (const char *)sqlite3_column_text(st, 2) : "-",
+               (const char *)sqlite3_column_text(st, 3));
+    sqlite3_finalize(st);
+    return MLK_OK;
+}
+
+int mlk_cmd_baseline(int argc, char **argv)
+{
+    const char *db_path = "memleak.db", *branch = NULL, *verb = NULL, *run = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(k, "--help") || !strcmp(k, "-h")) {
+            usage(stdout);
+            return 0;
+        } else if ((!strcmp(k, "--db") || !strcmp(k, "--branch")) && v) {
+            *(k[2] == 'd' ? &db_path : &branch) = v;
+            i++;
+        } else if (!verb && k[0] != '-') {
+            verb = k;
+        } else if (verb && !strcmp(verb, "pin") && !run && k[0] != '-') {
+            run = k;
+        } else {
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (!verb || (strcmp(verb, "pin") && strcmp(verb, "list")) || (!strcmp(verb, "pin") && !run)) {
+        usage(stderr);
+        return 2;
+    }
+    mlk_error err = {0};
+    db_store *db = NULL;
+    int rc = db_open_db(db_path, &db, &err);
+    if (!rc)
+        rc = !strcmp(verb, "pin") ? pin(db, run, branch, &err) : list(db, &err);
+    db_close(db);
+    if (rc)
+        fprintf(stderr, "memleak-run baseline: %s\n", err.msg);
+    return rc == 0 ? 0 : rc == MLK_E_DB || rc == MLK_E_NOMEM ? 3 : 2;
+}

@@ -1,0 +1,11 @@
+/* cmd_util.h: what the cross-run subcommands (compare, history, baseline) share: usage errors, opening an existing
+ * db, a run's scenario, baselines, and storing comparisons. It must never create a db: those commands only read runs. */
+#ifndef MLK_CMD_UTIL_H
+#define MLK_CMD_UTIL_H
+
+#include "db_compare.h"
+
+/* Print "memleak-run CMD: msg" to stderr and return -1 (parsers return it for exit 2). */
+int mlk_cmd_usage(const char *cmd, const char *msg);
+
+#endif

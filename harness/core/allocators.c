@@ -1,0 +1,83 @@
+/* allocators.c: allocator table (Debian packages and preload paths), detection through marker symbols and
+ * dladdr, and each allocator's own release call resolved with dlsym. It must never call glibc's malloc_trim
+ * under another allocator: there it means nothing. */
+#include <dlfcn.h>
+#include <malloc.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "allocators.h"
+
+
+#define MLK_X_(e, n, pkg, lib, marker, release) [MLK_ALLOC_##e] = {n, pkg, lib, marker, release},
+static const mlk_allocator_info table[MLK_ALLOC_COUNT] = {MLK_ALLOC_LIST(MLK_X_)};
+#undef MLK_X_
+
+const mlk_allocator_info *mlk_allocator_find(const char *name, mlk_error *err)
+{
+    for (int i = 0; i < MLK_ALLOC_COUNT; i++)
+        if (!strcmp(table[i].name, name))
+            return &table[i];
+    mlk_fail(err, MLK_E_NOTFOUND, "unknown allocator '%s' (expected one of: %s)", name, mlk_alloc_names());
+    return NULL;
+}
+
+int mlk_allocator_check(const mlk_allocator_info *a, mlk_error *err)
+{
+    if (!a->preload || access(a->preload, R_OK) == 0)
+        return MLK_OK;
+    return mlk_fail(err, MLK_E_NOTFOUND, "allocator %s needs %s, which is missing: install the Debian package %s",
+                    a->name, a->preload, a->package);
+}
+
+void mlk_allocator_detect(mlk_alloc_kind *kind, char *path, size_t path_len)
+{
+    *kind = MLK_ALLOC_GLIBC;
+    const char *probe_sym = "malloc_trim";
+    for (int i = MLK_ALLOC_JEMALLOC; i < MLK_ALLOC_COUNT; i++)
+        if (dlsym(RTLD_DEFAULT, table[i].marker)) {
+            *kind = (mlk_alloc_kind)i;
+            probe_sym = table[i].marker;
+            break;
+        }
+    /* dladdr of malloc itself would name the heap shim when it is preloaded first; the marker names the
+     * library that really serves allocations. Under glibc, malloc_trim lives in libc. */
+    Dl_info info;
+    void *sym = dlsym(RTLD_DEFAULT, probe_sym);
+    path[0] = '\0';
+    if (sym && dladdr(sym, &info) && info.dli_fname)
+        snprintf(path, path_len, "%s", info.dli_fname);
+}
+
+int mlk_allocator_release(mlk_alloc_kind kind)
+{
+    switch (kind) {
+    case MLK_ALLOC_GLIBC:
+        malloc_trim(0);
+        return 0;
+    case MLK_ALLOC_JEMALLOC: {
+        int (*mallctl)(const char *, void *, size_t *, void *, size_t) =
+            (int (*)(const char *, void *, size_t *, void *, size_t))dlsym(RTLD_DEFAULT, "mallctl");
+        /* 4096 is MALLCTL_ARENAS_ALL: purge every arena. */
+        return mallctl && mallctl("arena.4096.purge", NULL, NULL, NULL, 0) == 0 ? 0 : -1;
+    }
+    case MLK_ALLOC_TCMALLOC: {
+        void (*rel)(void) = (void (*)(void))dlsym(RTLD_DEFAULT, "MallocExtension_ReleaseFreeMemory");
+        if (!rel)
+            return -1;
+        rel();
+        return 0;
+    }
+    case MLK_ALLOC_MIMALLOC: {
+        void (*collect)(bool) = (void (*)(bool))dlsym(RTLD_DEFAULT, "mi_collect");
+        if (!collect)
+            return -1;
+        collect(true);
+        return 0;
+    }
+    default:
+        return -1;
+    }
+}

@@ -1,0 +1,32 @@
+/* allocators.h: the allocators memleak sweeps: where each comes from (Debian package, LD_PRELOAD path), which
+ * one is really active in a process, and its own call to give memory back. It must never guess silently:
+ * a missing library is an error that names the package. */
+#ifndef MLK_ALLOCATORS_H
+#define MLK_ALLOCATORS_H
+
+#include "names.h"
+#include "status.h"
+
+
+typedef struct mlk_allocator_info {
+    const char *name;    /* as scenarios spell it */
+    const char *package; /* the Debian package that provides it */
+    const char *preload; /* path to LD_PRELOAD, or NULL for glibc */
+    const char *marker;  /* a symbol only this allocator exports, or NULL for glibc */
+    const char *release; /* what malloc_trim: on calls, for reports */
+} mlk_allocator_info;
+
+/* The allocator named name, or NULL (err lists the names). */
+const mlk_allocator_info *mlk_allocator_find(const char *name, mlk_error *err);
+/* 0 when the allocator can be used here; MLK_E_NOTFOUND naming the file and the package otherwise. */
+int mlk_allocator_check(const mlk_allocator_info *a, mlk_error *err);
+
+/* In a worker: which allocator serves malloc, found by marker symbols, and the library file that holds it
+ * (dladdr). kind and path are written; path gets "" when unknown. */
+void mlk_allocator_detect(mlk_alloc_kind *kind, char *path, size_t path_len);
+/* Ask the active allocator to give free memory back to the OS: malloc_trim(0), jemalloc's arena purge,
+ * tcmalloc's ReleaseFreeMemory or mi_collect(true). Returns 0, or -1 when its call cannot be found. */
+int mlk_allocator_release(mlk_alloc_kind kind);
+
+
+#endif

@@ -1,0 +1,314 @@
+/* plan.c: resolves a scenario into a runnable plan: engine plugin, model (cached generation), inputs, option and
+ * allocator checks, pipeline state check, and the cells of the matrix. It must never run a worker. */
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "allocators.h"
+#include "plan.h"
+#include "spawn.h"
+#include "strbuf.h"
+#include "tool_exec.h"
+
+const char *mlk_plan_engine_lib(const mlk_plan *p, const char *name)
+{
+    for (int i = 0; i < p->n_engines; i++)
+        if (!strcmp(p->engines[i], name))
+            return p->engine_libs[i];
+    return NULL;
+}
+
+
+static char *path_join(const char *dir, const char *name)
+{
+    mlk_buf b = {0};
+    if (name[0] == '/' || !dir || !dir[0])
+        mlk_buf_printf(&b, "%s", name);
+    else
+        mlk_buf_printf(&b, "%s/%s", dir, name);
+    return mlk_buf_take(&b);
+}
+
+static char *dir_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    mlk_buf b = {0};
+    if (slash)
+        mlk_buf_printf(&b, "%.*s", (int)(slash - path), path);
+    else
+        mlk_buf_printf(&b, ".");
+    return mlk_buf_take(&b);
+}
+
+static uint64_t fnv1a(uint64_t h, const void *data, size_t n)
+{
+    const unsigned char *p = data;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ p[i]) * 1099511628211ULL;
+    return h;
+}
+
+static int hash_file(const char *path, char *hex, mlk_error *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return mlk_fail(err, MLK_E_IO, "cannot read model %s: %s", path, strerror(errno));
+    uint64_t h = 1469598103934665603ULL;
+    char buf[1 << 16];
+    for (size_t n; (n = fread(buf, 1, sizeof buf, f)) > 0;)
+        h = fnv1a(h, buf, n);
+    fclose(f);
+    snprintf(hex, 17, "%016llx", (unsigned long long)h);
+    return MLK_OK;
+}
+
+/* The plugin file of one engine, searched in the usual folders; the error points at where the scenario names it. */
+static int find_engine(mlk_plan *p, const mlk_plan_opts *o, const char *engine, mlk_loc where, char **out,
+                       mlk_error *err)
+{
+    const char *dirs[5];
+    int n = 0;
+    char *lib_dir = path_join(o->self_dir, "../lib"), *mlk_dir = path_join(o->self_dir, "../lib/memleak");
+    if (o->engine_dir)
+        dirs[n++] = o->engine_dir;
+    if (getenv("MLK_ENGINE_DIR"))
+        dirs[n++] = getenv("MLK_ENGINE_DIR");
+    dirs[n++] = lib_dir;
+    dirs[n++] = mlk_dir;
+    dirs[n++] = o->self_dir;
+    mlk_buf tried = {0};
+    int rc = MLK_OK;
+    *out = NULL;
+    for (int i = 0; i < n && !*out; i++) {
+        mlk_buf b = {0};
+        mlk_buf_printf(&b, "%s/engine_%s.so", dirs[i], engine);
+        char *cand = mlk_buf_take(&b);
+        if (cand && access(cand, R_OK) == 0)
+            *out = cand;
+        else
+            free(cand);
+        mlk_buf_printf(&tried, "%s%s", i ? ", " : "", dirs[i]);
+    }
+    if (!*out) {
+        const char *hint = !strcmp(engine, "ort")
+                               ? "fetch ONNX Runtime with engines/ort/fetch.sh (ci/setup.sh does it) and rebuild"
+                               : "build it, or point --engine-dir / MLK_ENGINE_DIR at the folder holding it";
+        rc = mlk_fail(err, MLK_E_NOTFOUND, "%s:%d:%d: engine '%s' not found: no engine_%s.so in %s; %s", p->s->path,
+                      where.line, where.col, engine, engine, tried.s ? tried.s : "?", hint);
+    }
+    mlk_buf_free(&tried);
+    free(lib_dir);
+    free(mlk_dir);
+    return rc;
+}
+
+/* Every engine the scenario uses: the top-level one, or the values of its engine axis. */
+static int find_engines(mlk_plan *p, const mlk_plan_opts *o, mlk_error *err)
+{
+    const mlk_scenario *s = p->s;
+    const mlk_axis *ax = mlk_scenario_axis(s, "engine");
+    int n = ax ? ax->n_values : 1;
+    p->engines = calloc((size_t)n, sizeof *p->engines);
+    p->engine_libs = calloc((size_t)n, sizeof *p->engine_libs);
+    if (!p->engines || !p->engine_libs)
+        return mlk_fail(err, MLK_E_NOMEM, "out of memory");
+    for (int i = 0; i < n; i++) {
+        const char *name = ax ? ax->values[i] : s->engine;
+        mlk_loc where = ax ? ax->value_locs[i] : s->engine_loc;
+        if (!(p->engines[i] = strdup(name)))
+            return mlk_fail(err, MLK_E_NOMEM, "out of memory");
+        p->n_engines = i + 1;
+        int rc = find_engine(p, o, name, where, &p->engine_libs[i], err);
+        if (rc)
+            return rc;
+    }
+    return MLK_OK;
+}
+
+/* Map the generate mapping onto `refengine gen` flags. */
+static int gen_argv(const mlk_model_spec *m, const char **argv, int max, char *key, size_t key_len)
+{
+    static const struct {
+        const char *key, *flag;
+        bool boolean;
+    } map[] = {{"external_data", "--external-data", true}, {"dynamic", "--dynamic", true},
+               {"batch", "--batch", false},                {"seed", "--seed", false},
+               {"width_mult", "--width-mult", false},     {"image_size", "--image-size", false},
+               {"layers", "--layers", false},             {"hidden", "--hidden", false},
+               {"heads", "--heads", false},               {"seq", "--seq", false},
+               {"mlp_hidden", "--mlp-hidden", false}};
+    int n = 0;
+    size_t used = (size_t)snprintf(key, key_len, "gen-v1;arch=%s", m->generate);
+    for (size_t k = 0; k < sizeof map / sizeof map[0]; k++)
+        for (int i = 0; i < m->n_gen; i++) {
+            if (strcmp(m->gen[i].key, map[k].key))
+                continue;
+            if (used < key_len)
+                used += (size_t)snprintf(key + used, key_len - used, ";%s=%s", map[k].key, m->gen[i].value);
+            if (map[k].boolean) {
+                if (mlk_scenario_bool(m->gen[i].value) == 1 && n < max)
+                    argv[n++] = map[k].flag;
+            } else if (n + 1 < max) {
+                argv[n++] = map[k].flag;
+                argv[n++] = m->gen[i].value;
+            }
+        }
+    return n;
+}
+
+static int generate_model(mlk_plan *p, const mlk_plan_opts *o, const mlk_model_spec *m, mlk_plan_model *pm,
+                          mlk_error *err)
+{
+    const char *argv[40] = {NULL, "gen", m->generate};
+    char key[1024];
+    int n = 3 + gen_argv(m, argv + 3, 30, key, sizeof key);
+    char hex[17];
+    snprintf(hex, sizeof hex, "%016llx", (unsigned long long)fnv1a(1469598103934665603ULL, key, strlen(key)));
+    const char *home = getenv("HOME");
+    mlk_buf dir = {0}, file = {0}, gen = {0};
+    if (o->model_cache)
+        mlk_buf_printf(&dir, "%s", o->model_cache);
+    else if (getenv("XDG_CACHE_HOME"))
+        mlk_buf_printf(&dir, "%s/memleak/models", getenv("XDG_CACHE_HOME"));
+    else
+        mlk_buf_printf(&dir, "%s/.cache/memleak/models", home ? home : "/tmp");
+    mlk_buf_printf(&file, "%s/%s-%s.onnx", dir.s, m->generate, hex);
+    if (o->refengine)
+        mlk_buf_printf(&gen, "%s", o->refengine);
+    else if (getenv("MLK_REFENGINE"))
+        mlk_buf_printf(&gen, "%s", getenv("MLK_REFENGINE"));
+    else
+        mlk_buf_printf(&gen, "%s/refengine", o->self_dir);
+    int rc = MLK_OK, code = 0;
+    if (dir.failed || file.failed || gen.failed) {
+        rc = mlk_fail(err, MLK_E_NOMEM, "out of memory");
+        goto out;
+    }
+    if (access(file.s, R_OK) != 0) {
+        const char *mk[] = {"mkdir", "-p", dir.s, NULL};
+        if ((rc = mlk_spawn(mk, NULL, 0, 0, &code, err)) || code) {
+            rc = rc ? rc : mlk_fail(err, MLK_E_IO, "cannot create the model cache %s", dir.s);
+            goto out;
+        }
+        argv[0] = gen.s;
+        argv[n++] = "--out";
+        argv[n++] = file.s;
+        argv[n] = NULL;
+        if ((rc = mlk_spawn(argv, NULL, 0, 0, &code, err)))
+            goto out;
+        if (code) {
+            rc = mlk_fail(err, MLK_E_PARSE, "%s:%d:%d: generating the model failed (%s exited with %d)", p->s->path,
+                          m->loc.line, m->loc.col, gen.s, code);
+            goto out;
+        }
+    }
+    pm->path = mlk_buf_take(&file);
+out:
+    mlk_buf_free(&dir);
+    mlk_buf_free(&file);
+    mlk_buf_free(&gen);
+    return rc;
+}
+
+static int resolve_model(mlk_plan *p, const mlk_plan_opts *o, const mlk_model_spec *m, mlk_plan_model *pm,
+                         mlk_error *err)
+{
+    char *sdir = dir_of(p->s->path);
+    int rc = MLK_OK;
+    if (m->kind == MLK_MODEL_GENERATE) {
+        rc = generate_model(p, o, m, pm, err);
+    } else {
+        pm->path = path_join(sdir, m->path);
+        if (!pm->path || access(pm->path, R_OK))
+            rc = mlk_fail(err, MLK_E_NOTFOUND, "%s:%d:%d: model file %s not found", p->s->path, m->loc.line,
+                          m->loc.col, pm->path ? pm->path : m->path);
+    }
+    if (!rc && m->n_inputs) {
+        pm->inputs = calloc((size_t)m->n_inputs, sizeof *pm->inputs);
+        for (int i = 0; pm->inputs && i < m->n_inputs && !rc; i++) {
+            pm->inputs[i] = path_join(sdir, m->inputs[i]);
+            pm->n_inputs = i + 1;
+            if (!pm->inputs[i] || access(pm->inputs[i], R_OK))
+                rc = mlk_fail(err, MLK_E_NOTFOUND, "%s:%d:%d: input file %s not found", p->s->path,
+                              m->input_locs[i].line, m->input_locs[i].col, pm->inputs[i] ? pm->inputs[i] : "?");
+        }
+    }
+    if (!rc) {
+        char hex[17];
+        if (!(rc = hash_file(pm->path, hex, err)))
+            pm->hash = strdup(hex);
+    }
+    free(sdir);
+    return rc;
+}
+
+/* The scenario's model, or every value of its model axis. */
+static int resolve_models(mlk_plan *p, const mlk_plan_opts *o, mlk_error *err)
+{
+    const mlk_axis *ax = mlk_scenario_axis(p->s, "model");
+    int n = ax ? ax->n_values : 1;
+    if (!(p->models = calloc((size_t)n, sizeof *p->models)))
+        return mlk_fail(err, MLK_E_NOMEM, "out of memory");
+    for (int i = 0; i < n; i++) {
+        p->n_models = i + 1;
+        p->models[i].name = ax ? ax->values[i] : NULL;
+        int rc = resolve_model(p, o, ax ? ax->variants[i].model : &p->s->model, &p->models[i], err);
+        if (rc)
+            return rc;
+    }
+    return MLK_OK;
+}
+
+void mlk_plan_free(mlk_plan *p)
+{
+    if (!p)
+        return;
+    for (int i = 0; i < p->n_cells; i++) {
+        free(p->cells[i].axes_json);
+        free(p->cells[i].config_key);
+        free(p->cells[i].label);
+    }
+    free(p->cells);
+    for (int m = 0; m < p->n_models; m++) {
+        for (int i = 0; i < p->models[m].n_inputs; i++)
+            free(p->models[m].inputs[i]);
+        free(p->models[m].inputs);
+        free(p->models[m].path);
+        free(p->models[m].hash);
+    }
+    free(p->models);
+    for (int i = 0; i < p->n_engines; i++) {
+        free(p->engines[i]);
+        free(p->engine_libs[i]);
+    }
+    free(p->engines);
+    free(p->engine_libs);
+    mlk_tool_paths_free(p->tools);
+    free(p);
+}
+
+/* plan_cells.c */
+int mlk_plan_cells(mlk_plan *p, mlk_error *err);
+int mlk_plan_check_cells(mlk_plan *p, mlk_error *err);
+int mlk_plan_keys(mlk_plan *p, mlk_error *err);
+
+int mlk_plan_build(const mlk_scenario *s, const mlk_plan_opts *o, mlk_plan **out, mlk_error *err)
+{
+    mlk_plan *p = calloc(1, sizeof *p);
+    if (!p)
+        return mlk_fail(err, MLK_E_NOMEM, "out of memory");
+    p->s = s;
+    int rc;
+    if ((rc = find_engines(p, o, err)) || (rc = mlk_plan_cells(p, err)) ||
+        (rc = mlk_plan_check_cells(p, err)) || (rc = resolve_models(p, o, err)) || (rc = mlk_plan_keys(p, err)) ||
+        (rc = mlk_tool_resolve(p, o->self_dir, &p->tools, err))) {
+        mlk_plan_free(p);
+        return rc;
+    }
+    *out = p;
+    return MLK_OK;
+}

@@ -1,0 +1,126 @@
+/* report.h: what `memleak-run report` knows about one run (loaded from the db) and the files it writes from it:
+ * TSV data and gnuplot plots, index.html, summary.md, junit.xml. It must never write to the db: reports read only. */
+#ifndef MLK_REPORT_H
+#define MLK_REPORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "fmt.h"
+#include "names.h"
+#include "status.h"
+
+struct sqlite3;
+
+enum { MLK_REP_MEMORY, MLK_REP_TREND, MLK_REP_MATRIX };
+
+/* One plot: written as data/<base>.tsv (and more TSV for some kinds), rendered to plots/<base>.png and .svg. */
+typedef struct mlk_rep_plot {
+    int kind;
+    char *base;          /* file name stem, safe characters only: "memory-cell-3", "trend-c3-iteration-peak_kib" */
+    char *title;
+    int cell;            /* index into mlk_report.cells of the cell (memory) or of a cell of the config (trend) */
+    char *step, *metric; /* trend and matrix: what is plotted */
+    char *ylabel;        /* trend: the unit of its y axis */
+    /* Figures the script needs, by kind. memory: first measured iteration, first iteration of the late half,
+     * last iteration, 1 when live heap was measured. trend: points, y min, y max, change points, flagged points,
+     * points with a baseline band. matrix: series (bars per group), groups. */
+    double a[6];
+    bool png, svg;       /* the rendered files exist */
+} mlk_rep_plot;
+
+typedef struct mlk_rep_cell {
+    int64_t id;
+    int idx;
+    char *label;         /* the axes as "k=v k=v" ("cell N" when there are none) */
+    char *axes_json, *config_key, *allocator, *status, *metric, *detail, *error;
+    int signal, exit_code; /* -1 when NULL */
+    double slope, late_slope, growth, seconds; /* NaN when NULL */
+    int memory_plot;     /* index into plots, -1 when none */
+    char *tool_html;     /* tool cells (issue 6): their leaks with stacks, or heap peak, as HTML; NULL otherwise */
+} mlk_rep_cell;
+
+/* A finding of the newest comparison of the run. */
+typedef struct mlk_rep_finding {
+    int cell;            /* index into cells, -1 when the finding's cell is not in this run */
+    char *step, *metric, *kind, *detail;
+    double current, baseline, delta_rel, delta_abs, p_value; /* NaN when NULL */
+    int plot;            /* trend plot index, -1 when none */
+} mlk_rep_finding;
+
+/* A change point of a config of the run (any run of its history). */
+typedef struct mlk_rep_cp {
+    int cell;            /* a cell of this run with the config */
+    char *step, *metric, *run_uuid, *commit_sha;
+    double before, after, t;
+    bool this_run;       /* detected at the reported run */
+    int plot;
+} mlk_rep_cp;
+
+typedef struct mlk_report {
+    int64_t run_id;
+    char *uuid, *scenario, *commit, *branch, *host, *started_at, *finished_at, *status;
+    mlk_rep_cell *cells;
+    int n_cells;
+    char *baseline;      /* the newest comparison's baseline, NULL when the run was never compared */
+    mlk_rep_finding *findings;
+    int n_findings;
+    mlk_rep_cp *cps;
+    int n_cps;
+    mlk_rep_plot *plots;
+    int n_plots;
+    char *plot_error;    /* why plots are missing (gnuplot not installed, ...), NULL when all rendered */
+    const char *link_base; /* borrowed: prefix of summary.md's links (where CI publishes DIR), "" for relative */
+} mlk_report;
+
+/* ---- report_data.c ---- */
+/* Resolve "latest" (or NULL), a numeric id or a uuid to a run id. MLK_E_NOTFOUND when there is no such run. */
+int mlk_rep_find_run(struct sqlite3 *db, const char *spec, int64_t *run_id, mlk_error *err);
+/* Load the run, its cells, the findings of its newest comparison and its configs' change points into a new
+ * report (*out, freed with mlk_rep_free). */
+int mlk_rep_load(struct sqlite3 *db, int64_t run_id, mlk_report **out, mlk_error *err);
+void mlk_rep_free(mlk_report *r);
+/* Append a plot (strings copied); returns its index or a negative status. */
+int mlk_rep_add_plot(mlk_report *r, int kind, const char *base, const char *title, int cell, const char *step,
+                     const char *metric, mlk_error *err);
+/* The trend plot of (config of cell, step, metric), or -1. */
+int mlk_rep_find_trend(const mlk_report *r, int cell, const char *step, const char *metric);
+
+/* ---- report_export.c ---- */
+/* Write every plot's data under dir/data/ (dir absolute) and register the plots in r. */
+int mlk_rep_export(struct sqlite3 *db, mlk_report *r, const char *dir, const char *matrix_step, mlk_error *err);
+
+/* ---- report_plot.c ---- */
+/* Render every registered plot with gnuplot (program: $MLK_GNUPLOT or "gnuplot") and the scripts in plots_dir,
+ * one process per plot, arguments as a vector. Marks which files exist. A missing gnuplot is MLK_E_NOTFOUND,
+ * with r->plot_error set. */
+int mlk_rep_render(mlk_report *r, const char *dir, const char *plots_dir, mlk_error *err);
+
+/* ---- report_html.c, report_text.c ---- */
+int mlk_rep_write_html(const mlk_report *r, const char *path, mlk_error *err);
+int mlk_rep_write_summary(const mlk_report *r, const char *path, mlk_error *err);
+int mlk_rep_write_junit(const mlk_report *r, const char *path, mlk_error *err);
+
+/* ---- report_fmt.c: escaping and number formatting shared by the writers ---- */
+/* Write s escaped for XML and HTML text and attribute values: & < > " ' as entities, control characters and
+ * invalid UTF-8 as U+FFFD, so the output always parses. NULL writes nothing. */
+void mlk_rep_xml(FILE *f, const char *s);
+/* Write s for Markdown text: punctuation that would start markup is backslash-escaped, newlines become spaces. */
+void mlk_rep_md(FILE *f, const char *s);
+/* Copy s into out (size len) for a TSV field gnuplot reads: tabs, control characters and double quotes replaced. */
+void mlk_rep_tsv_field(char *out, size_t len, const char *s);
+/* A metric's value in readable units: kib and bytes as KiB/MiB, wall_ms as ms, growth as B/iter. */
+void mlk_rep_fmt_metric(char *out, size_t len, const char *metric, double v);
+/* The failing verdicts: leak, crashed, timeout, oom, error. */
+bool mlk_rep_status_fails(const char *status);
+/* Close f, turning any write error into MLK_E_IO naming path. */
+int mlk_rep_close(FILE *f, const char *path, mlk_error *err);
+
+/* ---- tool_html.c ---- */
+/* The findings of cell_id as an HTML fragment (a table of leak records with their stacks, or the heap peak and
+ * its sites), every db string escaped; *out is malloc'd, or NULL when the cell has none (or the db predates the
+ * tool tables). MLK_E_DB, MLK_E_NOMEM. */
+int mlk_tool_html(struct sqlite3 *db, int64_t cell_id, char **out, mlk_error *err);
+
+#endif

@@ -1,0 +1,314 @@
+/* report_text.c: the report's summary.md (short enough for a PR comment: regressions, then leaks and failures,
+ * then one line of passing cells) and junit.xml (one testcase per cell; leaks, failures and regressions fail).
+ * It must never write a figure without its unit, nor XML that does not parse, whatever the db holds. */
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "report.h"
+
+#define MD_MAX_ITEMS 15 /* per list; the rest is counted and left to index.html */
+
+static void finding_text(char *out, size_t len, const mlk_rep_finding *x)
+{
+    char cur[48], base[48], delta[32] = "";
+    mlk_rep_fmt_metric(cur, sizeof cur, x->metric, x->current);
+    mlk_rep_fmt_metric(base, sizeof base, x->metric, x->baseline);
+    if (!isnan(x->delta_rel))
+        snprintf(delta, sizeof delta, " (%+.1f%%)", x->delta_rel * 100);
+    snprintf(out, len, "%s %s: %s vs baseline %s%s", x->step, mlk_metric_label(x->metric), cur, base, delta);
+}
+
+/* "+64.0 KiB/iter on heap_live_bytes" or the crash signal, for a failing cell. */
+static void cell_numbers(char *out, size_t len, const mlk_rep_cell *c)
+{
+    char slope[48], growth[48];
+    if (c->status && !strcmp(c->status, "crashed") && c->signal > 0) {
+        snprintf(out, len, "signal %d (%s)", c->signal, strsignal(c->signal));
+    } else if (!isnan(c->slope)) {
+        mlk_fmt_bytes(slope, sizeof slope, c->slope, true);
+        mlk_fmt_bytes(growth, sizeof growth, c->growth, true);
+        snprintf(out, len, "slope %s/iter (%.0f B per iteration) on %s, grew %s", slope, c->slope,
+                 c->metric ? c->metric : "?", growth);
+    } else {
+        snprintf(out, len, "%s", c->error ? c->error : c->detail ? c->detail : "no figures");
+    }
+}
+
+/* A link never holds a space or parenthesis: plot names are [A-Za-z0-9_-], anchors fixed, the base escaped. */
+static void md_link_target(FILE *f, const mlk_report *r, int plot, const char *anchor)
+{
+    for (const char *p = r->link_base ? r->link_base : ""; *p; p++) {
+        if (*p == ' ' || *p == '(' || *p == ')' || (unsigned char)*p < 0x20)
+            fprintf(f, "%%%02X", (unsigned char)*p);
+        else
+            fputc(*p, f);
+    }
+    if (plot >= 0 && r->plots[plot].png)
+        fprintf(f, "plots/%s.png", r->plots[plot].base);
+    else
+        fprintf(f, "index.html#%s", anchor);
+}
+
+/* The finding that stands for cell i's regressions: the whole iteration's first, then the largest change.
+ * Returns its index (-1 when the cell has none) and how many regressions the cell has. */
+static int headline(const mlk_report *r, int i, int *count)
+{
+    int best = -1;
+    *count = 0;
+    for (int k = 0; k < r->n_findings; k++) {
+        const mlk_rep_finding *x = &r->findings[k];
+        if (x->cell != i || strcmp(x->kind, "regression"))
+            continue;
+        ++*count;
+        if (best < 0) {
+            best = k;
+            continue;
+        }
+        const mlk_rep_finding *b = &r->findings[best];
+        bool xi = !strcmp(x->step, "iteration"), bi = !strcmp(b->step, "iteration");
+        double xd = isnan(x->delta_rel) ? -1 : fabs(x->delta_rel), bd = isnan(b->delta_rel) ? -1 : fabs(b->delta_rel);
+        if (xi > bi || (xi == bi && xd > bd))
+            best = k;
+    }
+    return best;
+}
+
+/* One line per cell with regressions: a cell that grew shows it in every step and figure. */
+static void md_regressions(FILE *f, const mlk_report *r)
+{
+    int n = 0, cells = 0, shown = 0;
+    for (int i = 0; i < r->n_cells; i++) {
+        int c;
+        headline(r, i, &c);
+        n += c;
+        cells += c > 0;
+    }
+    if (!r->baseline) {
+        fputs("Not compared with a baseline.\n\n", f);
+        return;
+    }
+    if (!n) {
+        fputs("No regressions against ", f);
+        mlk_rep_md(f, r->baseline);
+        fputs(".\n\n", f);
+        return;
+    }
+    fprintf(f, "**Regressions** (%d in %d cell%s) against ", n, cells, cells == 1 ? "" : "s");
+    mlk_rep_md(f, r->baseline);
+    fputs(":\n", f);
+    for (int i = 0; i < r->n_cells && shown < MD_MAX_ITEMS; i++) {
+        int c, k = headline(r, i, &c);
+        if (k < 0)
+            continue;
+        char what[256];
+        finding_text(what, sizeof what, &r->findings[k]);
+        fputs("- [", f);
+        mlk_rep_md(f, r->cells[i].label);
+        fputs(": ", f);
+        mlk_rep_md(f, what);
+        fputs("](", f);
+        md_link_target(f, r, r->findings[k].plot, "regressions");
+        fputs(")", f);
+        if (c > 1)
+            fprintf(f, " and %d more in this cell", c - 1);
+        fputs("\n", f);
+        shown++;
+    }
+    if (cells > shown)
+        fprintf(f, "- ... and %d more cells in index.html\n", cells - shown);
+    fputc('\n', f);
+}
+
+static void md_failures(FILE *f, const mlk_report *r)
+{
+    int n = 0, shown = 0;
+    for (int i = 0; i < r->n_cells; i++)
+        n += mlk_rep_status_fails(r->cells[i].status);
+    if (!n)
+        return;
+    fprintf(f, "**Leaks and failures (%d)**:\n", n);
+    for (int i = 0; i < r->n_cells && shown < MD_MAX_ITEMS; i++) {
+        const mlk_rep_cell *c = &r->cells[i];
+        if (!mlk_rep_status_fails(c->status))
+            continue;
+        char nums[512], anchor[32];
+        cell_numbers(nums, sizeof nums, c);
+        snprintf(anchor, sizeof anchor, "cell-%d", c->idx);
+        fputs("- **", f);
+        mlk_rep_md(f, c->status);
+        fputs("** ", f);
+        mlk_rep_md(f, c->label);
+        fputs(": ", f);
+        mlk_rep_md(f, nums);
+        fputs(" ([plot](", f);
+        md_link_target(f, r, c->memory_plot, anchor);
+        fputs("))\n", f);
+        shown++;
+    }
+    if (n > shown)
+        fprintf(f, "- ... and %d more in index.html\n", n - shown);
+    fputc('\n', f);
+}
+
+int mlk_rep_write_summary(const mlk_report *r, const char *path, mlk_error *err)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return mlk_fail(err, MLK_E_IO, "report: cannot create %s: %s", path, strerror(errno));
+    fputs("### memleak: ", f);
+    mlk_rep_md(f, r->scenario);
+    fprintf(f, ", run %lld", (long long)r->run_id);
+    if (r->commit) {
+        fputs(", commit ", f);
+        mlk_rep_md(f, r->commit);
+    }
+    if (r->branch) {
+        fputs(" on ", f);
+        mlk_rep_md(f, r->branch);
+    }
+    fputs("\n\n", f);
+    md_regressions(f, r);
+    md_failures(f, r);
+    int pass = 0, plateau = 0, unfinished = 0;
+    for (int i = 0; i < r->n_cells; i++) {
+        const char *s = r->cells[i].status ? r->cells[i].status : "";
+        pass += !strcmp(s, "pass") || !strcmp(s, "plateau");
+        plateau += !strcmp(s, "plateau");
+        unfinished += !strcmp(s, "pending") || !strcmp(s, "running");
+    }
+    fprintf(f, "%d of %d cells pass", pass, r->n_cells);
+    if (plateau)
+        fprintf(f, " (%d of them plateau)", plateau);
+    if (unfinished)
+        fprintf(f, ", %d unfinished", unfinished);
+    fputs(". Full report: [index.html](", f);
+    md_link_target(f, r, -1, "cells");
+    fputs(")\n", f);
+    if (r->plot_error) {
+        fputs("\nPlots missing: ", f);
+        mlk_rep_md(f, r->plot_error);
+        fputc('\n', f);
+    }
+    return mlk_rep_close(f, path, err);
+}
+
+/* ---- junit.xml ---- */
+
+typedef struct {
+    char message[1024];
+    const char *type;
+} failure;
+
+static void add_message(failure *fl, const char *type, const char *text)
+{
+    size_t n = strlen(fl->message);
+    if (!fl->type)
+        fl->type = type;
+    snprintf(fl->message + n, sizeof fl->message - n, "%s%s: %s", n ? "; " : "", type, text);
+}
+
+/* The failure of cell i (its verdict, then its headline regression), empty when it passes. */
+static failure cell_failure(const mlk_report *r, int i)
+{
+    failure fl = {{0}, NULL};
+    const mlk_rep_cell *c = &r->cells[i];
+    if (mlk_rep_status_fails(c->status)) {
+        char nums[512];
+        cell_numbers(nums, sizeof nums, c);
+        add_message(&fl, c->status, nums);
+    }
+    int n, k = headline(r, i, &n);
+    if (k >= 0) {
+        char what[320];
+        finding_text(what, sizeof what, &r->findings[k]);
+        if (n > 1)
+            snprintf(what + strlen(what), sizeof what - strlen(what), " and %d more", n - 1);
+        add_message(&fl, "regression", what);
+    }
+    return fl;
+}
+
+static void testcase(FILE *f, const mlk_report *r, int i)
+{
+    const mlk_rep_cell *c = &r->cells[i];
+    fputs("    <testcase classname=\"", f);
+    mlk_rep_xml(f, r->scenario);
+    fputs("\" name=\"", f);
+    mlk_rep_xml(f, c->label);
+    fprintf(f, "\" time=\"%.3f\">\n", isnan(c->seconds) ? 0.0 : c->seconds);
+    failure fl = cell_failure(r, i);
+    const char *s = c->status ? c->status : "";
+    if (fl.type) {
+        fputs("      <failure type=\"", f);
+        mlk_rep_xml(f, fl.type);
+        fputs("\" message=\"", f);
+        mlk_rep_xml(f, fl.message);
+        fputs("\">", f);
+        mlk_rep_xml(f, c->detail);
+        if (c->error) {
+            fputs("\nerror: ", f);
+            mlk_rep_xml(f, c->error);
+        }
+        for (int k = 0; k < r->n_findings; k++) { /* every regression of the cell, one per line */
+            const mlk_rep_finding *x = &r->findings[k];
+            if (x->cell != i || strcmp(x->kind, "regression"))
+                continue;
+            char what[256];
+            finding_text(what, sizeof what, x);
+            fputs("\nregression: ", f);
+            mlk_rep_xml(f, what);
+        }
+        fputs("</failure>\n", f);
+    } else if (!strcmp(s, "pending") || !strcmp(s, "running")) {
+        fprintf(f, "      <skipped message=\"not finished: %s (run interrupted?)\"/>\n", s);
+    } else if (c->detail) {
+        fputs("      <system-out>", f);
+        mlk_rep_xml(f, s);
+        fputs(": ", f);
+        mlk_rep_xml(f, c->detail);
+        fputs("</system-out>\n", f);
+    }
+    fputs("    </testcase>\n", f);
+}
+
+int mlk_rep_write_junit(const mlk_report *r, const char *path, mlk_error *err)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return mlk_fail(err, MLK_E_IO, "report: cannot create %s: %s", path, strerror(errno));
+    int failures = 0, skipped = 0;
+    double seconds = 0;
+    for (int i = 0; i < r->n_cells; i++) {
+        failures += cell_failure(r, i).type != NULL;
+        const char *s = r->cells[i].status ? r->cells[i].status : "";
+        skipped += !strcmp(s, "pending") || !strcmp(s, "running");
+        seconds += isnan(r->cells[i].seconds) ? 0 : r->cells[i].seconds;
+    }
+    fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"memleak\" tests=\"%d\" "
+               "failures=\"%d\" errors=\"0\" skipped=\"%d\" time=\"%.3f\">\n  <testsuite name=\"",
+            r->n_cells, failures, skipped, seconds);
+    mlk_rep_xml(f, r->scenario);
+    fprintf(f, "\" tests=\"%d\" failures=\"%d\" errors=\"0\" skipped=\"%d\" time=\"%.3f\" timestamp=\"", r->n_cells,
+            failures, skipped, seconds);
+    mlk_rep_xml(f, r->started_at);
+    fputs("\" hostname=\"", f);
+    mlk_rep_xml(f, r->host ? r->host : "");
+    fputs("\">\n    <properties>\n", f);
+    const char *names[] = {"run_uuid", "commit", "branch", "baseline"};
+    const char *vals[] = {r->uuid, r->commit, r->branch, r->baseline};
+    for (int i = 0; i < 4; i++) {
+        if (!vals[i])
+            continue;
+        fprintf(f, "      <property name=\"%s\" value=\"", names[i]);
+        mlk_rep_xml(f, vals[i]);
+        fputs("\"/>\n", f);
+    }
+    fputs("    </properties>\n", f);
+    for (int i = 0; i < r->n_cells; i++)
+        testcase(f, r, i);
+    fputs("  </testsuite>\n</testsuites>\n", f);
+    return mlk_rep_close(f, path, err);
+}

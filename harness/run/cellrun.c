@@ -1,0 +1,402 @@
+/* cellrun.c: fork + execve of one worker (memleak-run --worker) with its preload and tunables in the environment,
+ * RLIMIT_AS for memory_limit_mb, then a poll loop reading its lines until it ends or its deadline passes.
+ * It must never go through a shell, and never leave the worker's process group alive. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "allocators.h"
+#include "cellrun.h"
+#include "runner.h"
+#include "strbuf.h"
+#include "tool_exec.h"
+#include "worker.h"
+
+extern char **environ;
+
+#define MAX_ARGS (40 + 2 * MLK_CELL_MAX_OPTS + 2 * MLK_WORKER_MAX_INPUTS + 4096)
+
+typedef struct {
+    char *v[MAX_ARGS + 1];
+    int n;
+    char *owned[MAX_ARGS];
+    int n_owned;
+} argvec;
+
+static void push(argvec *a, const char *s)
+{
+    if (a->n < MAX_ARGS)
+        a->v[a->n++] = (char *)s;
+}
+
+static void push_owned(argvec *a, char *s)
+{
+    if (s && a->n_owned < MAX_ARGS)
+        a->owned[a->n_owned++] = s;
+    push(a, s);
+}
+
+static char *steps_csv(const mlk_step *st, int n)
+{
+    mlk_buf b = {0};
+    mlk_buf_printf(&b, "%s", "");
+    for (int i = 0; i < n; i++)
+        mlk_buf_printf(&b, "%s%s", i ? "," : "", mlk_step_name(st[i]));
+    return mlk_buf_take(&b);
+}
+
+static char *fmt(const char *f, const char *a, const char *b)
+{
+    mlk_buf buf = {0};
+    mlk_buf_printf(&buf, f, a, b);
+    return mlk_buf_take(&buf);
+}
+
+static void build_argv(const mlk_plan *p, const mlk_cell *c, const char *self, const mlk_tool_run *t, argvec *a)
+{
+    const mlk_scenario *s = p->s;
+    char num[2][24];
+    /* Tool cells (issue 6): valgrind's options in front, few iterations and no warmup (nothing is judged by the
+     * series), and for lsan the AddressSanitizer builds of the worker and engine. */
+    const char *prefix[32];
+    int n_prefix = t ? mlk_tool_argv(p, t, prefix, 32) : 0;
+    for (int i = 0; i < n_prefix; i++)
+        push(a, prefix[i]);
+    snprintf(num[0], sizeof num[0], "%d", t ? s->tool_iterations : s->iterations);
+    snprintf(num[1], sizeof num[1], "%d", t ? 0 : s->warmup);
+    push(a, t ? mlk_tool_worker(p, c, self) : self);
+    push(a, "--worker");
+    push(a, "--fd");
+    push(a, "3");
+    push(a, "--engine-lib");
+    push(a, t ? mlk_tool_engine_lib(p, c) : c->engine_lib);
+    push(a, "--model");
+    const mlk_plan_model *m = &p->models[c->model];
+    push(a, m->path);
+    for (int i = 0; i < m->n_inputs; i++) {
+        push(a, "--input");
+        push(a, m->inputs[i]);
+    }
+    push(a, "--setup");
+    push_owned(a, steps_csv(s->setup, s->n_setup));
+    push(a, "--pipeline");
+    push_owned(a, steps_csv(s->pipeline, s->n_pipeline));
+    push(a, "--teardown");
+    push_owned(a, steps_csv(s->teardown, s->n_teardown));
+    push(a, "--iterations");
+    push_owned(a, strdup(num[0]));
+    push(a, "--warmup");
+    push_owned(a, strdup(num[1]));
+    if (c->trim)
+        push(a, "--trim");
+    for (int i = 0; i < c->n_opts; i++) {
+        push(a, "--opt");
+        push_owned(a, fmt("%s=%s", c->opts[i].key, c->opts[i].value));
+    }
+    a->v[a->n] = NULL;
+}
+
+/* True when env entry e ("KEY=...") sets one of the keys the cell controls. */
+static bool controlled(const char *e, const mlk_cell *c)
+{
+    static const char *const keys[] = {"LD_PRELOAD=", "GLIBC_TUNABLES=", "MALLOC_CONF=", NULL};
+    for (int i = 0; keys[i]; i++)
+        if (!strncmp(e, keys[i], strlen(keys[i])))
+            return true;
+    if (c->allocator_env)
+        for (const char *p = c->allocator_env; *p;) {
+            while (*p == ' ')
+                p++;
+            const char *eq = strchr(p, '=');
+            if (!eq)
+                break;
+            if (!strncmp(e, p, (size_t)(eq - p + 1)))
+                return true;
+            const char *sp = strchr(p, ' ');
+            p = sp ? sp : p + strlen(p);
+        }
+    return false;
+}
+
+static void build_env(const mlk_cell *c, const char *heap_shim, const mlk_tool_run *t, argvec *e)
+{
+    for (char **p = environ; *p; p++)
+        if (!controlled(*p, c) && !(t && mlk_tool_env_controlled(*p)))
+            push(e, *p);
+    if (t) { /* tool cells: no heap shim, no allocator preload (the tool replaces malloc), the tool's own settings */
+        const char *v[8];
+        for (int i = 0, n = mlk_tool_env(t, v, 8); i < n; i++)
+            push(e, v[i]);
+        e->v[e->n] = NULL;
+        return;
+    }
+    mlk_error ignore = {0};
+    const mlk_allocator_info *a = mlk_allocator_find(c->allocator, &ignore);
+    const char *lib = a ? a->preload : NULL;
+    /* The shim comes first: it must see every call, then forward to the allocator after it. */
+    if (heap_shim && lib)
+        push_owned(e, fmt("LD_PRELOAD=%s %s", heap_shim, lib));
+    else if (heap_shim || lib)
+        push_owned(e, fmt("LD_PRELOAD=%s%s", heap_shim ? heap_shim : lib, ""));
+    if (c->glibc_tunables && c->glibc_tunables[0])
+        push_owned(e, fmt("GLIBC_TUNABLES=%s%s", c->glibc_tunables, ""));
+    if (c->malloc_conf && c->malloc_conf[0])
+        push_owned(e, fmt("MALLOC_CONF=%s%s", c->malloc_conf, ""));
+    if (c->allocator_env) {
+        char *copy = strdup(c->allocator_env);
+        for (char *save = NULL, *tok = copy ? strtok_r(copy, " ", &save) : NULL; tok; tok = strtok_r(NULL, " ", &save))
+            push_owned(e, strdup(tok));
+        free(copy);
+    }
+    e->v[e->n] = NULL;
+}
+
+static void free_vec(argvec *a)
+{
+    for (int i = 0; i < a->n_owned; i++)
+        free(a->owned[i]);
+}
+
+static pid_t spawn(const mlk_plan *p, const mlk_cell *c, const mlk_cellrun_opts *o, int *rfd, mlk_error *err)
+{
+    argvec *av = calloc(1, sizeof *av), *ev = calloc(1, sizeof *ev);
+    int fds[2] = {-1, -1};
+    pid_t pid = -1;
+    if (!av || !ev) {
+        mlk_fail(err, MLK_E_NOMEM, "out of memory");
+        goto out;
+    }
+    build_argv(p, c, o->self_exe, o->tool, av);
+    build_env(c, o->heap_shim, o->tool, ev);
+    if (pipe2(fds, O_CLOEXEC)) {
+        mlk_fail(err, MLK_E_CHILD, "pipe: %s", strerror(errno));
+        goto out;
+    }
+    /* valgrind and ASan reserve address space of their own: RLIMIT_AS would only break them (tool cells) */
+    int64_t limit = o->tool ? 0 : p->s->memory_limit_mb;
+    pid = fork();
+    if (pid == 0) {
+        setpgid(0, 0);
+        if (fds[1] == 3)
+            fcntl(3, F_SETFD, 0);
+        else
+            dup2(fds[1], 3);
+        if (limit > 0) {
+            struct rlimit rl = {(rlim_t)limit << 20, (rlim_t)limit << 20};
+            setrlimit(RLIMIT_AS, &rl);
+        }
+        signal(SIGINT, SIG_DFL);
+        signal(SIGTERM, SIG_DFL);
+        execve(av->v[0], av->v, ev->v);
+        _exit(127);
+    }
+    if (pid < 0)
+        mlk_fail(err, MLK_E_CHILD, "fork: %s", strerror(errno));
+    else
+        setpgid(pid, pid); /* also from here: no race with the child's own call */
+out:
+    if (fds[1] >= 0)
+        close(fds[1]);
+    if (pid > 0)
+        *rfd = fds[0];
+    else if (fds[0] >= 0)
+        close(fds[0]);
+    if (av)
+        free_vec(av);
+    if (ev)
+        free_vec(ev);
+    free(av);
+    free(ev);
+    return pid;
+}
+
+static int64_t now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+static int add_sample(mlk_cellrun *r, const mlk_sample *s)
+{
+    if (r->n == r->cap) {
+        int cap = r->cap ? r->cap * 2 : 1024;
+        mlk_sample *v = realloc(r->samples, sizeof *v * (size_t)cap);
+        if (!v)
+            return -1;
+        r->samples = v;
+        r->cap = cap;
+    }
+    r->samples[r->n++] = *s;
+    return 0;
+}
+
+/* One protocol line: S sample, A allocator, E error, D done. Unknown lines are ignored. */
+static void handle_line(mlk_cellrun *r, char *line)
+{
+    mlk_sample s;
+    if (line[0] == 'S') {
+        if (!mlk_sample_decode(line, &s))
+            add_sample(r, &s);
+    } else if (line[0] == 'A' && line[1] == '\t') {
+        char *f[3] = {NULL, NULL, NULL};
+        char *save = NULL, *tok = strtok_r(line + 2, "\t", &save);
+        for (int i = 0; tok && i < 3; i++, tok = strtok_r(NULL, "\t", &save))
+            f[i] = tok;
+        snprintf(r->alloc_active, sizeof r->alloc_active, "%s", f[0] ? f[0] : "");
+        snprintf(r->alloc_lib, sizeof r->alloc_lib, "%s", f[1] ? f[1] : "");
+        r->heap = f[2] && f[2][0] == '1';
+    } else if (line[0] == 'E' && line[1] == '\t') {
+        char *step = line + 2, *oom = strchr(step, '\t');
+        char *msg = oom ? strchr(oom + 1, '\t') : NULL;
+        if (oom && msg) {
+            *oom = '\0';
+            snprintf(r->error_step, sizeof r->error_step, "%s", step);
+            r->error_oom = oom[1] == '1';
+            snprintf(r->error, sizeof r->error, "%s", msg + 1);
+        }
+    } else if (line[0] == 'M' && line[1] == '\t' && r->n > 0) {
+        char *name = line + 2, *tab = strchr(name, '\t');
+        if (!tab)
+            return;
+        *tab = '\0';
+        if (r->n_metrics == r->cap_metrics) {
+            int cap = r->cap_metrics ? r->cap_metrics * 2 : 256;
+            mlk_engine_metric *v = realloc(r->metrics, sizeof *v * (size_t)cap);
+            if (!v)
+                return;
+            r->metrics = v;
+            r->cap_metrics = cap;
+        }
+        mlk_engine_metric *m = &r->metrics[r->n_metrics++];
+        m->sample = r->n - 1;
+        snprintf(m->name, sizeof m->name, "%s", name);
+        m->value = strtoll(tab + 1, NULL, 10);
+    } else if (line[0] == 'D') {
+        r->done = true;
+    }
+}
+
+/* Feed new bytes; complete lines are handled, the partial tail stays in buf. */
+static void consume(mlk_cellrun *r, char *buf, size_t *have)
+{
+    size_t start = 0;
+    for (size_t i = 0; i < *have; i++)
+        if (buf[i] == '\n') {
+            buf[i] = '\0';
+            handle_line(r, buf + start);
+            start = i + 1;
+        }
+    memmove(buf, buf + start, *have - start);
+    *have -= start;
+}
+
+/* Hand over new samples and the metrics of samples already handed over (a metric follows its sample). */
+static int flush(mlk_cellrun *r, const mlk_cellrun_opts *o, int *flushed, int *flushed_metrics)
+{
+    int rc = 0, n_m = r->n_metrics - *flushed_metrics;
+    if (o->on_batch && (r->n > *flushed || n_m > 0))
+        rc = o->on_batch(o->arg, r->samples + *flushed, r->n - *flushed, r->metrics + *flushed_metrics, n_m);
+    *flushed = r->n;
+    *flushed_metrics = r->n_metrics;
+    return rc;
+}
+
+static void classify(mlk_cellrun *r, int status, bool timed_out, bool interrupted, int64_t limit_mb)
+{
+    r->signal = -1;
+    r->exit_code = -1;
+    if (interrupted) {
+        r->end = MLK_END_INTERRUPTED;
+    } else if (timed_out) {
+        r->end = MLK_END_TIMEOUT;
+    } else if (WIFSIGNALED(status)) {
+        r->signal = WTERMSIG(status);
+        /* Under memory_limit_mb, a process that dies near its limit ran out of memory (a C++ engine aborts
+         * on bad_alloc); SIGKILL from outside us is the kernel's OOM killer. */
+        int64_t vm = r->n ? r->samples[r->n - 1].m.vm_size_kib : 0;
+        bool near = limit_mb > 0 && vm >= limit_mb * 1024 * 9 / 10;
+        r->end = r->signal == SIGKILL || near ? MLK_END_OOM : MLK_END_CRASHED;
+    } else {
+        r->exit_code = WEXITSTATUS(status);
+        if (r->exit_code == 0 && r->done)
+            r->end = MLK_END_DONE;
+        else if (r->exit_code == MLK_WORKER_EXIT_OOM || r->error_oom)
+            r->end = MLK_END_OOM;
+        else if (r->exit_code == MLK_WORKER_EXIT_STEP_FAILED)
+            r->end = MLK_END_STEP_ERROR;
+        else
+            r->end = MLK_END_OTHER;
+    }
+}
+
+int mlk_cellrun_exec(const mlk_plan *p, const mlk_cell *c, const mlk_cellrun_opts *o, mlk_cellrun *r,
+                     mlk_error *err)
+{
+    int rfd = -1;
+    pid_t pid = spawn(p, c, o, &rfd, err);
+    if (pid < 0)
+        return MLK_E_CHILD;
+    int64_t deadline = now_ms() + (int64_t)(p->s->timeout_s * 1000.0), last_flush = now_ms();
+    char *buf = malloc(1 << 16);
+    size_t have = 0;
+    int flushed = 0, flushed_metrics = 0, rc = MLK_OK;
+    bool timed_out = false, interrupted = false, eof = false;
+    while (buf && !eof) {
+        int64_t left = deadline - now_ms();
+        if (mlk_run_interrupted || left <= 0 || rc) {
+            interrupted = mlk_run_interrupted || rc;
+            timed_out = !interrupted;
+            kill(-pid, SIGKILL);
+            kill(pid, SIGKILL);
+            deadline = INT64_MAX; /* now drain what it wrote before dying */
+        }
+        struct pollfd pf = {rfd, POLLIN, 0};
+        int ready = poll(&pf, 1, (int)(left > 100 || left <= 0 ? 100 : left));
+        if (ready > 0) {
+            ssize_t n = read(rfd, buf + have, (1 << 16) - 1 - have);
+            if (n == 0)
+                eof = true;
+            else if (n > 0) {
+                have += (size_t)n;
+                consume(r, buf, &have);
+                if (have == (1 << 16) - 1)
+                    have = 0; /* a line longer than the buffer is garbage: drop it */
+            }
+        }
+        if (now_ms() - last_flush >= 250) {
+            if (!rc)
+                rc = flush(r, o, &flushed, &flushed_metrics);
+            last_flush = now_ms();
+            if (o->on_tick)
+                o->on_tick(o->arg, r->n ? r->samples[r->n - 1].iteration : -1);
+        }
+    }
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    kill(-pid, SIGKILL); /* anything the worker left in its group goes too */
+    close(rfd);
+    free(buf);
+    int frc = flush(r, o, &flushed, &flushed_metrics);
+    classify(r, status, timed_out, interrupted, o->tool ? 0 : p->s->memory_limit_mb);
+    return rc ? rc : frc ? MLK_E_DB : MLK_OK;
+}
+
+void mlk_cellrun_free(mlk_cellrun *r)
+{
+    free(r->samples);
+    r->samples = NULL;
+    r->n = r->cap = 0;
+    free(r->metrics);
+    r->metrics = NULL;
+    r->n_metrics = r->cap_metrics = 0;
+}

@@ -1,0 +1,269 @@
+/* runner.c: a run from start to end: run record, cells, one worker per cell with samples streamed into the db,
+ * verdicts and step statistics, progress, the final table, resume. It must never mark a cell finished before its
+ * samples are committed, so a SIGKILL of memleak-run leaves only whole cells or cells to run again. */
+#include <math.h>
+#include <sqlite3.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cellrun.h"
+#include "meta.h"
+#include "runner.h"
+#include "table.h"
+#include "tool_collect.h"
+#include "verdict.h"
+
+volatile int mlk_run_interrupted;
+
+typedef struct {
+    db_store *db;
+    int64_t cell_id, seq;
+    mlk_error *err;
+    const mlk_run_opts *o;
+    const mlk_plan *p;
+    int k, n_run;          /* this cell's position among the cells run now */
+    time_t started;
+    int iters_per_cell;
+    int done_cells;
+    const char *label;     /* the cell running now */
+    int cell_iters;        /* its iterations: warmup + iterations, or tool_iterations for a tool cell */
+} run_ctx;
+
+static int on_batch(void *arg, const mlk_sample *s, int n, const mlk_engine_metric *m, int n_metrics)
+{
+    run_ctx *x = arg;
+    int rc = db_samples_insert(x->db, x->cell_id, s, n, &x->seq, x->err);
+    /* A sample's seq is its index in the cell, so a metric's sample index is its seq. */
+    for (int i = 0; !rc && i < n_metrics; i++)
+        rc = db_metric_insert(x->db, x->cell_id, m[i].sample, m[i].name, m[i].value, x->err);
+    return rc;
+}
+
+static void fmt_eta(char *buf, size_t len, double s)
+{
+    if (s < 0 || !isfinite(s))
+        snprintf(buf, len, "?");
+    else if (s < 90)
+        snprintf(buf, len, "%.0fs", s);
+    else if (s < 5400)
+        snprintf(buf, len, "%.0fm%02.0fs", floor(s / 60), fmod(s, 60));
+    else
+        snprintf(buf, len, "%.1fh", s / 3600);
+}
+
+static void on_tick(void *arg, int iteration)
+{
+    run_ctx *x = arg;
+    if (x->o->quiet || !x->o->progress_tty)
+        return;
+    double elapsed = difftime(time(NULL), x->started);
+    /* The ETA assumes every cell as long as this one; a tool cell runs tool_iterations and no warmup. */
+    double done = (double)x->done_cells * x->iters_per_cell + (iteration + 1);
+    double total = (double)x->n_run * x->iters_per_cell;
+    char eta[32];
+    fmt_eta(eta, sizeof eta, done > 0 ? elapsed / done * (total - done) : -1);
+    printf("\r\033[K[cell %d/%d] %.60s | iteration %d/%d | ETA %s", x->k + 1, x->n_run, x->label,
+           iteration + 1, x->cell_iters, eta);
+    fflush(stdout);
+}
+
+static const char *end_status(const mlk_cellrun *r, const mlk_detect_result *d)
+{
+    switch (r->end) {
+    case MLK_END_DONE: return mlk_verdict_name(d->verdict);
+    case MLK_END_OOM: return "oom";
+    case MLK_END_CRASHED: return "crashed";
+    case MLK_END_TIMEOUT: return "timeout";
+    default: return "error";
+    }
+}
+
+static void describe(const mlk_cellrun *r, const mlk_detect_result *d, double timeout_s, char *out, size_t len)
+{
+    int last = r->n ? r->samples[r->n - 1].iteration : -1;
+    switch (r->end) {
+    case MLK_END_DONE: snprintf(out, len, "%s", d->detail); break;
+    case MLK_END_CRASHED:
+        snprintf(out, len, "crashed(%s) in iteration %d%s%.400s", sigabbrev_np(r->signal) ? sigabbrev_np(r->signal) : "?",
+                 last, r->error[0] ? ": " : "", r->error);
+        break;
+    case MLK_END_TIMEOUT: snprintf(out, len, "killed after timeout_s=%g in iteration %d", timeout_s, last); break;
+    case MLK_END_OOM: snprintf(out, len, "out of memory in iteration %d%s%.400s", last, r->error[0] ? ": " : "", r->error); break;
+    default:
+        snprintf(out, len, "%s%s%.400s (exit %d)", r->error_step, r->error_step[0] ? ": " : "",
+                 r->error[0] ? r->error : "worker failed", r->exit_code);
+    }
+}
+
+/* Judge, store and remember one finished cell. tr: a tool cell's report (issue 6), which judges it instead of the
+ * series; NULL for a plain cell. */
+static int finish_cell(run_ctx *x, const mlk_cell *c, mlk_cellrun *r, const mlk_tool_result *tr, mlk_table_row *row,
+                       mlk_error *err)
+{
+    mlk_detect_result d;
+    memset(&d, 0, sizeof d);
+    const char *metric = NULL;
+    bool judged = !tr && r->end == MLK_END_DONE && mlk_judge(x->p->s, r->samples, r->n, &d, &metric) == 0;
+    if (r->end == MLK_END_DONE && !judged && !tr)
+        r->end = MLK_END_OTHER;
+    const char *status = end_status(r, &d);
+    char detail[600];
+    describe(r, &d, x->p->s->timeout_s, detail, sizeof detail);
+    if (tr && r->end == MLK_END_DONE) {
+        status = tr->have ? tr->status : "error";
+        snprintf(detail, sizeof detail, "%.590s", tr->detail);
+    } else if (tr && tr->detail[0]) {
+        size_t used = strlen(detail);
+        snprintf(detail + used, sizeof detail - used, "; %.590s", tr->detail);
+    }
+    if (tr)
+        snprintf(row->tool, sizeof row->tool, "%s", tr->table);
+    row->n_steps = mlk_step_stats(r->samples, r->n, row->steps);
+    int rc = db_step_stats_insert(x->db, x->cell_id, row->steps, row->n_steps, err);
+    if (!rc && r->alloc_active[0])
+        rc = db_cell_set_allocator(x->db, x->cell_id, r->alloc_active, r->alloc_lib, r->heap, err);
+    db_cell_result res = {.status = status, .signal = r->signal, .exit_code = r->exit_code,
+                          .metric = judged ? metric : NULL, .slope = judged ? d.slope : NAN,
+                          .late_slope = judged ? d.late_slope : NAN, .mk_p = judged ? d.mk_p : NAN,
+                          .growth = judged ? d.growth : NAN, .detail = detail,
+                          .error = r->error[0] ? r->error : NULL};
+    if (!rc)
+        rc = db_cell_finish(x->db, x->cell_id, &res, err);
+    row->cell = c;
+    snprintf(row->status, sizeof row->status, "%s", status);
+    if (r->end == MLK_END_CRASHED && sigabbrev_np(r->signal))
+        snprintf(row->status, sizeof row->status, "crashed(SIG%s)", sigabbrev_np(r->signal));
+    snprintf(row->detail, sizeof row->detail, "%s", detail);
+    row->heap = r->heap;
+    row->slope = judged ? d.slope : NAN;
+    row->ran = true;
+    return rc;
+}
+
+static bool is_finding(const char *status)
+{
+    return strcmp(status, "pass") && strcmp(status, "plateau");
+}
+
+static int begin(const mlk_plan *p, db_store *db, const mlk_run_opts *o, int64_t resume, int64_t *run_id,
+                 mlk_error *err)
+{
+    if (resume > 0) {
+        *run_id = resume;
+        char sql[128];
+        snprintf(sql, sizeof sql, "UPDATE runs SET status = 'running' WHERE id = %lld", (long long)resume);
+        return sqlite3_exec(db_handle(db), sql, NULL, NULL, NULL) == 0 ? MLK_OK
+                                                                      : mlk_fail(err, MLK_E_DB, "cannot reopen run %lld", (long long)resume);
+    }
+    mlk_meta meta;
+    mlk_meta_collect(&meta, o->commit, o->branch);
+    char uuid[40];
+    if (o->run_key)
+        snprintf(uuid, sizeof uuid, "%.39s", o->run_key);
+    else
+        mlk_random_uuid(uuid);
+    db_run_meta m = {.uuid = uuid, .scenario_name = p->s->name, .scenario_path = p->s->path, .scenario_text = p->s->text,
+                     .tool_version = MLK_VERSION, .argv = o->argv_text};
+    mlk_meta_fill(&meta, &m);
+    return db_run_begin(db, &m, run_id, err);
+}
+
+static bool in_shard(const mlk_run_opts *o, int idx)
+{
+    return o->shard_count <= 0 || idx % o->shard_count == o->shard_index;
+}
+
+int mlk_run(const mlk_plan *p, db_store *db, const mlk_run_opts *o, int64_t resume, int64_t *run_id, bool *finding,
+            mlk_error *err)
+{
+    int rc = begin(p, db, o, resume, run_id, err);
+    if (rc)
+        return rc;
+    int64_t *ids = calloc((size_t)p->n_cells, sizeof *ids);
+    bool *todo = calloc((size_t)p->n_cells, sizeof *todo);
+    mlk_table_row *rows = calloc((size_t)p->n_cells, sizeof *rows);
+    if (!ids || !todo || !rows) {
+        rc = mlk_fail(err, MLK_E_NOMEM, "out of memory");
+        goto out;
+    }
+    int n_run = 0;
+    for (int i = 0; i < p->n_cells && !rc; i++) {
+        const mlk_cell *c = &p->cells[i];
+        char *status = NULL;
+        rows[i].cell = c;
+        rows[i].slope = NAN;
+        if (!in_shard(o, i))
+            continue;
+        if (resume > 0 && !(rc = db_cell_lookup(db, *run_id, i, &ids[i], &status, err)) && ids[i] &&
+            strcmp(status, "pending") && strcmp(status, "running")) {
+            snprintf(rows[i].status, sizeof rows[i].status, "%s", status);
+            snprintf(rows[i].detail, sizeof rows[i].detail, "finished before the resume");
+            rows[i].slope = NAN;
+            *finding |= is_finding(status);
+        } else if (!rc) {
+            db_cell_def def = {i, c->engine, p->models[c->model].path, p->models[c->model].hash, c->axes_json,
+                               c->config_key,
+                               c->allocator};
+            if (!ids[i])
+                rc = db_cell_insert(db, *run_id, &def, &ids[i], err);
+            todo[i] = true;
+            n_run++;
+        }
+        free(status);
+    }
+    run_ctx x = {.db = db, .err = err, .o = o, .p = p, .n_run = n_run, .started = time(NULL),
+                 .iters_per_cell = p->s->warmup + p->s->iterations};
+    for (int i = 0; i < p->n_cells && !rc && !mlk_run_interrupted; i++) {
+        if (!todo[i])
+            continue;
+        const mlk_cell *c = &p->cells[i];
+        x.cell_id = ids[i];
+        x.seq = 0;
+        x.label = c->label;
+        if ((rc = db_cell_start(db, ids[i], err)))
+            break;
+        if (!o->quiet && !o->progress_tty)
+            printf("cell %d/%d [%s]: running\n", x.k + 1, n_run, c->label), fflush(stdout);
+        mlk_cellrun r;
+        memset(&r, 0, sizeof r);
+        /* Tool cells (issue 6): the tool writes its report into a folder of the cell's, read into the db here. */
+        bool tooled = c->tool != MLK_TOOL_NONE;
+        x.cell_iters = tooled ? p->s->tool_iterations : p->s->warmup + p->s->iterations;
+        mlk_tool_run tool_run;
+        mlk_tool_result tres;
+        memset(&tres, 0, sizeof tres);
+        if (tooled && (rc = mlk_tool_run_begin(p, c, &tool_run, err)))
+            break;
+        mlk_cellrun_opts co = {o->self_exe, o->heap_shim, tooled ? &tool_run : NULL, on_batch, on_tick, &x};
+        rc = mlk_cellrun_exec(p, c, &co, &r, err);
+        if (!rc && tooled && r.end != MLK_END_INTERRUPTED)
+            rc = mlk_tool_collect(db, ids[i], p, c, &tool_run, o->self_exe, r.end == MLK_END_DONE, &tres, err);
+        if (!rc && r.end != MLK_END_INTERRUPTED)
+            rc = finish_cell(&x, c, &r, tooled ? &tres : NULL, &rows[i], err);
+        if (tooled)
+            mlk_tool_run_end(&tool_run, getenv("MLK_KEEP_TOOL_OUTPUT") ? "MLK_KEEP_TOOL_OUTPUT is set"
+                                        : r.end == MLK_END_DONE && !tres.have ? "its report could not be read" : NULL);
+        mlk_cellrun_free(&r);
+        if (rc || r.end == MLK_END_INTERRUPTED)
+            break;
+        *finding |= is_finding(rows[i].status);
+        if (!o->quiet)
+            printf("%scell %d/%d [%s]: %s: %s\n", o->progress_tty ? "\r\033[K" : "", x.k + 1, n_run, c->label,
+                   rows[i].status, rows[i].detail), fflush(stdout);
+        x.k++;
+        x.done_cells++;
+    }
+    const char *final = rc ? "failed" : mlk_run_interrupted ? "interrupted" : "done";
+    mlk_error ignore = {0};
+    db_run_finish(db, *run_id, final, rc ? &ignore : err);
+    if (!rc && !mlk_run_interrupted)
+        mlk_table_print(stdout, p, rows, p->n_cells);
+out:
+    free(ids);
+    free(todo);
+    free(rows);
+    return rc;
+}

@@ -1,0 +1,646 @@
+/* scenario.c: scenario files to mlk_scenario: reading the file, the top-level keys and the model (the step
+ * lists are in scenario_steps.c, the matrix and engine options in scenario_matrix.c). It must never touch the
+ * file system beyond reading the scenario, and never return a half-built scenario. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "scenario_internal.h"
+
+/* A scenario is a page of YAML; refusing big files keeps a wrong path (a model, a log) from being slurped. */
+#define MAX_FILE_BYTES ((size_t)4 << 20)
+/* A week: beyond it a timeout is a typo, and the runner's nanosecond deadlines stay far from overflow. */
+#define MAX_TIMEOUT_S (7 * 86400.0)
+
+/* ------------------------------------------------------------------------------------------------
+ * model: a path, or {path: ...} / {generate: ARCH, options...}, with optional inputs
+ * ---------------------------------------------------------------------------------------------- */
+
+typedef enum { GEN_BOOL, GEN_INT, GEN_FLOAT } gen_type;
+
+static const struct {
+    const char *key;
+    gen_type type;
+    int64_t lo; /* GEN_INT: least value (GEN_FLOAT: values must be > 0) */
+} gen_opts[] = {
+    {"external_data", GEN_BOOL, 0}, {"batch", GEN_INT, 1},      {"seed", GEN_INT, 0},
+    {"width_mult", GEN_FLOAT, 0},   {"image_size", GEN_INT, 1}, {"layers", GEN_INT, 1},
+    {"hidden", GEN_INT, 1},         {"heads", GEN_INT, 1},      {"seq", GEN_INT, 1},
+    {"mlp_hidden", GEN_INT, 1},     {"dynamic", GEN_BOOL, 0},
+};
+#define N_GEN_OPTS ((int)(sizeof gen_opts / sizeof gen_opts[0]))
+#define GEN_KEYS "external_data, batch, seed, width_mult, image_size, layers, hidden, heads, seq, mlp_hidden, dynamic"
+#define GEN_ARCHS "mlp, mobilenetv2, resnet18, resnet50, transformer"
+
+/* The ref engine's generator's architectures (ref_gen_arch_names); the harness does not link the engine. */
+static bool known_arch(const char *a)
+{
+    static const char *const archs[] = {"mlp", "mobilenetv2", "resnet18", "resnet50", "transformer"};
+    for (size_t i = 0; i < sizeof archs / sizeof archs[0]; i++)
+        if (!strcmp(a, archs[i]))
+            return true;
+    return false;
+}
+
+static int gen_opt_index(const char *key)
+{
+    for (int i = 0; i < N_GEN_OPTS; i++)
+        if (!strcmp(gen_opts[i].key, key))
+            return i;
+    return -1;
+}
+
+static int check_gen_value(const mlk_ynode *v, int i, const char *name, mlk_error *err)
+{
+    char what[48];
+    snprintf(what, sizeof what, "model.%s", gen_opts[i].key);
+    bool b;
+    int64_t x;
+    double f;
+    if (gen_opts[i].type == GEN_BOOL)
+        return mlk_yget_bool(v, what, name, &b, err);
+    if (gen_opts[i].type == GEN_INT)
+        return mlk_yget_int(v, what, gen_opts[i].lo, gen_opts[i].lo ? INT32_MAX : INT64_MAX, name, &x, err);
+    return mlk_yget_number(v, what, 0.0, 1e9, name, &f, err);
+}
+
+static int parse_inputs(mlk_model_spec *m, const mlk_ynode *v, const char *name, mlk_error *err)
+{
+    char d[64];
+    if (v->kind != MLK_YSEQ || !v->n_items)
+        return mlk_yfail(err, name, v->loc, "model.inputs: expected a non-empty list of .pb paths, got %s",
+                         v->kind == MLK_YSEQ ? "an empty list" : mlk_ydescribe(v, d, sizeof d));
+    m->inputs = mlk_ycalloc((size_t)v->n_items, sizeof *m->inputs);
+    m->input_locs = mlk_ycalloc((size_t)v->n_items, sizeof *m->input_locs);
+    if (!m->inputs || !m->input_locs)
+        return mlk_fail(err, MLK_E_NOMEM, "%s: out of memory", name);
+    for (int i = 0; i < v->n_items; i++) {
+        int rc = mlk_yget_string(v->items[i], "model.inputs", name, &m->inputs[i], err);
+        if (rc)
+            return rc;
+        m->n_inputs = i + 1;
+        m->input_locs[i] = v->items[i]->loc;
+        if (!m->inputs[i][0])
+            return mlk_yfail(err, name, v->items[i]->loc, "model.inputs: expected a path, got an empty string");
+    }
+    return MLK_OK;
+}
+
+/* First pass over a model mapping: path xor generate, and every key known. */
+static int check_model_keys(const mlk_ynode *v, bool allow_name, const char *name, mlk_error *err)
+{
+    bool gen = mlk_ymap_get(v, "generate") != NULL, source = false;
+    if (!gen && !mlk_ymap_get(v, "path"))
+        return mlk_yfail(err, name, v->loc, "model: expected a `path:` or a `generate:` key, got neither");
+    for (int i = 0; i < v->n_items; i += 2) {
+        const mlk_ynode *k = v->items[i];
+        if (!strcmp(k->text, "path") || !strcmp(k->text, "generate")) {
+            if (source)
+                return mlk_yfail(err, name, k->loc, "model: expected either path or generate, not both");
+            source = true;
+            continue;
+        }
+        if (!strcmp(k->text, "inputs") || (allow_name && !strcmp(k->text, "name")))
+            continue;
+        if (gen_opt_index(k->text) < 0)
+            return mlk_yfail(err, name, k->loc,
+                             "model: unknown %s '%.64s' (expected one of: path, generate, inputs, %s)",
+                             gen ? "generator option" : "key", k->text, GEN_KEYS);
+        if (!gen)
+            return mlk_yfail(err, name, k->loc,
+                             "model: '%.64s' is a generator option (expected it with generate:, not path:)", k->text);
+    }
+    return MLK_OK;
+}
+
+int mlk_scn_model_map(mlk_model_spec *m, const mlk_ynode *v, bool allow_name, const char *name, mlk_error *err)
+{
+    m->loc = v->loc;
+    int rc = check_model_keys(v, allow_name, name, err);
+    if (rc)
+        return rc;
+    const mlk_ynode *path = mlk_ymap_get(v, "path"), *gen = mlk_ymap_get(v, "generate"),
+                    *in = mlk_ymap_get(v, "inputs");
+    if (path) {
+        m->kind = MLK_MODEL_PATH;
+        if ((rc = mlk_yget_string(path, "model.path", name, &m->path, err)))
+            return rc;
+        if (!m->path[0])
+            return mlk_yfail(err, name, path->loc, "model.path: expected a path, got an empty string");
+    } else {
+        m->kind = MLK_MODEL_GENERATE;
+        if ((rc = mlk_yget_string(gen, "model.generate", name, &m->generate, err)))
+            return rc;
+        if (!known_arch(m->generate))
+            return mlk_yfail(err, name, gen->loc, "model.generate: unknown architecture '%.64s' (expected one of: %s)",
+                             m->generate, GEN_ARCHS);
+        int n_opts = v->n_items / 2 - 1 - (in != NULL) - (allow_name && mlk_ymap_get(v, "name"));
+        m->gen = mlk_ycalloc((size_t)(n_opts > 0 ? n_opts : 1), sizeof *m->gen);
+        if (!m->gen)
+            return mlk_fail(err, MLK_E_NOMEM, "%s: out of memory", name);
+        for (int i = 0; i < v->n_items; i += 2) {
+            int g = gen_opt_index(v->items[i]->text);
+            if (g < 0)
+                continue;
+            if ((rc = check_gen_value(v->items[i + 1], g, name, err)))
+                return rc;
+            mlk_kv *kv = &m->gen[m->n_gen++]; /* counted first: a half-filled pair is still freed */
+            kv->loc = v->items[i + 1]->loc;
+            if (!(kv->key = mlk_ystrdup(v->items[i]->text)) || !(kv->value = mlk_ystrdup(v->items[i + 1]->text)))
+                return mlk_fail(err, MLK_E_NOMEM, "%s: out of memory", name);
+        }
+    }
+    return in ? parse_inputs(m, in, name, err) : MLK_OK;
+}
+
+void mlk_scn_model_free(mlk_model_spec *m)
+{
+    free(m->path);
+    free(m->generate);
+    mlk_scn_kvs_free(m->gen, m->n_gen);
+    for (int i = 0; i < m->n_inputs; i++)
+        free(m->inputs[i]);
+    free(m->inputs);
+    free(m->input_locs);
+}
+
+/* Fills s->model; on failure what was built stays there for mlk_scenario_free. */
+static int parse_model(mlk_model_spec *m, const mlk_ynode *v, const char *name, mlk_error *err)
+{
+    char d[64];
+    m->loc = v->loc;
+    if (v->kind == MLK_YMAP)
+        return mlk_scn_model_map(m, v, false, name, err);
+    if (v->kind != MLK_YSCALAR || mlk_ynull(v) || !v->text[0])
+        return mlk_yfail(err, name, v->loc, "model: expected a path or a mapping with path: or generate:, got %s",
+                         mlk_ydescribe(v, d, sizeof d));
+    m->kind = MLK_MODEL_PATH;
+    return mlk_yget_string(v, "model", name, &m->path, err);
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * Top-level keys
+ * ---------------------------------------------------------------------------------------------- */
+
+typedef struct pctx {
+    mlk_scenario *s;
+    scn_locs L;
+    const char *name;
+    mlk_error *err;
+} pctx;
+
+/* name and engine end up in paths and database keys: keep them to a safe alphabet. */
+static int get_ident(pctx *c, const mlk_ynode *v, const char *what, char **out)
+{
+    int rc = mlk_yget_string(v, what, c->name, out, c->err);
+    if (rc)
+        return rc;
+    size_t n = strlen(*out);
+    if (n && n <= 128 && strspn(*out, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") == n)
+        return MLK_OK;
+    return mlk_yfail(c->err, c->name, v->loc, "%s: expected 1 to 128 letters, digits, '.', '_' or '-', got '%.64s'",
+                     what, *out);
+}
+
+static int k_name(pctx *c, const mlk_ynode *v)
+{
+    return get_ident(c, v, "name", &c->s->name);
+}
+
+static int k_engine(pctx *c, const mlk_ynode *v)
+{
+    c->s->engine_loc = v->loc;
+    return get_ident(c, v, "engine", &c->s->engine);
+}
+
+static int k_description(pctx *c, const mlk_ynode *v)
+{
+    return mlk_yget_string(v, "description", c->name, &c->s->description, c->err);
+}
+
+static int k_model(pctx *c, const mlk_ynode *v)
+{
+    return parse_model(&c->s->model, v, c->name, c->err);
+}
+
+static int k_detector(pctx *c, const mlk_ynode *v)
+{
+    char d[64];
+    if (v->kind == MLK_YSCALAR && !strcmp(v->text, "memleak"))
+        c->s->detector = MLK_DETECTOR_MEMLEAK;
+    else if (v->kind == MLK_YSCALAR && !strcmp(v->text, "openvino"))
+        c->s->detector = MLK_DETECTOR_OPENVINO;
+    else
+        return mlk_yfail(c->err, c->name, v->loc, "detector: expected memleak or openvino, got %s",
+                         mlk_ydescribe(v, d, sizeof d));
+    return MLK_OK;
+}
+
+static int k_heap(pctx *c, const mlk_ynode *v)
+{
+    return mlk_yget_bool(v, "heap", c->name, &c->s->heap, c->err);
+}
+
+static int k_setup(pctx *c, const mlk_ynode *v)
+{
+    c->L.setup_default = false;
+    c->L.setup_list = v->loc;
+    return mlk_scn_steps(v, "setup", c->name, &c->s->setup, &c->L.setup, &c->s->n_setup, c->err);
+}
+
+static int k_pipeline(pctx *c, const mlk_ynode *v)
+{
+    c->L.pipeline_list = v->loc;
+    int rc = mlk_scn_steps(v, "pipeline", c->name, &c->s->pipeline, &c->L.pipeline, &c->s->n_pipeline, c->err);
+    if (!rc && !c->s->n_pipeline)
+        rc = mlk_yfail(c->err, c->name, v->loc, "pipeline: expected a non-empty list of steps (%s)", mlk_step_names());
+    return rc;
+}
+
+static int k_teardown(pctx *c, const mlk_ynode *v)
+{
+    c->L.teardown_default = false;
+    c->L.teardown_list = v->loc;
+    return mlk_scn_steps(v, "teardown", c->name, &c->s->teardown, &c->L.teardown, &c->s->n_teardown, c->err);
+}
+
+/* Iteration counts are capped so warmup + iterations still fits an int. */
+static int k_iterations(pctx *c, const mlk_ynode *v)
+{
+    int64_t x;
+    int rc = mlk_yget_int(v, "iterations", 1, 1000000000, c->name, &x, c->err);
+    if (!rc)
+        c->s->iterations = (int)x;
+    return rc;
+}
+
+static int k_warmup(pctx *c, const mlk_ynode *v)
+{
+    int64_t x;
+    int rc = mlk_yget_int(v, "warmup", 0, 1000000000, c->name, &x, c->err);
+    if (!rc)
+        c->s->warmup = (int)x;
+    return rc;
+}
+
+static int k_matrix(pctx *c, const mlk_ynode *v)
+{
+    return mlk_scn_matrix(c->s, v, c->name, c->err);
+}
+
+static int k_engine_options(pctx *c, const mlk_ynode *v)
+{
+    char d[64];
+    if (v->kind != MLK_YMAP)
+        return mlk_yfail(c->err, c->name, v->loc, "engine_options: expected a mapping of option: value, got %s",
+                         mlk_ydescribe(v, d, sizeof d));
+    return mlk_scn_kvs(v, "engine_options", NULL, c->name, &c->s->engine_options, &c->s->n_engine_options, c->err);
+}
+
+/* Threshold keys: the leak floor, and the floors compare judges regressions with. */
+#define THRESHOLD_KEYS \
+    "leak_bytes_per_iter, regression_rel, regression_abs_kib, latency_rel, latency_abs_ms, latency_alpha"
+
+static int threshold(pctx *c, const mlk_ynode *k, const mlk_ynode *v)
+{
+    const char *key = k->text;
+    char what[64];
+    snprintf(what, sizeof what, "thresholds.%.40s", key);
+    int64_t x;
+    double d;
+    int rc;
+    if (!strcmp(key, "leak_bytes_per_iter") || !strcmp(key, "regression_abs_kib")) {
+        if ((rc = mlk_yget_int(v, what, 0, INT64_MAX / 1024, c->name, &x, c->err)))
+            return rc;
+        *(key[0] == 'l' ? &c->s->leak_bytes_per_iter : &c->s->regression_abs_kib) = x;
+        return MLK_OK;
+    }
+    if (!strcmp(key, "latency_abs_ms")) {
+        if ((rc = mlk_yget_number(v, what, 0.0, 1e9, c->name, &d, c->err)))
+            return rc;
+        c->s->latency_abs_ms = d;
+        return MLK_OK;
+    }
+    if (!strcmp(key, "regression_rel") || !strcmp(key, "latency_rel") || !strcmp(key, "latency_alpha")) {
+        if ((rc = mlk_yget_number(v, what, 0.0, 1.0, c->name, &d, c->err)))
+            return rc;
+        if (!strcmp(key, "regression_rel"))
+            c->s->regression_rel = d;
+        else if (!strcmp(key, "latency_rel"))
+            c->s->latency_rel = d;
+        else
+            c->s->latency_alpha = d;
+        return MLK_OK;
+    }
+    return mlk_yfail(c->err, c->name, k->loc, "thresholds: unknown key '%.64s' (expected one of: " THRESHOLD_KEYS ")",
+                     key);
+}
+
+static int k_thresholds(pctx *c, const mlk_ynode *v)
+{
+    char d[64];
+    if (v->kind != MLK_YMAP)
+        return mlk_yfail(c->err, c->name, v->loc, "thresholds: expected a mapping (leak_bytes_per_iter: N), got %s",
+                         mlk_ydescribe(v, d, sizeof d));
+    for (int i = 0; i < v->n_items; i += 2) {
+        int rc = threshold(c, v->items[i], v->items[i + 1]);
+        if (rc)
+            return rc;
+    }
+    return MLK_OK;
+}
+
+static int k_timeout_s(pctx *c, const mlk_ynode *v)
+{
+    return mlk_yget_number(v, "timeout_s", 0.0, MAX_TIMEOUT_S, c->name, &c->s->timeout_s, c->err);
+}
+
+static int k_memory_limit_mb(pctx *c, const mlk_ynode *v)
+{
+    return mlk_yget_int(v, "memory_limit_mb", 0, INT64_MAX >> 20, c->name, &c->s->memory_limit_mb, c->err);
+}
+
+static int k_tool(pctx *c, const mlk_ynode *v)
+{
+    char d[64];
+    int t = v->kind == MLK_YSCALAR ? mlk_tool_from_name(v->text) : -1;
+    if (t >= 0) {
+        c->s->tool_loc = v->loc;
+        return t != MLK_TOOL_NONE ? mlk_yget_string(v, "tool", c->name, &c->s->tool, c->err) : MLK_OK;
+    }
+    return mlk_yfail(c->err, c->name, v->loc, "tool: expected none, memcheck, massif or lsan, got %s",
+                     mlk_ydescribe(v, d, sizeof d));
+}
+
+static int k_tool_iterations(pctx *c, const mlk_ynode *v)
+{
+    int64_t x;
+    int rc = mlk_yget_int(v, "tool_iterations", 1, 1000000000, c->name, &x, c->err);
+    if (!rc)
+        c->s->tool_iterations = (int)x;
+    return rc;
+}
+
+static const struct {
+    const char *key;
+    int (*parse)(pctx *c, const mlk_ynode *v);
+    bool required;
+} top_keys[] = {
+    {"name", k_name, true},
+    {"description", k_description, false},
+    {"engine", k_engine, true},
+    {"model", k_model, true},
+    {"detector", k_detector, false},
+    {"heap", k_heap, false},
+    {"setup", k_setup, false},
+    {"pipeline", k_pipeline, true},
+    {"teardown", k_teardown, false},
+    {"iterations", k_iterations, false},
+    {"warmup", k_warmup, false},
+    {"matrix", k_matrix, false},
+    {"engine_options", k_engine_options, false},
+    {"thresholds", k_thresholds, false},
+    {"timeout_s", k_timeout_s, false},
+    {"memory_limit_mb", k_memory_limit_mb, false},
+    {"tool", k_tool, false},
+    {"tool_iterations", k_tool_iterations, false},
+};
+#define N_TOP_KEYS ((int)(sizeof top_keys / sizeof top_keys[0]))
+
+static void key_list(char *buf, size_t cap, bool required_only, const mlk_ynode *root)
+{
+    buf[0] = '\0';
+    for (int i = 0; i < N_TOP_KEYS; i++) {
+        if (required_only && (!top_keys[i].required || mlk_ymap_get(root, top_keys[i].key)))
+            continue;
+        size_t len = strlen(buf);
+        snprintf(buf + len, cap - len, "%s%s", len ? ", " : "", top_keys[i].key);
+    }
+}
+
+static int default_steps(const mlk_step *def, int n, mlk_loc at, mlk_step **steps, mlk_loc **locs, int *n_out)
+{
+    *steps = mlk_ycalloc((size_t)n, sizeof **steps);
+    *locs = mlk_ycalloc((size_t)n, sizeof **locs);
+    if (!*steps || !*locs)
+        return MLK_E_NOMEM;
+    for (int i = 0; i < n; i++) {
+        (*steps)[i] = def[i];
+        (*locs)[i] = at;
+    }
+    *n_out = n;
+    return MLK_OK;
+}
+
+/* Required keys, then the default step lists, then the checks that need the whole scenario. */
+static int finish(pctx *c, const mlk_ynode *root)
+{
+    static const mlk_step setup[] = {MLK_STEP_LOAD_ENGINE, MLK_STEP_READ_MODEL};
+    static const mlk_step teardown[] = {MLK_STEP_RELEASE_MODEL, MLK_STEP_UNLOAD_ENGINE};
+    mlk_scenario *s = c->s;
+    if (!s->name || !s->engine || (!s->model.loc.line && !mlk_scenario_axis(s, "model")) || !s->pipeline) {
+        char missing[256];
+        key_list(missing, sizeof missing, true, root);
+        return mlk_yfail(c->err, c->name, c->L.doc,
+                         "missing required key%s: %s (required: name, engine, model, pipeline)",
+                         strchr(missing, ',') ? "s" : "", missing);
+    }
+    if ((c->L.setup_default && default_steps(setup, 2, c->L.pipeline_list, &s->setup, &c->L.setup, &s->n_setup)) ||
+        (c->L.teardown_default &&
+         default_steps(teardown, 2, c->L.pipeline_list, &s->teardown, &c->L.teardown, &s->n_teardown)))
+        return mlk_fail(c->err, MLK_E_NOMEM, "%s: out of memory", c->name);
+    if (c->L.setup_default)
+        c->L.setup_list = c->L.pipeline_list;
+    if (c->L.teardown_default)
+        c->L.teardown_list = c->L.pipeline_list;
+    const mlk_axis *tool_axis = mlk_scenario_axis(s, "tool");
+    if (s->tool && tool_axis)
+        return mlk_yfail(c->err, c->name, tool_axis->loc,
+                         "matrix.tool: tool is also set at %d:%d (expected it in one place: the top level or the "
+                         "matrix)", s->tool_loc.line, s->tool_loc.col);
+    int rc = mlk_scn_check_pipeline(s, &c->L, c->name, c->err);
+    return rc ? rc : mlk_scn_check_options(s, c->name, c->err);
+}
+
+static int from_tree(pctx *c, const mlk_ynode *root)
+{
+    char d[64], keys[512];
+    if (root->kind != MLK_YMAP) {
+        key_list(keys, sizeof keys, false, root);
+        return mlk_yfail(c->err, c->name, root->loc, "expected a mapping of scenario keys (%s), got %s", keys,
+                         mlk_ydescribe(root, d, sizeof d));
+    }
+    for (int i = 0; i < root->n_items; i += 2) {
+        const mlk_ynode *k = root->items[i];
+        int t = 0;
+        while (t < N_TOP_KEYS && strcmp(top_keys[t].key, k->text))
+            t++;
+        if (t == N_TOP_KEYS) {
+            key_list(keys, sizeof keys, false, root);
+            return mlk_yfail(c->err, c->name, k->loc, "unknown key '%.64s' (expected one of: %s)", k->text, keys);
+        }
+        int rc = top_keys[t].parse(c, root->items[i + 1]);
+        if (rc)
+            return rc;
+    }
+    return finish(c, root);
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * Public entry points
+ * ---------------------------------------------------------------------------------------------- */
+
+static mlk_scenario *scenario_new(const char *text, size_t len, const char *name)
+{
+    mlk_scenario *s = mlk_ycalloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    s->iterations = 100;
+    s->warmup = 10;
+    s->leak_bytes_per_iter = 1024;
+    s->regression_rel = 0.05;
+    s->regression_abs_kib = 256;
+    s->latency_rel = 0.10;
+    s->latency_alpha = 0.05;
+    s->latency_abs_ms = 0.05;
+    s->timeout_s = 600;
+    s->heap = true;
+    s->tool_iterations = 3; /* tool.h's MLK_TOOL_DEFAULT_ITERATIONS */
+    s->path = mlk_ystrdup(name);
+    s->text = mlk_yalloc(len + 1);
+    if (!s->path || !s->text) {
+        mlk_scenario_free(s);
+        return NULL;
+    }
+    if (len)
+        memcpy(s->text, text, len);
+    s->text[len] = '\0';
+    return s;
+}
+
+int mlk_scenario_parse(const char *text, size_t len, const char *name, mlk_scenario **out, mlk_error *err)
+{
+    if (!name)
+        name = "<scenario>";
+    if ((!text && len) || !out)
+        return mlk_fail(err, MLK_E_USAGE, "%s: mlk_scenario_parse needs text and out", name);
+    if (!text)
+        text = "";
+    mlk_scenario *s = scenario_new(text, len, name);
+    if (!s)
+        return mlk_fail(err, MLK_E_NOMEM, "%s: out of memory", name);
+    pctx c = {.s = s, .name = name, .err = err};
+    c.L.setup_default = c.L.teardown_default = true;
+    mlk_ynode *root = NULL;
+    int rc = mlk_yaml_parse(s->text, len, name, &root, &c.L.doc, err);
+    if (!rc) {
+        c.L.pipeline_list = c.L.doc;
+        rc = from_tree(&c, root);
+    }
+    mlk_ynode_free(root);
+    free(c.L.setup);
+    free(c.L.pipeline);
+    free(c.L.teardown);
+    if (rc) {
+        mlk_scenario_free(s);
+        return rc;
+    }
+    *out = s;
+    return MLK_OK;
+}
+
+/* The whole file, NUL-terminated; MLK_E_IO names the path. */
+static int read_file(const char *path, char **out, size_t *len, mlk_error *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return mlk_fail(err, MLK_E_IO, "%s: cannot open scenario: %s", path, strerror(errno));
+    size_t cap = 4096, n = 0;
+    char *buf = mlk_yalloc(cap);
+    int rc = buf ? MLK_OK : mlk_fail(err, MLK_E_NOMEM, "%s: out of memory", path);
+    while (!rc) {
+        if (n + 1 == cap) {
+            char *bigger = mlk_yalloc(cap * 2);
+            if (!bigger) {
+                rc = mlk_fail(err, MLK_E_NOMEM, "%s: out of memory", path);
+                break;
+            }
+            memcpy(bigger, buf, n);
+            free(buf);
+            buf = bigger;
+            cap *= 2;
+        }
+        size_t got = fread(buf + n, 1, cap - 1 - n, f);
+        n += got;
+        if (n > MAX_FILE_BYTES)
+            rc = mlk_fail(err, MLK_E_IO, "%s: larger than %zu MiB; not a scenario file", path, MAX_FILE_BYTES >> 20);
+        else if (got == 0 && ferror(f))
+            rc = mlk_fail(err, MLK_E_IO, "%s: cannot read scenario: %s", path, strerror(errno));
+        else if (got == 0)
+            break;
+    }
+    fclose(f);
+    if (rc) {
+        free(buf);
+        return rc;
+    }
+    buf[n] = '\0';
+    *out = buf;
+    *len = n;
+    return MLK_OK;
+}
+
+int mlk_scenario_load(const char *path, mlk_scenario **out, mlk_error *err)
+{
+    if (!path || !out)
+        return mlk_fail(err, MLK_E_USAGE, "mlk_scenario_load needs a path and out");
+    char *text = NULL;
+    size_t len = 0;
+    int rc = read_file(path, &text, &len, err);
+    if (rc)
+        return rc;
+    rc = mlk_scenario_parse(text, len, path, out, err);
+    free(text);
+    return rc;
+}
+
+void mlk_scenario_free(mlk_scenario *s)
+{
+    if (!s)
+        return;
+    free(s->path);
+    free(s->text);
+    free(s->name);
+    free(s->engine);
+    free(s->description);
+    free(s->tool);
+    mlk_scn_model_free(&s->model);
+    free(s->setup);
+    free(s->pipeline);
+    free(s->teardown);
+    mlk_scn_axes_free(s->axes, s->n_axes);
+    mlk_scn_kvs_free(s->engine_options, s->n_engine_options);
+    free(s);
+}
+
+int mlk_scenario_bool(const char *text)
+{
+    return text ? mlk_ybool_word(text) : -1;
+}
+
+const mlk_axis *mlk_scenario_axis(const mlk_scenario *s, const char *name)
+{
+    for (int i = 0; s && name && i < s->n_axes; i++)
+        if (!strcmp(s->axes[i].name, name))
+            return &s->axes[i];
+    return NULL;
+}
+
+int64_t mlk_scenario_n_cells(const mlk_scenario *s)
+{
+    int64_t n = 1;
+    for (int i = 0; s && i < s->n_axes; i++)
+        n *= s->axes[i].n_values;
+    return n;
+}

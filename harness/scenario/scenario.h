@@ -1,0 +1,153 @@
+/* scenario.h: a memleak scenario file (YAML) parsed into a plain struct, with file:line:col on every error.
+ * It must never run anything or touch the file system beyond reading the scenario file itself. */
+#ifndef MLK_SCENARIO_H
+#define MLK_SCENARIO_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "names.h"
+#include "status.h"
+
+/* Where a YAML node starts, 1-based. */
+typedef struct mlk_loc {
+    int line, col;
+} mlk_loc;
+
+typedef struct mlk_kv {
+    char *key;
+    char *value; /* scalars keep their YAML text: "on", "2", "0.5" */
+    mlk_loc loc; /* of the value */
+} mlk_kv;
+
+typedef enum { MLK_MODEL_PATH = 0, MLK_MODEL_GENERATE = 1 } mlk_model_kind;
+
+typedef struct mlk_model_spec {
+    mlk_model_kind kind;
+    char *path;       /* MLK_MODEL_PATH: as written; relative paths are relative to the scenario's folder */
+    char *generate;   /* MLK_MODEL_GENERATE: the architecture ("mlp", "mobilenetv2", ...) */
+    mlk_kv *gen;      /* the other keys of the generate mapping: external_data, batch, seed, width_mult,
+                         image_size, layers, hidden, heads, seq, mlp_hidden, dynamic */
+    int n_gen;
+    char **inputs;    /* optional: `inputs: [a.pb, b.pb]`, serialized TensorProto per graph input */
+    mlk_loc *input_locs;
+    int n_inputs;
+    mlk_loc loc;
+} mlk_model_spec;
+
+/* One value of a variant axis: the engine options that value sets (see mlk_axis). */
+typedef struct mlk_variant {
+    mlk_kv *options; /* may be empty (a baseline variant) */
+    int n_options;
+    mlk_model_spec *model; /* the `model` axis only: the value's model (path or generate), options unused */
+} mlk_variant;
+
+/* A matrix axis. Each value is a scalar kept as written, or, for a variant axis, a mapping:
+ *     matrix:
+ *       fault:
+ *         - {name: none}
+ *         - {name: leak, inject_leak_bytes: 65536}
+ *         - {name: retention, inject_retention_bytes: 65536, inject_retention_cap: 4M}
+ * There values[i] is the mapping's `name:` (unique in the axis) and variants[i] holds its other keys, which
+ * are engine options for the cells of that value. An axis is all scalars or all mappings; variants is NULL
+ * for a scalar axis. A single scalar or mapping stands for a one-value list. Axis names: `allocator`
+ * (glibc|jemalloc|tcmalloc|mimalloc, checked here), `malloc_trim` (a boolean, checked here), `glibc_tunables`,
+ * `malloc_conf`, `allocator_env` and `tool` are harness settings, never variant axes nor engine options; any other
+ * scalar axis is an engine option of that name, checked by the engine. The options of a cell are
+ * engine_options, then its scalar engine-option axes, then its variants' options; the parser refuses a name
+ * set in two of these places, except that a variant may override an engine_options key. */
+typedef struct mlk_axis {
+    char *name;
+    char **values; /* at least one, all distinct */
+    mlk_loc *value_locs;
+    int n_values;
+    mlk_variant *variants; /* NULL, or n_values entries */
+    mlk_loc loc;
+} mlk_axis;
+
+
+
+typedef enum { MLK_DETECTOR_MEMLEAK = 0, MLK_DETECTOR_OPENVINO = 1 } mlk_detector_kind;
+
+typedef struct mlk_scenario {
+    char *path;          /* as given to mlk_scenario_load, or the name passed to mlk_scenario_parse */
+    char *text;          /* the whole file, NUL-terminated: stored with every run */
+    char *name;          /* required: letters, digits, '.', '_', '-' */
+    char *engine;        /* required: "ref", "ort", ... (same characters as name) */
+    mlk_loc engine_loc;
+    char *description;   /* optional free text; NULL when absent */
+    mlk_model_spec model; /* required, unless the matrix has a `model` axis: a variant axis whose values are model
+                             mappings, {name: mlp, generate: mlp, mlp_hidden: 256} or {name: x, path: x.onnx} */
+    /* setup runs once, pipeline every iteration (warmup + iterations), teardown once. Defaults: setup
+     * [load_engine, read_model], teardown [release_model, unload_engine]; pipeline required and non-empty.
+     * The parser checks they form a sensible sequence: every step finds what it needs alive (a request for
+     * infer, no request for release_compiled, nothing but the engine for unload_engine, ...), the pipeline
+     * leaves alive exactly what it found (it repeats), and teardown releases everything. release_model may
+     * come before release_compiled. */
+    mlk_step *setup, *pipeline, *teardown;
+    int n_setup, n_pipeline, n_teardown;
+    int iterations;      /* measured iterations; default 100, >= 1 */
+    int warmup;          /* unmeasured-for-verdict iterations first; default 10, >= 0 */
+    mlk_axis *axes;      /* matrix: may be absent (one cell); an axis with no values is an error */
+    int n_axes;
+    mlk_kv *engine_options; /* fixed options for every cell */
+    int n_engine_options;
+    int64_t leak_bytes_per_iter; /* thresholds.leak_bytes_per_iter; default 1024 */
+    /* What memleak-run compare calls a regression (thresholds.*): a memory figure must move by more than both
+     * regression_rel (default 0.05) of the baseline and regression_abs_kib (default 256); growth per iteration by
+     * more than regression_rel and leak_bytes_per_iter; latency by more than latency_rel (default 0.10) and
+     * latency_abs_ms (default 0.05: a few microseconds on a tiny step are scheduling noise) with a Mann-Whitney
+     * p below latency_alpha (default 0.05). */
+    double regression_rel;
+    int64_t regression_abs_kib;
+    double latency_rel, latency_alpha, latency_abs_ms;
+    double timeout_s;    /* per cell; default 600 */
+    int64_t memory_limit_mb; /* per worker; 0 = none (default) */
+    mlk_detector_kind detector; /* `detector: memleak|openvino`; default memleak */
+    bool heap;           /* `heap: on|off`: preload the heap-accounting shim; default on */
+    /* Tool cells (issue 6): `tool: none|memcheck|massif|lsan` runs every cell's worker under that tool, or set
+     * it per cell as a `tool` matrix axis (not both). A tool cell runs tool_iterations iterations (default 3,
+     * `tool_iterations: N`) and no warmup, is judged by the tool's report, never by RSS or the heap series, and
+     * runs on glibc's malloc without the heap shim (the plan refuses another allocator: valgrind and ASan
+     * replace malloc themselves). */
+    char *tool;          /* NULL for none */
+    mlk_loc tool_loc;
+    int tool_iterations;
+} mlk_scenario;
+
+/* Read and parse a scenario file. On failure *out is untouched and err->msg starts with
+ * "PATH:LINE:COL: " and says what was expected (MLK_E_PARSE), or names the file (MLK_E_IO, also for a file
+ * over 4 MiB); MLK_E_NOMEM. Refused as MLK_E_PARSE: YAML syntax errors, anchors, aliases, tags, several
+ * documents, duplicate keys, unknown keys (the message lists the accepted ones), wrong types or ranges,
+ * missing required keys (at the document start), unknown steps, an empty matrix or axis, duplicate axis
+ * values, an option set twice in a cell, more than MLK_MAX_CELLS cells. Files named in the scenario
+ * (model path, inputs) are not checked here. The caller frees *out with mlk_scenario_free. */
+int mlk_scenario_load(const char *path, mlk_scenario **out, mlk_error *err);
+
+/* Parse scenario text (len bytes, no NUL needed); name stands for the file in messages. Fails as above. */
+int mlk_scenario_parse(const char *text, size_t len, const char *name, mlk_scenario **out, mlk_error *err);
+
+void mlk_scenario_free(mlk_scenario *s);
+
+/* A YAML 1.1 boolean word as scenarios write them (on/off, true/false, yes/no, in any case): 1, 0, or -1 for
+ * anything else. Use it for values the parser checked as booleans (malloc_trim), which keep their text. */
+int mlk_scenario_bool(const char *text);
+
+/* True for axes the harness applies itself (engine, model, allocator, malloc_trim, glibc_tunables, malloc_conf,
+ * allocator_env, tool); every other axis is an engine option. An `engine` axis overrides the top-level engine per cell,
+ * and an option key "ENGINE.KEY" (engine_options, variants) applies only to that engine's cells, as KEY. */
+bool mlk_scenario_is_harness_axis(const char *name);
+
+/* The axis named name, or NULL. */
+const mlk_axis *mlk_scenario_axis(const mlk_scenario *s, const char *name);
+
+/* Cells of the matrix: the product of the axes' value counts (1 without a matrix). The parser refuses a
+ * matrix of more than MLK_MAX_CELLS cells, so this never overflows. */
+#define MLK_MAX_CELLS 100000
+int64_t mlk_scenario_n_cells(const mlk_scenario *s);
+
+/* Tests only: let the next n of the parser's own allocations succeed and fail the ones after (n < 0
+ * disarms). libyaml's allocations are not covered. Process-wide, not thread-safe. */
+void mlk_scenario_fail_alloc_after(int64_t n);
+
+#endif

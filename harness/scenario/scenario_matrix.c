@@ -1,0 +1,320 @@
+/* scenario_matrix.c: the scenario's matrix (scalar and variant axes) and engine options, and the checks that
+ * no cell sets an option twice. It must never keep a partly built axis list: on failure s->axes is untouched. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "scenario_internal.h"
+
+/* Axes the harness applies itself (which engine, environment, preload, calls between steps); never engine
+ * options. The one list: plan.c asks mlk_scenario_is_harness_axis. */
+static const char *const harness_axes[] = {"engine", "model", "allocator", "malloc_trim", "glibc_tunables",
+                                           "malloc_conf", "allocator_env", "tool"};
+
+static bool in_list(const char *s, const char *const *list, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(s, list[i]))
+            return true;
+    return false;
+}
+
+static bool is_harness_axis(const char *s)
+{
+    return in_list(s, harness_axes, sizeof harness_axes / sizeof harness_axes[0]);
+}
+
+bool mlk_scenario_is_harness_axis(const char *name) { return is_harness_axis(name); }
+
+/* Engine names as the engine: key takes them (they name a plugin file, engine_<name>.so). */
+static bool engine_name_ok(const char *s)
+{
+    if (!*s)
+        return false;
+    for (; *s; s++)
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') || *s == '_' ||
+              *s == '-' || *s == '.'))
+            return false;
+    return true;
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * Key/value mappings
+ * ---------------------------------------------------------------------------------------------- */
+
+void mlk_scn_kvs_free(mlk_kv *kv, int n)
+{
+    for (int i = 0; kv && i < n; i++) {
+        free(kv[i].key);
+        free(kv[i].value);
+    }
+    free(kv);
+}
+
+int mlk_scn_kvs(const mlk_ynode *map, const char *what, const char *skip, const char *name, mlk_kv **out, int *n,
+                mlk_error *err)
+{
+    char d[64];
+    int cap = map->n_items / 2, count = 0, rc = MLK_OK;
+    mlk_kv *kv = mlk_ycalloc((size_t)(cap ? cap : 1), sizeof *kv);
+    if (!kv)
+        return mlk_fail(err, MLK_E_NOMEM, "%s: out of memory", name);
+    for (int i = 0; i < map->n_items && !rc; i += 2) {
+        const mlk_ynode *k = map->items[i], *v = map->items[i + 1];
+        if (skip && !strcmp(k->text, skip))
+            continue;
+        if (!k->text[0] || mlk_ynull(k))
+            rc = mlk_yfail(err, name, k->loc, "%s: expected an option name, got %s", what,
+                           mlk_ydescribe(k, d, sizeof d));
+        else if (v->kind != MLK_YSCALAR || mlk_ynull(v))
+            rc = mlk_yfail(err, name, v->loc, "%s.%.64s: expected a scalar value (string, number or boolean), got %s",
+                           what, k->text, mlk_ydescribe(v, d, sizeof d));
+        if (rc)
+            break;
+        mlk_kv *e = &kv[count++]; /* counted first: a half-filled pair is still freed */
+        e->loc = v->loc;
+        if (!(e->key = mlk_ystrdup(k->text)) || !(e->value = mlk_ystrdup(v->text)))
+            rc = mlk_fail(err, MLK_E_NOMEM, "%s: out of memory", name);
+    }
+    if (rc) {
+        mlk_scn_kvs_free(kv, count);
+        return rc;
+    }
+    *out = kv;
+    *n = count;
+    return MLK_OK;
+}
+
+static const mlk_kv *kvs_find(const mlk_kv *kv, int n, const char *key)
+{
+    for (int i = 0; i < n; i++)
+        if (!strcmp(kv[i].key, key))
+            return &kv[i];
+    return NULL;
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * Axes
+ * ---------------------------------------------------------------------------------------------- */
+
+void mlk_scn_axes_free(mlk_axis *axes, int n)
+{
+    for (int i = 0; axes && i < n; i++) {
+        mlk_axis *a = &axes[i];
+        for (int j = 0; j < a->n_values; j++) {
+            free(a->values[j]);
+            if (a->variants) {
+                mlk_scn_kvs_free(a->variants[j].options, a->variants[j].n_options);
+                if (a->variants[j].model)
+                    mlk_scn_model_free(a->variants[j].model);
+                free(a->variants[j].model);
+            }
+        }
+        free(a->name);
+        free(a->values);
+        free(a->value_locs);
+        free(a->variants);
+    }
+    free(axes);
+}
+
+/* A scalar value of a scalar axis; harness axes are checked here, engine options by the engine. */
+static int check_scalar_value(const mlk_axis *a, const mlk_ynode *v, const char *name, mlk_error *err)
+{
+    char d[64], what[96];
+    snprintf(what, sizeof what, "matrix.%.64s", a->name);
+    if (v->kind != MLK_YSCALAR || mlk_ynull(v))
+        return mlk_yfail(err, name, v->loc, "%s: expected a scalar value (string, number or boolean), got %s", what,
+                         mlk_ydescribe(v, d, sizeof d));
+    if (!strcmp(a->name, "allocator") && mlk_alloc_from_name(v->text) < 0)
+        return mlk_yfail(err, name, v->loc, "%s: expected glibc, jemalloc, tcmalloc or mimalloc, got %s", what,
+                         mlk_ydescribe(v, d, sizeof d));
+    if (!strcmp(a->name, "tool") && mlk_tool_from_name(v->text) < 0)
+        return mlk_yfail(err, name, v->loc, "%s: expected none, memcheck, massif or lsan, got %s", what,
+                         mlk_ydescribe(v, d, sizeof d));
+    if (!strcmp(a->name, "engine") && !engine_name_ok(v->text))
+        return mlk_yfail(err, name, v->loc, "%s: expected an engine name (letters, digits, '.', '_', '-'), got %s",
+                         what, mlk_ydescribe(v, d, sizeof d));
+    bool b;
+    if (!strcmp(a->name, "malloc_trim"))
+        return mlk_yget_bool(v, what, name, &b, err);
+    return MLK_OK;
+}
+
+/* A variant: a mapping with a `name:` and engine options. */
+static int parse_variant(mlk_axis *a, int j, const mlk_ynode *v, const char *name, mlk_error *err)
+{
+    char d[64], what[96];
+    snprintf(what, sizeof what, "matrix.%.64s", a->name);
+    if (v->kind != MLK_YMAP)
+        return mlk_yfail(err, name, v->loc,
+                         "%s: expected every value to be a mapping with name: (a variant), as the first is; got %s",
+                         what, mlk_ydescribe(v, d, sizeof d));
+    const mlk_ynode *vn = mlk_ymap_get(v, "name");
+    if (!vn)
+        return mlk_yfail(err, name, v->loc, "%s: expected the variant to have a name: key", what);
+    int rc = mlk_yget_string(vn, what, name, &a->values[j], err);
+    if (rc)
+        return rc;
+    if (!a->values[j][0])
+        return mlk_yfail(err, name, vn->loc, "%s: expected a non-empty variant name", what);
+    a->value_locs[j] = vn->loc;
+    if (!strcmp(a->name, "model")) {
+        /* A model axis value is a model of its own, not engine options. */
+        if (!(a->variants[j].model = mlk_ycalloc(1, sizeof *a->variants[j].model)))
+            return mlk_fail(err, MLK_E_NOMEM, "%s: out of memory", name);
+        return mlk_scn_model_map(a->variants[j].model, v, true, name, err);
+    }
+    return mlk_scn_kvs(v, what, "name", name, &a->variants[j].options, &a->variants[j].n_options, err);
+}
+
+/* Fill a (zeroed, name set) from the axis's value node; what was allocated stays in a for the caller to free. */
+static int parse_axis_values(mlk_axis *a, const mlk_ynode *v, const char *name, mlk_error *err)
+{
+    const mlk_ynode *const *items = (const mlk_ynode *const *)&v;
+    int n = 1;
+    if (v->kind == MLK_YSEQ) {
+        items = (const mlk_ynode *const *)v->items;
+        n = v->n_items;
+    }
+    if (!n || mlk_ynull(v))
+        return mlk_yfail(err, name, v->loc, "matrix.%.64s: expected a value or a non-empty list of values, got %s",
+                         a->name, n ? "nothing" : "an empty list");
+    bool variant = items[0]->kind == MLK_YMAP, model = !strcmp(a->name, "model");
+    if (variant && is_harness_axis(a->name) && !model)
+        return mlk_yfail(err, name, items[0]->loc,
+                         "matrix.%.64s: expected scalar values (variants are for engine options)", a->name);
+    if (model && !variant)
+        return mlk_yfail(err, name, items[0]->loc,
+                         "matrix.model: expected mappings {name: N, generate: ARCH ...} or {name: N, path: FILE}");
+    a->values = mlk_ycalloc((size_t)n, sizeof *a->values);
+    a->value_locs = mlk_ycalloc((size_t)n, sizeof *a->value_locs);
+    a->variants = variant ? mlk_ycalloc((size_t)n, sizeof *a->variants) : NULL;
+    if (!a->values || !a->value_locs || (variant && !a->variants))
+        return mlk_fail(err, MLK_E_NOMEM, "%s: out of memory", name);
+    for (int j = 0; j < n; j++) {
+        int rc;
+        a->n_values = j + 1; /* counted first: a half-filled value is still freed */
+        if (variant) {
+            rc = parse_variant(a, j, items[j], name, err);
+        } else if (!(rc = check_scalar_value(a, items[j], name, err))) {
+            a->value_locs[j] = items[j]->loc;
+            if (!(a->values[j] = mlk_ystrdup(items[j]->text)))
+                rc = mlk_fail(err, MLK_E_NOMEM, "%s: out of memory", name);
+        }
+        if (rc)
+            return rc;
+        for (int k = 0; k < j; k++)
+            if (!strcmp(a->values[k], a->values[j]))
+                return mlk_yfail(err, name, a->value_locs[j],
+                                 "matrix.%.64s: duplicate value '%.64s' (first at %d:%d; expected distinct values)",
+                                 a->name, a->values[j], a->value_locs[k].line, a->value_locs[k].col);
+    }
+    return MLK_OK;
+}
+
+int mlk_scn_matrix(mlk_scenario *s, const mlk_ynode *v, const char *name, mlk_error *err)
+{
+    char d[64];
+    if (v->kind != MLK_YMAP || !v->n_items)
+        return mlk_yfail(err, name, v->loc, "matrix: expected a mapping of at least one axis (axis: [values]), got %s",
+                         v->kind == MLK_YMAP ? "an empty mapping" : mlk_ydescribe(v, d, sizeof d));
+    int n = v->n_items / 2, rc = MLK_OK;
+    mlk_axis *axes = mlk_ycalloc((size_t)n, sizeof *axes);
+    if (!axes)
+        return mlk_fail(err, MLK_E_NOMEM, "%s: out of memory", name);
+    int64_t cells = 1;
+    int built = 0;
+    for (int i = 0; i < n && !rc; i++) {
+        const mlk_ynode *k = v->items[2 * i];
+        mlk_axis *a = &axes[built++];
+        a->loc = k->loc;
+        if (!k->text[0] || mlk_ynull(k))
+            rc = mlk_yfail(err, name, k->loc, "matrix: expected an axis name, got %s", mlk_ydescribe(k, d, sizeof d));
+        else if (!(a->name = mlk_ystrdup(k->text)))
+            rc = mlk_fail(err, MLK_E_NOMEM, "%s: out of memory", name);
+        else
+            rc = parse_axis_values(a, v->items[2 * i + 1], name, err);
+        if (!rc && (cells *= a->n_values) > MLK_MAX_CELLS)
+            rc = mlk_yfail(err, name, k->loc, "matrix: expected at most %d cells, got more from this axis on",
+                           MLK_MAX_CELLS);
+    }
+    if (rc) {
+        mlk_scn_axes_free(axes, built);
+        return rc;
+    }
+    s->axes = axes;
+    s->n_axes = n;
+    return MLK_OK;
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * Options set twice in a cell
+ * ---------------------------------------------------------------------------------------------- */
+
+/* Where a variant axis before this one sets key, or NULL (so the later one is reported). */
+static const mlk_kv *variant_option(const mlk_scenario *s, const mlk_axis *before, const char *key)
+{
+    for (const mlk_axis *a = s->axes; a < before; a++) {
+        for (int j = 0; a->variants && j < a->n_values; j++) {
+            const mlk_kv *kv = kvs_find(a->variants[j].options, a->variants[j].n_options, key);
+            if (kv)
+                return kv;
+        }
+    }
+    return NULL;
+}
+
+static int check_variant_options(const mlk_scenario *s, const mlk_axis *a, const char *name, mlk_error *err)
+{
+    for (int j = 0; j < a->n_values; j++) {
+        for (int o = 0; o < a->variants[j].n_options; o++) {
+            const mlk_kv *kv = &a->variants[j].options[o];
+            const mlk_axis *other = mlk_scenario_axis(s, kv->key);
+            const mlk_kv *twice = variant_option(s, a, kv->key);
+            if (is_harness_axis(kv->key))
+                return mlk_yfail(
+                    err, name, kv->loc,
+                    "matrix.%.64s: '%.64s' is a harness setting, not an engine option (expected it as an axis)",
+                    a->name, kv->key);
+            if (other && !other->variants)
+                return mlk_yfail(err, name, kv->loc,
+                                 "matrix.%.64s: option '%.64s' is also the axis at %d:%d (expected it in one place)",
+                                 a->name, kv->key, other->loc.line, other->loc.col);
+            if (twice)
+                return mlk_yfail(
+                    err, name, kv->loc,
+                    "matrix.%.64s: option '%.64s' is also set by another variant axis at %d:%d (expected it "
+                    "in one place)",
+                    a->name, kv->key, twice->loc.line, twice->loc.col);
+        }
+    }
+    return MLK_OK;
+}
+
+int mlk_scn_check_options(const mlk_scenario *s, const char *name, mlk_error *err)
+{
+    for (int i = 0; i < s->n_engine_options; i++) {
+        const mlk_kv *kv = &s->engine_options[i];
+        const mlk_axis *a = mlk_scenario_axis(s, kv->key);
+        if (is_harness_axis(kv->key))
+            return mlk_yfail(
+                err, name, kv->loc,
+                "engine_options.%.64s: a harness setting, not an engine option (expected it under matrix:)", kv->key);
+        if (a && !a->variants)
+            return mlk_yfail(err, name, kv->loc,
+                             "engine_options.%.64s: also the matrix axis at %d:%d (expected it in one place)", kv->key,
+                             a->loc.line, a->loc.col);
+    }
+    const mlk_axis *model = mlk_scenario_axis(s, "model");
+    if (model && s->model.loc.line)
+        return mlk_yfail(err, name, model->loc, "matrix.model: the top-level model: at %d:%d too (expected one of the two)",
+                         s->model.loc.line, s->model.loc.col);
+    for (int i = 0; i < s->n_axes; i++) {
+        int rc = s->axes[i].variants && strcmp(s->axes[i].name, "model") ? check_variant_options(s, &s->axes[i], name, err)
+                                                                          : MLK_OK;
+        if (rc)
+            return rc;
+    }
+    return MLK_OK;
+}

@@ -1,0 +1,265 @@
+/* worker.c: runs one cell: loads the engine plugin, runs setup, warmup+measured iterations and teardown, probing
+ * around every step and streaming one line per sample to the parent. It must never allocate between a step's
+ * two probe reads except through the engine itself. */
+#include <dlfcn.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include "allocators.h"
+#include "inputs.h"
+#include "probe.h"
+#include "sample.h"
+#include "worker.h"
+
+typedef struct {
+    const mlk_worker_args *a;
+    mlk_probe *probe;
+    mlk_alloc_kind alloc;
+    void *dl;
+    const engine_api *api;
+    engine_ctx *ctx;
+    engine_model *model;
+    engine_compiled *compiled;
+    engine_request *request;
+    mlk_inputs *inputs;
+    engine_error err;
+} worker;
+
+static void send_line(int fd, const char *line, size_t len)
+{
+    while (len) {
+        ssize_t w = write(fd, line, len);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            _exit(MLK_WORKER_EXIT_STEP_FAILED); /* the parent is gone: nothing left to report to */
+        line += w;
+        len -= (size_t)w;
+    }
+}
+
+static void send_error(worker *w, int step, const char *msg, int oom)
+{
+    char line[768];
+    /* Tabs and newlines in the message would break the line format. */
+    char clean[600];
+    snprintf(clean, sizeof clean, "%s", msg);
+    for (char *p = clean; *p; p++)
+        if (*p == '\t' || *p == '\n')
+            *p = ' ';
+    int n = snprintf(line, sizeof line, "E\t%s\t%d\t%s\n", mlk_any_step_name(step), oom, clean);
+    send_line(w->a->fd, line, (size_t)(n < (int)sizeof line ? n : (int)sizeof line - 1));
+}
+
+static int fail(worker *w, mlk_step s, const char *fmt, const char *what)
+{
+    snprintf(w->err.msg, sizeof w->err.msg, fmt, mlk_step_name(s), what);
+    w->err.oom = 0;
+    return -1;
+}
+
+static int load_engine(worker *w)
+{
+    if (w->ctx)
+        return fail(w, MLK_STEP_LOAD_ENGINE, "%s: the engine is already loaded%s", "");
+    w->dl = dlopen(w->a->engine_lib, RTLD_NOW | RTLD_LOCAL);
+    if (!w->dl)
+        return fail(w, MLK_STEP_LOAD_ENGINE, "%s: %s", dlerror());
+    engine_get_api_fn get = (engine_get_api_fn)dlsym(w->dl, ENGINE_ENTRY_SYMBOL);
+    w->api = get ? get() : NULL;
+    if (!w->api || w->api->abi_version != ENGINE_ABI_VERSION || w->api->struct_size < sizeof(engine_api)) {
+        dlclose(w->dl);
+        w->dl = NULL;
+        return fail(w, MLK_STEP_LOAD_ENGINE, "%s: %s is not a compatible engine plugin", w->a->engine_lib);
+    }
+    return w->api->load(w->a->opts, (size_t)w->a->n_opts, &w->ctx, &w->err);
+}
+
+static int unload_engine(worker *w)
+{
+    if (!w->ctx)
+        return fail(w, MLK_STEP_UNLOAD_ENGINE, "%s: no engine is loaded%s", "");
+    if (w->model || w->compiled || w->request)
+        return fail(w, MLK_STEP_UNLOAD_ENGINE, "%s: release the model, compiled model and request first%s", "");
+    w->api->unload(w->ctx);
+    w->ctx = NULL;
+    dlclose(w->dl);
+    w->dl = NULL;
+    return 0;
+}
+
+static int create_request(worker *w)
+{
+    if (!w->compiled || w->request)
+        return fail(w, MLK_STEP_CREATE_REQUEST, "%s: %s",
+                    w->request ? "a request exists: release_request must come first"
+                               : "needs a compiled model (compile_model)");
+    int rc = w->api->create_request(w->compiled, &w->request, &w->err);
+    if (!rc)
+        rc = mlk_inputs_apply(w->inputs, w->api, w->compiled, w->request, &w->err);
+    return rc;
+}
+
+/* Run one step; 0 or non-zero with w->err set. */
+static int do_step(worker *w, mlk_step s)
+{
+    const engine_api *api = w->api;
+    if (s != MLK_STEP_LOAD_ENGINE && !w->ctx)
+        return fail(w, s, "%s: the engine is not loaded (load_engine)%s", "");
+    switch (s) {
+    case MLK_STEP_LOAD_ENGINE: return load_engine(w);
+    case MLK_STEP_UNLOAD_ENGINE: return unload_engine(w);
+    case MLK_STEP_READ_MODEL:
+        if (w->model)
+            return fail(w, s, "%s: %s", "a model is already read: release_model must come first");
+        return api->read_model(w->ctx, w->a->model, &w->model, &w->err);
+    case MLK_STEP_COMPILE_MODEL:
+        if (!w->model || w->compiled)
+            return fail(w, s, "%s: %s", w->compiled ? "a compiled model exists: release_compiled must come first"
+                                                    : "needs a model (read_model)");
+        return api->compile(w->ctx, w->model, &w->compiled, &w->err);
+    case MLK_STEP_CREATE_REQUEST: return create_request(w);
+    case MLK_STEP_INFER:
+        if (!w->request)
+            return fail(w, s, "%s: %s", "needs a request (create_request)");
+        return api->infer(w->request, &w->err);
+    case MLK_STEP_RELEASE_REQUEST:
+        if (!w->request)
+            return fail(w, s, "%s: %s", "no request to release");
+        api->release_request(w->request);
+        w->request = NULL;
+        return 0;
+    case MLK_STEP_RELEASE_COMPILED:
+        if (!w->compiled || w->request)
+            return fail(w, s, "%s: %s", w->request ? "release_request must come first" : "no compiled model");
+        api->release_compiled(w->compiled);
+        w->compiled = NULL;
+        return 0;
+    case MLK_STEP_RELEASE_MODEL:
+        if (!w->model)
+            return fail(w, s, "%s: %s", "no model to release");
+        api->release_model(w->model);
+        w->model = NULL;
+        return 0;
+    default: return fail(w, s, "%s: %s", "unknown step");
+    }
+}
+
+static void send_sample(worker *w, int phase, int iteration, int step, const mlk_mem *before, const mlk_mem *after)
+{
+    mlk_sample s = {.phase = phase, .iteration = iteration, .step = step, .m = *after};
+    if (before) {
+        s.wall_ns = after->wall_ns - before->wall_ns;
+        s.cpu_ns = after->cpu_ns - before->cpu_ns;
+        s.minflt = after->minflt - before->minflt;
+        s.majflt = after->majflt - before->majflt;
+    }
+    char line[512];
+    int n = mlk_sample_encode(&s, line, sizeof line);
+    if (n > 0)
+        send_line(w->a->fd, line, (size_t)n);
+}
+
+/* The engine's own figures after a step (arena stats and the like), as "M" lines that belong to the sample just
+ * sent. Only engines that offer them pay for the call. */
+static void send_metrics(worker *w)
+{
+    if (!w->ctx || !w->api || !w->api->metrics)
+        return;
+    engine_metric m[16];
+    size_t n = 0;
+    if (w->api->metrics(w->ctx, m, sizeof m / sizeof m[0], &n))
+        return;
+    for (size_t i = 0; i < n && i < sizeof m / sizeof m[0]; i++) {
+        char line[128];
+        m[i].name[sizeof m[i].name - 1] = '\0';
+        for (char *p = m[i].name; *p; p++)
+            if (*p == '\t' || *p == '\n')
+                *p = '_';
+        int len = snprintf(line, sizeof line, "M\t%s\t%lld\n", m[i].name, (long long)m[i].value);
+        if (len > 0 && len < (int)sizeof line)
+            send_line(w->a->fd, line, (size_t)len);
+    }
+}
+
+static int probed_step(worker *w, int phase, int iteration, mlk_step s)
+{
+    mlk_mem before, after;
+    mlk_probe_reset_peak(w->probe);
+    mlk_probe_mark(w->probe, &before);
+    int rc = do_step(w, s);
+    mlk_probe_read(w->probe, &after);
+    send_sample(w, phase, iteration, (int)s, &before, &after);
+    send_metrics(w);
+    if (rc) {
+        send_error(w, (int)s, w->err.msg, w->err.oom);
+        return w->err.oom ? MLK_WORKER_EXIT_OOM : MLK_WORKER_EXIT_STEP_FAILED;
+    }
+    return 0;
+}
+
+static int end_iteration(worker *w, int phase, int iteration)
+{
+    mlk_mem before, after;
+    if (w->a->trim) {
+        mlk_probe_reset_peak(w->probe);
+        mlk_probe_mark(w->probe, &before);
+        mlk_allocator_release(w->alloc);
+        mlk_probe_read(w->probe, &after);
+        send_sample(w, phase, iteration, MLK_STEP_TRIM, &before, &after);
+    }
+    mlk_probe_read(w->probe, &after);
+    send_sample(w, phase, iteration, MLK_STEP_ITERATION, NULL, &after);
+    return 0;
+}
+
+static int run_steps(worker *w, int phase, int iteration, const mlk_step *steps, int n)
+{
+    for (int i = 0; i < n; i++) {
+        int rc = probed_step(w, phase, iteration, steps[i]);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+static void announce(worker *w)
+{
+    char path[400], line[512];
+    mlk_allocator_detect(&w->alloc, path, sizeof path);
+    int n = snprintf(line, sizeof line, "A\t%s\t%s\t%d\n", mlk_alloc_name(w->alloc), path, mlk_probe_has_heap(w->probe));
+    send_line(w->a->fd, line, (size_t)(n < (int)sizeof line ? n : (int)sizeof line - 1));
+}
+
+int mlk_worker_run(const mlk_worker_args *a)
+{
+    /* Die with the parent: a killed memleak-run must not leave workers behind. */
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    worker w = {.a = a};
+    mlk_error err = {0};
+    if (mlk_probe_open(&w.probe, &err) || mlk_inputs_new(a->inputs, a->n_inputs, &w.inputs, &err)) {
+        send_error(&w, MLK_STEP_LOAD_ENGINE, err.msg, 0);
+        mlk_probe_free(w.probe);
+        return MLK_WORKER_EXIT_STEP_FAILED;
+    }
+    announce(&w);
+    int rc = run_steps(&w, MLK_PHASE_SETUP, -1, a->setup, a->n_setup);
+    for (int it = 0; !rc && it < a->warmup + a->iterations; it++) {
+        int phase = it < a->warmup ? MLK_PHASE_WARMUP : MLK_PHASE_MEASURE;
+        rc = run_steps(&w, phase, it, a->pipeline, a->n_pipeline);
+        if (!rc)
+            rc = end_iteration(&w, phase, it);
+    }
+    if (!rc)
+        rc = run_steps(&w, MLK_PHASE_TEARDOWN, -1, a->teardown, a->n_teardown);
+    if (!rc)
+        send_line(a->fd, "D\n", 2);
+    mlk_inputs_free(w.inputs);
+    mlk_probe_free(w.probe);
+    return rc;
+}
