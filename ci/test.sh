@@ -8,11 +8,11 @@ jobs=$(nproc)
 "$root/ci/setup.sh"
 
 echo "== build: ASan+UBSan (unit tests)"
-cmake -S "$root" -B "$root/build-asan" -DMLK_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake -S "$root" -B "$root/build-asan" -DMLK_SANITIZE=ON -DMLK_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build "$root/build-asan" -j "$jobs"
 
 echo "== build: release"
-cmake -S "$root" -B "$root/build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMLK_ASAN_BUILD_DIR="$root/build-asan" >/dev/null
+cmake -S "$root" -B "$root/build" -DMLK_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMLK_ASAN_BUILD_DIR="$root/build-asan" >/dev/null
 cmake --build "$root/build" -j "$jobs"
 
 echo "== ctest"
