@@ -15,6 +15,7 @@
 #include "gbench.h"
 #include "heap_shim.h"
 #include "plan.h"
+#include "plugin.h"
 #include "scenario.h"
 #include "strbuf.h"
 
@@ -39,7 +40,7 @@ typedef struct {
     mlk_plan *plans[MAX_MODELS * MAX_ENGINES];
     const char *specs[MAX_MODELS * MAX_ENGINES]; /* the --model of each plan */
     int n_plans;
-    void *dl[MAX_ENGINES];
+    mlk_plugin plugins[MAX_ENGINES];
     const char *dl_path[MAX_ENGINES];
     int n_dl;
     mlk_bench_case *cases;
@@ -332,16 +333,12 @@ static const engine_api *engine_of(bench_world *w, const char *lib, mlk_error *e
     if (i == w->n_dl) {
         if (i == MAX_ENGINES)
             return mlk_fail(err, MLK_E_USAGE, "too many engine plugins"), NULL;
-        if (!(w->dl[i] = dlopen(lib, RTLD_NOW | RTLD_LOCAL)))
-            return mlk_fail(err, MLK_E_ENGINE, "%s", dlerror()), NULL;
+        if (mlk_plugin_init(&w->plugins[i], lib, err))
+            return NULL;
         w->dl_path[i] = lib;
         w->n_dl++;
     }
-    engine_get_api_fn get = (engine_get_api_fn)dlsym(w->dl[i], ENGINE_ENTRY_SYMBOL);
-    const engine_api *api = get ? get() : NULL;
-    if (!api || api->abi_version != ENGINE_ABI_VERSION || api->struct_size < sizeof(engine_api))
-        return mlk_fail(err, MLK_E_ENGINE, "%s is not a compatible engine plugin", lib), NULL;
-    return api;
+    return &w->plugins[i].api;
 }
 
 static mlk_bench_case *new_case(bench_world *w, mlk_error *err)
@@ -420,7 +417,7 @@ static void world_free(bench_world *w)
         mlk_scenario_free(w->scenarios[i]);
     }
     for (int i = 0; i < w->n_dl; i++)
-        dlclose(w->dl[i]);
+        mlk_plugin_deinit(&w->plugins[i]);
     mlk_inputs_free(w->env.inputs);
     mlk_probe_free(w->env.probe);
 }

@@ -8,6 +8,7 @@
 
 #include "allocators.h"
 #include "plan.h"
+#include "plugin.h"
 #include "strbuf.h"
 
 int mlk_plan_cells(mlk_plan *p, mlk_error *err);
@@ -312,18 +313,13 @@ int mlk_plan_check_cells(mlk_plan *p, mlk_error *err)
         if (mlk_scenario_is_harness_axis(s->axes[a].name))
             rc = check_harness_axis(s, &s->axes[a], err);
     for (int e = 0; e < p->n_engines && !rc; e++) {
-        void *dl = dlopen(p->engine_libs[e], RTLD_NOW | RTLD_LOCAL);
-        engine_get_api_fn get = dl ? (engine_get_api_fn)dlsym(dl, ENGINE_ENTRY_SYMBOL) : NULL;
-        const engine_api *api = get ? get() : NULL;
-        if (!api || api->abi_version != ENGINE_ABI_VERSION || api->struct_size < sizeof(engine_api))
-            rc = mlk_fail(err, MLK_E_ENGINE, "%s: not a compatible engine plugin (%s)", p->engine_libs[e],
-                          dl ? "wrong ABI version" : dlerror());
-        else
-            rc = check_with(p, api, p->engines[e], err);
+        mlk_plugin plug;
+        rc = mlk_plugin_init(&plug, p->engine_libs[e], err);
+        if (!rc)
+            rc = check_with(p, &plug.api, p->engines[e], err);
         if (rc && p->n_engines > 1)
             mlk_fail_prefix(err, "engine %s: ", p->engines[e]);
-        if (dl)
-            dlclose(dl);
+        mlk_plugin_deinit(&plug);
     }
     return rc;
 }

@@ -12,6 +12,7 @@
 
 #include "allocators.h"
 #include "inputs.h"
+#include "plugin.h"
 #include "probe.h"
 #include "sample.h"
 #include "worker.h"
@@ -20,8 +21,8 @@ typedef struct {
     const mlk_worker_args *a;
     mlk_probe *probe;
     mlk_alloc_kind alloc;
-    void *dl;
-    const engine_api *api;
+    mlk_plugin plugin;     /* on the worker's own storage: loading allocates nothing of ours inside the step */
+    const engine_api *api; /* &plugin.api while loaded */
     engine_ctx *ctx;
     engine_model *model;
     engine_compiled *compiled;
@@ -67,16 +68,10 @@ static int load_engine(worker *w)
 {
     if (w->ctx)
         return fail(w, MLK_STEP_LOAD_ENGINE, "%s: the engine is already loaded%s", "");
-    w->dl = dlopen(w->a->engine_lib, RTLD_NOW | RTLD_LOCAL);
-    if (!w->dl)
-        return fail(w, MLK_STEP_LOAD_ENGINE, "%s: %s", dlerror());
-    engine_get_api_fn get = (engine_get_api_fn)dlsym(w->dl, ENGINE_ENTRY_SYMBOL);
-    w->api = get ? get() : NULL;
-    if (!w->api || w->api->abi_version != ENGINE_ABI_VERSION || w->api->struct_size < sizeof(engine_api)) {
-        dlclose(w->dl);
-        w->dl = NULL;
-        return fail(w, MLK_STEP_LOAD_ENGINE, "%s: %s is not a compatible engine plugin", w->a->engine_lib);
-    }
+    mlk_error e = {0};
+    if (mlk_plugin_init(&w->plugin, w->a->engine_lib, &e))
+        return fail(w, MLK_STEP_LOAD_ENGINE, "%s: %s", e.msg);
+    w->api = &w->plugin.api;
     return w->api->load(w->a->opts, (size_t)w->a->n_opts, &w->ctx, &w->err);
 }
 
@@ -88,8 +83,8 @@ static int unload_engine(worker *w)
         return fail(w, MLK_STEP_UNLOAD_ENGINE, "%s: release the model, compiled model and request first%s", "");
     w->api->unload(w->ctx);
     w->ctx = NULL;
-    dlclose(w->dl);
-    w->dl = NULL;
+    w->api = NULL;
+    mlk_plugin_deinit(&w->plugin);
     return 0;
 }
 

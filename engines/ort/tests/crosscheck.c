@@ -17,14 +17,15 @@
 
 #include "engine.h"
 #include "inputs.h"
+#include "plugin.h"
 
 #define MAX_OPTS 32
 #define MAX_OUT 16
 
 typedef struct {
     const char *which;
-    void *dl;
-    const engine_api *api;
+    mlk_plugin plugin;
+    const engine_api *api; /* &plugin.api once open */
     engine_kv opts[MAX_OPTS];
     size_t n_opts;
     size_t n_out;
@@ -59,15 +60,13 @@ static int open_engine(engine_run *e, const char *lib_dir)
 {
     char path[4200];
     snprintf(path, sizeof path, "%s/engine_%s.so", lib_dir, e->which);
-    e->dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!e->dl) {
-        fprintf(stderr, "crosscheck: %s\n", dlerror());
+    mlk_error err = {0};
+    if (mlk_plugin_init(&e->plugin, path, &err)) {
+        fprintf(stderr, "crosscheck: %s\n", err.msg);
         return -1;
     }
-    engine_get_api_fn get = (engine_get_api_fn)dlsym(e->dl, ENGINE_ENTRY_SYMBOL);
-    e->api = get ? get() : NULL;
-    if (!e->api || e->api->abi_version != ENGINE_ABI_VERSION || e->api->struct_size < sizeof(engine_api) ||
-        !e->api->output || !e->api->n_outputs) {
+    e->api = &e->plugin.api;
+    if (!e->api->output || !e->api->n_outputs) {
         fprintf(stderr, "crosscheck: %s is not a plugin whose outputs can be read\n", path);
         return -1;
     }
@@ -299,9 +298,7 @@ out:
     }
     for (int i = 0; i < n_owned; i++)
         free(owned[i]);
-    if (ref.dl)
-        dlclose(ref.dl);
-    if (ort.dl)
-        dlclose(ort.dl);
+    mlk_plugin_deinit(&ref.plugin);
+    mlk_plugin_deinit(&ort.plugin);
     return rc;
 }
