@@ -34,6 +34,10 @@ typedef enum mlk_step {
 const char *mlk_step_name(mlk_step s);
 /* -1 when name is not a pipeline step (NULL included). */
 int mlk_step_from_name(const char *name);
+/* The longest step list (setup, pipeline or teardown) a scenario may give: the parser refuses more, with the
+ * list's file:line:col, so a worker never meets a list it cannot hold. */
+#define MLK_MAX_STEPS 64
+
 /* "load_engine, read_model, ..." (static). */
 const char *mlk_step_names(void);
 /* Steps, "malloc_trim" and "iteration"; "?" out of range. */

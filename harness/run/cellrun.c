@@ -53,10 +53,11 @@ static char *steps_csv(const mlk_step *st, int n)
     return mlk_buf_take(&b);
 }
 
-static char *fmt(const char *f, const char *a, const char *b)
+/* a + sep + b, malloc'd (NULL when out of memory). */
+static char *join(const char *a, const char *sep, const char *b)
 {
     mlk_buf buf = {0};
-    mlk_buf_printf(&buf, f, a, b);
+    mlk_buf_printf(&buf, "%s%s%s", a, sep, b);
     return mlk_buf_take(&buf);
 }
 
@@ -99,7 +100,7 @@ static void build_argv(const mlk_plan *p, const mlk_cell *c, const char *self, c
         push(a, "--trim");
     for (int i = 0; i < c->n_opts; i++) {
         push(a, "--opt");
-        push_owned(a, fmt("%s=%s", c->opts[i].key, c->opts[i].value));
+        push_owned(a, join(c->opts[i].key, "=", c->opts[i].value));
     }
     a->v[a->n] = NULL;
 }
@@ -142,14 +143,17 @@ static void build_env(const mlk_cell *c, const char *heap_shim, const mlk_tool_r
     const mlk_allocator_info *a = mlk_allocator_find(c->allocator, &ignore);
     const char *lib = a ? a->preload : NULL;
     /* The shim comes first: it must see every call, then forward to the allocator after it. */
-    if (heap_shim && lib)
-        push_owned(e, fmt("LD_PRELOAD=%s %s", heap_shim, lib));
-    else if (heap_shim || lib)
-        push_owned(e, fmt("LD_PRELOAD=%s%s", heap_shim ? heap_shim : lib, ""));
+    if (heap_shim && lib) {
+        mlk_buf b = {0};
+        mlk_buf_printf(&b, "LD_PRELOAD=%s %s", heap_shim, lib);
+        push_owned(e, mlk_buf_take(&b));
+    } else if (heap_shim || lib) {
+        push_owned(e, join("LD_PRELOAD", "=", heap_shim ? heap_shim : lib));
+    }
     if (c->glibc_tunables && c->glibc_tunables[0])
-        push_owned(e, fmt("GLIBC_TUNABLES=%s%s", c->glibc_tunables, ""));
+        push_owned(e, join("GLIBC_TUNABLES", "=", c->glibc_tunables));
     if (c->malloc_conf && c->malloc_conf[0])
-        push_owned(e, fmt("MALLOC_CONF=%s%s", c->malloc_conf, ""));
+        push_owned(e, join("MALLOC_CONF", "=", c->malloc_conf));
     if (c->allocator_env) {
         char *copy = strdup(c->allocator_env);
         for (char *save = NULL, *tok = copy ? strtok_r(copy, " ", &save) : NULL; tok; tok = strtok_r(NULL, " ", &save))

@@ -196,9 +196,12 @@ static int get_ident(pctx *c, const mlk_ynode *v, const char *what, char **out)
     int rc = mlk_yget_string(v, what, c->name, out, c->err);
     if (rc)
         return rc;
+    if (mlk_scn_ident_ok(*out))
+        return MLK_OK;
     size_t n = strlen(*out);
     if (n && n <= 128 && strspn(*out, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") == n)
-        return MLK_OK;
+        return mlk_yfail(c->err, c->name, v->loc, "%s: expected a plain name starting with a letter or digit, got '%.64s'",
+                         what, *out);
     return mlk_yfail(c->err, c->name, v->loc, "%s: expected 1 to 128 letters, digits, '.', '_' or '-', got '%.64s'",
                      what, *out);
 }
@@ -408,11 +411,14 @@ static const struct {
 };
 #define N_TOP_KEYS ((int)(sizeof top_keys / sizeof top_keys[0]))
 
-static void key_list(char *buf, size_t cap, bool required_only, const mlk_ynode *root)
+/* Keys, or with required_only the required keys root lacks. `engine` and `model` may be given per cell as a matrix
+ * axis instead (s: the scenario parsed so far, or NULL). */
+static void key_list(char *buf, size_t cap, bool required_only, const mlk_ynode *root, const mlk_scenario *s)
 {
     buf[0] = '\0';
     for (int i = 0; i < N_TOP_KEYS; i++) {
-        if (required_only && (!top_keys[i].required || mlk_ymap_get(root, top_keys[i].key)))
+        if (required_only && (!top_keys[i].required || mlk_ymap_get(root, top_keys[i].key) ||
+                              (s && mlk_scenario_axis(s, top_keys[i].key))))
             continue;
         size_t len = strlen(buf);
         snprintf(buf + len, cap - len, "%s%s", len ? ", " : "", top_keys[i].key);
@@ -439,11 +445,13 @@ static int finish(pctx *c, const mlk_ynode *root)
     static const mlk_step setup[] = {MLK_STEP_LOAD_ENGINE, MLK_STEP_READ_MODEL};
     static const mlk_step teardown[] = {MLK_STEP_RELEASE_MODEL, MLK_STEP_UNLOAD_ENGINE};
     mlk_scenario *s = c->s;
-    if (!s->name || !s->engine || (!s->model.loc.line && !mlk_scenario_axis(s, "model")) || !s->pipeline) {
+    if (!s->name || (!s->engine && !mlk_scenario_axis(s, "engine")) ||
+        (!s->model.loc.line && !mlk_scenario_axis(s, "model")) || !s->pipeline) {
         char missing[256];
-        key_list(missing, sizeof missing, true, root);
+        key_list(missing, sizeof missing, true, root, s);
         return mlk_yfail(c->err, c->name, c->L.doc,
-                         "missing required key%s: %s (required: name, engine, model, pipeline)",
+                         "missing required key%s: %s (required: name, engine or an engine axis, model or a model "
+                         "axis, pipeline)",
                          strchr(missing, ',') ? "s" : "", missing);
     }
     if ((c->L.setup_default && default_steps(setup, 2, c->L.pipeline_list, &s->setup, &c->L.setup, &s->n_setup)) ||
@@ -467,7 +475,7 @@ static int from_tree(pctx *c, const mlk_ynode *root)
 {
     char d[64], keys[512];
     if (root->kind != MLK_YMAP) {
-        key_list(keys, sizeof keys, false, root);
+        key_list(keys, sizeof keys, false, root, NULL);
         return mlk_yfail(c->err, c->name, root->loc, "expected a mapping of scenario keys (%s), got %s", keys,
                          mlk_ydescribe(root, d, sizeof d));
     }
@@ -477,7 +485,7 @@ static int from_tree(pctx *c, const mlk_ynode *root)
         while (t < N_TOP_KEYS && strcmp(top_keys[t].key, k->text))
             t++;
         if (t == N_TOP_KEYS) {
-            key_list(keys, sizeof keys, false, root);
+            key_list(keys, sizeof keys, false, root, NULL);
             return mlk_yfail(c->err, c->name, k->loc, "unknown key '%.64s' (expected one of: %s)", k->text, keys);
         }
         int rc = top_keys[t].parse(c, root->items[i + 1]);

@@ -82,6 +82,10 @@ int mlk_scn_kvs(const mlk_ynode *map, const char *what, const char *skip, const 
                 mlk_error *err);
 void mlk_scn_kvs_free(mlk_kv *kv, int n);
 
+/* A name that ends up in paths, argument vectors and db keys (name, engine): 1 to 128 characters, a letter or digit
+ * first, then letters, digits, '.', '_', '-'. */
+bool mlk_scn_ident_ok(const char *s);
+
 /* A list of step names (possibly empty); *locs gets each step's location (the caller frees both). */
 int mlk_scn_steps(const mlk_ynode *n, const char *what, const char *name, mlk_step **out, mlk_loc **locs, int *n_out,
                   mlk_error *err);

@@ -27,15 +27,13 @@ static bool is_harness_axis(const char *s)
 bool mlk_scenario_is_harness_axis(const char *name) { return is_harness_axis(name); }
 
 /* Engine names as the engine: key takes them (they name a plugin file, engine_<name>.so). */
-static bool engine_name_ok(const char *s)
+bool mlk_scn_ident_ok(const char *s)
 {
-    if (!*s)
-        return false;
-    for (; *s; s++)
-        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') || *s == '_' ||
-              *s == '-' || *s == '.'))
-            return false;
-    return true;
+    static const char alnum[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+    size_t n = strlen(s);
+    /* A letter or digit first: ".." or "-x" would read as a path or an option where names are joined into paths
+     * (engine_NAME.so) and argument vectors. */
+    return n && n <= 128 && strchr(alnum, s[0]) && strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") == n;
 }
 
 /* ------------------------------------------------------------------------------------------------
@@ -132,8 +130,8 @@ static int check_scalar_value(const mlk_axis *a, const mlk_ynode *v, const char 
     if (!strcmp(a->name, "tool") && mlk_tool_from_name(v->text) < 0)
         return mlk_yfail(err, name, v->loc, "%s: expected none, memcheck, massif or lsan, got %s", what,
                          mlk_ydescribe(v, d, sizeof d));
-    if (!strcmp(a->name, "engine") && !engine_name_ok(v->text))
-        return mlk_yfail(err, name, v->loc, "%s: expected an engine name (letters, digits, '.', '_', '-'), got %s",
+    if (!strcmp(a->name, "engine") && !mlk_scn_ident_ok(v->text))
+        return mlk_yfail(err, name, v->loc, "%s: expected an engine name (letters, digits, '.', '_', '-'; a letter or digit first), got %s",
                          what, mlk_ydescribe(v, d, sizeof d));
     bool b;
     if (!strcmp(a->name, "malloc_trim"))

@@ -17,6 +17,9 @@ int mlk_scn_steps(const mlk_ynode *n, const char *what, const char *name, mlk_st
     if (n->kind != MLK_YSEQ)
         return mlk_yfail(err, name, n->loc, "%s: expected a list of steps (%s), got %s", what, mlk_step_names(),
                          mlk_ydescribe(n, d, sizeof d));
+    if (n->n_items > MLK_MAX_STEPS)
+        return mlk_yfail(err, name, n->loc, "%s: %d steps, more than the %d a list may hold", what, n->n_items,
+                         MLK_MAX_STEPS);
     mlk_step *steps = mlk_ycalloc((size_t)n->n_items, sizeof *steps);
     mlk_loc *l = mlk_ycalloc((size_t)n->n_items, sizeof *l);
     if (!steps || !l) {

@@ -115,8 +115,15 @@ void mlk_probe_mark(mlk_probe *p, mlk_mem *m)
     m->cpu_ns = ns(&t);
 }
 
+/* Tests only: reads left before mlk_probe_read fails (-1: never). */
+static int64_t fail_after = -1;
+
+void mlk_probe_fail_after(int64_t n) { fail_after = n; }
+
 int mlk_probe_read(mlk_probe *p, mlk_mem *m)
 {
+    if (fail_after >= 0 && fail_after-- == 0)
+        return -EIO;
     char buf[4096];
     ssize_t n = pread(p->status_fd, buf, sizeof buf - 1, 0);
     if (n <= 0)

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -38,6 +39,12 @@ int main(int argc, char **argv)
     }
     int out = open("/dev/null", O_WRONLY);
     double *us = malloc(sizeof *us * (size_t)batches);
+    if (out < 0 || !us) {
+        fprintf(stderr, "memleak-probe-bench: %s\n", out < 0 ? "cannot open /dev/null" : "out of memory");
+        free(us);
+        mlk_probe_free(p);
+        return 1;
+    }
     char line[512];
     for (int b = 0; b < batches; b++) {
         int64_t t0 = now_ns();
@@ -45,7 +52,11 @@ int main(int argc, char **argv)
             mlk_mem before, after;
             mlk_probe_reset_peak(p);
             mlk_probe_mark(p, &before);
-            mlk_probe_read(p, &after);
+            int rc = mlk_probe_read(p, &after);
+            if (rc) {
+                fprintf(stderr, "memleak-probe-bench: reading /proc/self/status: %s\n", strerror(-rc));
+                return 1;
+            }
             mlk_sample s = {.phase = MLK_PHASE_MEASURE, .iteration = i, .step = MLK_STEP_INFER, .m = after};
             s.wall_ns = after.wall_ns - before.wall_ns;
             int n = mlk_sample_encode(&s, line, sizeof line);

@@ -1,7 +1,6 @@
 /* worker.c: runs one cell: loads the engine plugin, runs setup, warmup+measured iterations and teardown, probing
  * around every step and streaming one line per sample to the parent. It must never allocate between a step's
  * two probe reads except through the engine itself. */
-#include <dlfcn.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -57,9 +56,10 @@ static void send_error(worker *w, int step, const char *msg, int oom)
     send_line(w->a->fd, line, (size_t)(n < (int)sizeof line ? n : (int)sizeof line - 1));
 }
 
-static int fail(worker *w, mlk_step s, const char *fmt, const char *what)
+/* "STEP: what"; the message a failed step sends to the parent. */
+static int fail(worker *w, mlk_step s, const char *what)
 {
-    snprintf(w->err.msg, sizeof w->err.msg, fmt, mlk_step_name(s), what);
+    snprintf(w->err.msg, sizeof w->err.msg, "%s: %s", mlk_step_name(s), what);
     w->err.oom = 0;
     return -1;
 }
@@ -67,10 +67,10 @@ static int fail(worker *w, mlk_step s, const char *fmt, const char *what)
 static int load_engine(worker *w)
 {
     if (w->ctx)
-        return fail(w, MLK_STEP_LOAD_ENGINE, "%s: the engine is already loaded%s", "");
+        return fail(w, MLK_STEP_LOAD_ENGINE, "the engine is already loaded");
     mlk_error e = {0};
     if (mlk_plugin_init(&w->plugin, w->a->engine_lib, &e))
-        return fail(w, MLK_STEP_LOAD_ENGINE, "%s: %s", e.msg);
+        return fail(w, MLK_STEP_LOAD_ENGINE, e.msg);
     w->api = &w->plugin.api;
     return w->api->load(w->a->opts, (size_t)w->a->n_opts, &w->ctx, &w->err);
 }
@@ -78,9 +78,9 @@ static int load_engine(worker *w)
 static int unload_engine(worker *w)
 {
     if (!w->ctx)
-        return fail(w, MLK_STEP_UNLOAD_ENGINE, "%s: no engine is loaded%s", "");
+        return fail(w, MLK_STEP_UNLOAD_ENGINE, "no engine is loaded");
     if (w->model || w->compiled || w->request)
-        return fail(w, MLK_STEP_UNLOAD_ENGINE, "%s: release the model, compiled model and request first%s", "");
+        return fail(w, MLK_STEP_UNLOAD_ENGINE, "release the model, compiled model and request first");
     w->api->unload(w->ctx);
     w->ctx = NULL;
     w->api = NULL;
@@ -91,7 +91,7 @@ static int unload_engine(worker *w)
 static int create_request(worker *w)
 {
     if (!w->compiled || w->request)
-        return fail(w, MLK_STEP_CREATE_REQUEST, "%s: %s",
+        return fail(w, MLK_STEP_CREATE_REQUEST,
                     w->request ? "a request exists: release_request must come first"
                                : "needs a compiled model (compile_model)");
     int rc = w->api->create_request(w->compiled, &w->request, &w->err);
@@ -105,43 +105,43 @@ static int do_step(worker *w, mlk_step s)
 {
     const engine_api *api = w->api;
     if (s != MLK_STEP_LOAD_ENGINE && !w->ctx)
-        return fail(w, s, "%s: the engine is not loaded (load_engine)%s", "");
+        return fail(w, s, "the engine is not loaded (load_engine)");
     switch (s) {
     case MLK_STEP_LOAD_ENGINE: return load_engine(w);
     case MLK_STEP_UNLOAD_ENGINE: return unload_engine(w);
     case MLK_STEP_READ_MODEL:
         if (w->model)
-            return fail(w, s, "%s: %s", "a model is already read: release_model must come first");
+            return fail(w, s, "a model is already read: release_model must come first");
         return api->read_model(w->ctx, w->a->model, &w->model, &w->err);
     case MLK_STEP_COMPILE_MODEL:
         if (!w->model || w->compiled)
-            return fail(w, s, "%s: %s", w->compiled ? "a compiled model exists: release_compiled must come first"
+            return fail(w, s, w->compiled ? "a compiled model exists: release_compiled must come first"
                                                     : "needs a model (read_model)");
         return api->compile(w->ctx, w->model, &w->compiled, &w->err);
     case MLK_STEP_CREATE_REQUEST: return create_request(w);
     case MLK_STEP_INFER:
         if (!w->request)
-            return fail(w, s, "%s: %s", "needs a request (create_request)");
+            return fail(w, s, "needs a request (create_request)");
         return api->infer(w->request, &w->err);
     case MLK_STEP_RELEASE_REQUEST:
         if (!w->request)
-            return fail(w, s, "%s: %s", "no request to release");
+            return fail(w, s, "no request to release");
         api->release_request(w->request);
         w->request = NULL;
         return 0;
     case MLK_STEP_RELEASE_COMPILED:
         if (!w->compiled || w->request)
-            return fail(w, s, "%s: %s", w->request ? "release_request must come first" : "no compiled model");
+            return fail(w, s, w->request ? "release_request must come first" : "no compiled model");
         api->release_compiled(w->compiled);
         w->compiled = NULL;
         return 0;
     case MLK_STEP_RELEASE_MODEL:
         if (!w->model)
-            return fail(w, s, "%s: %s", "no model to release");
+            return fail(w, s, "no model to release");
         api->release_model(w->model);
         w->model = NULL;
         return 0;
-    default: return fail(w, s, "%s: %s", "unknown step");
+    default: return fail(w, s, "unknown step");
     }
 }
 
@@ -182,13 +182,25 @@ static void send_metrics(worker *w)
     }
 }
 
+/* A sample that could not be read is never sent: the cell ends as an error that says so. */
+static int probe_failed(worker *w, int step, int rc)
+{
+    char msg[160];
+    snprintf(msg, sizeof msg, "probe: reading /proc/self/status after %s failed: %s", mlk_any_step_name(step),
+             strerror(-rc));
+    send_error(w, step, msg, 0);
+    return MLK_WORKER_EXIT_STEP_FAILED;
+}
+
 static int probed_step(worker *w, int phase, int iteration, mlk_step s)
 {
     mlk_mem before, after;
     mlk_probe_reset_peak(w->probe);
     mlk_probe_mark(w->probe, &before);
     int rc = do_step(w, s);
-    mlk_probe_read(w->probe, &after);
+    int prc = mlk_probe_read(w->probe, &after);
+    if (prc)
+        return probe_failed(w, (int)s, prc);
     send_sample(w, phase, iteration, (int)s, &before, &after);
     send_metrics(w);
     if (rc) {
@@ -205,10 +217,14 @@ static int end_iteration(worker *w, int phase, int iteration)
         mlk_probe_reset_peak(w->probe);
         mlk_probe_mark(w->probe, &before);
         mlk_allocator_release(w->alloc);
-        mlk_probe_read(w->probe, &after);
+        int rc = mlk_probe_read(w->probe, &after);
+        if (rc)
+            return probe_failed(w, MLK_STEP_TRIM, rc);
         send_sample(w, phase, iteration, MLK_STEP_TRIM, &before, &after);
     }
-    mlk_probe_read(w->probe, &after);
+    int rc = mlk_probe_read(w->probe, &after);
+    if (rc)
+        return probe_failed(w, MLK_STEP_ITERATION, rc);
     send_sample(w, phase, iteration, MLK_STEP_ITERATION, NULL, &after);
     return 0;
 }

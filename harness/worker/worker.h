@@ -24,7 +24,7 @@ typedef struct mlk_worker_args {
     const char *model;       /* model path */
     const char *inputs[MLK_WORKER_MAX_INPUTS]; /* optional .pb per graph input */
     int n_inputs;
-    mlk_step setup[MLK_STEP_COUNT], pipeline[MLK_STEP_COUNT * 4], teardown[MLK_STEP_COUNT];
+    mlk_step setup[MLK_MAX_STEPS], pipeline[MLK_MAX_STEPS], teardown[MLK_MAX_STEPS]; /* the parser's limit */
     int n_setup, n_pipeline, n_teardown;
     int iterations, warmup;
     bool trim;               /* call the allocator's release after each iteration */

@@ -9,15 +9,22 @@
 static int parse_steps(const char *list, mlk_step *out, int max, int *n)
 {
     *n = 0;
-    if (!list[0])
-        return 0;
-    char buf[512];
-    snprintf(buf, sizeof buf, "%s", list);
-    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        int s = mlk_step_from_name(tok);
-        if (s < 0 || *n >= max)
+    /* Scanned in place: a list of MLK_MAX_STEPS long names is longer than any fixed copy we would make. */
+    for (const char *p = list; *p;) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        char name[32];
+        if (len == 0 || len >= sizeof name || *n >= max)
+            return -1;
+        memcpy(name, p, len);
+        name[len] = '\0';
+        int s = mlk_step_from_name(name);
+        if (s < 0)
             return -1;
         out[(*n)++] = (mlk_step)s;
+        p += len + (comma != NULL);
+        if (comma && !*p)
+            return -1; /* a trailing comma */
     }
     return 0;
 }
@@ -57,11 +64,11 @@ int mlk_worker_parse(int argc, char **argv, mlk_worker_args *a)
             if (!bad)
                 a->inputs[a->n_inputs++] = v;
         } else if (!strcmp(k, "--setup")) {
-            bad = parse_steps(v, a->setup, MLK_STEP_COUNT, &a->n_setup);
+            bad = parse_steps(v, a->setup, MLK_MAX_STEPS, &a->n_setup);
         } else if (!strcmp(k, "--pipeline")) {
-            bad = parse_steps(v, a->pipeline, MLK_STEP_COUNT * 4, &a->n_pipeline);
+            bad = parse_steps(v, a->pipeline, MLK_MAX_STEPS, &a->n_pipeline);
         } else if (!strcmp(k, "--teardown")) {
-            bad = parse_steps(v, a->teardown, MLK_STEP_COUNT, &a->n_teardown);
+            bad = parse_steps(v, a->teardown, MLK_MAX_STEPS, &a->n_teardown);
         } else if (!strcmp(k, "--iterations")) {
             bad = parse_int(v, 0, &a->iterations);
         } else if (!strcmp(k, "--warmup")) {

@@ -44,7 +44,7 @@ static void find_source_dir(void)
         return;
     }
     snprintf(source_dir, sizeof source_dir, "%s", __FILE__);
-    for (int up = 0; up < 3; up++) {
+    for (int up = 0; up < 4; up++) {
         char *slash = strrchr(source_dir, '/');
         if (slash)
             *slash = '\0';
@@ -624,6 +624,23 @@ static void test_fixtures(void)
     printf("%d bad-input fixtures checked\n", n);
 }
 
+/* Warts a newcomer hit: an engine axis stands for the top-level engine, and engine names are plain names. */
+static void test_engine_names(void)
+{
+    mlk_scenario *s = parse_ok("name: t\nmodel: m.onnx\npipeline: [compile_model, release_compiled]\n"
+                               "matrix:\n  engine: [ref, ort]\n", __LINE__);
+    CHECK(s && !s->engine && mlk_scenario_axis(s, "engine") && mlk_scenario_n_cells(s) == 2);
+    mlk_scenario_free(s);
+    parse_bad("name: t\nmodel: m.onnx\npipeline: [infer]\nmatrix:\n  threads: [1, 2]\n", 1, 1,
+              "missing required key: engine (required: name, engine or an engine axis", __LINE__);
+    parse_bad("name: t\nengine: ..\nmodel: m\npipeline: [infer]\n", 2, 9,
+              "engine: expected a plain name starting with a letter or digit, got '..'", __LINE__);
+    parse_bad("name: t\nengine: -x\nmodel: m\npipeline: [infer]\n", 2, 9, "starting with a letter or digit",
+              __LINE__);
+    parse_bad("name: t\nmodel: m\npipeline: [infer]\nmatrix:\n  engine: [ref, ..]\n", 5, 17,
+              "expected an engine name", __LINE__);
+}
+
 static void test_io_errors(void)
 {
     mlk_scenario *s = NULL;
@@ -651,6 +668,7 @@ int main(void)
     test_step_errors();
     test_examples();
     test_fixtures();
+    test_engine_names();
     test_io_errors();
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
