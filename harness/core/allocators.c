@@ -2,6 +2,7 @@
  * dladdr, and each allocator's own release call resolved with dlsym. It must never call glibc's malloc_trim
  * under another allocator: there it means nothing. */
 #include <dlfcn.h>
+#include <link.h>
 #include <malloc.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -9,6 +10,7 @@
 #include <unistd.h>
 
 #include "allocators.h"
+#include "heap_shim.h"
 
 
 #define MLK_X_(e, n, pkg, lib, marker, release) [MLK_ALLOC_##e] = {n, pkg, lib, marker, release},
@@ -32,9 +34,37 @@ int mlk_allocator_check(const mlk_allocator_info *a, mlk_error *err)
                     a->name, a->preload, a->package);
 }
 
+/* The first loaded object (in load order, so preloads first) whose own code is malloc, skipping the heap shim:
+ * the allocator that really serves the process, whatever it is called. */
+typedef struct {
+    char path[512];
+} malloc_owner;
+
+static int find_owner(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    malloc_owner *o = arg;
+    if (!info->dlpi_name || !info->dlpi_name[0])
+        return 0; /* the executable */
+    void *h = dlopen(info->dlpi_name, RTLD_LAZY | RTLD_NOLOAD);
+    if (!h)
+        return 0;
+    Dl_info m, shim;
+    void *fm = dlsym(h, "malloc"), *fs = dlsym(h, MLK_HEAP_STATS_SYMBOL);
+    bool own = fm && dladdr(fm, &m) && m.dli_fname && !strcmp(m.dli_fname, info->dlpi_name);
+    bool is_shim = fs && dladdr(fs, &shim) && shim.dli_fname && !strcmp(shim.dli_fname, info->dlpi_name);
+    dlclose(h);
+    if (!own || is_shim)
+        return 0;
+    snprintf(o->path, sizeof o->path, "%s", info->dlpi_name);
+    return 1;
+}
+
 void mlk_allocator_detect(mlk_alloc_kind *kind, char *path, size_t path_len)
 {
     *kind = MLK_ALLOC_GLIBC;
+    malloc_owner owner = {{0}};
+    dl_iterate_phdr(find_owner, &owner);
     const char *probe_sym = "malloc_trim";
     for (int i = MLK_ALLOC_JEMALLOC; i < MLK_ALLOC_COUNT; i++)
         if (dlsym(RTLD_DEFAULT, table[i].marker)) {
@@ -49,6 +79,11 @@ void mlk_allocator_detect(mlk_alloc_kind *kind, char *path, size_t path_len)
     path[0] = '\0';
     if (sym && dladdr(sym, &info) && info.dli_fname)
         snprintf(path, path_len, "%s", info.dli_fname);
+    /* No marker of ours, yet malloc is not libc's: a scenario's own allocator (allocator: {preload: ...}). */
+    if (*kind == MLK_ALLOC_GLIBC && owner.path[0] && !strstr(owner.path, "/libc.so")) {
+        *kind = MLK_ALLOC_CUSTOM;
+        snprintf(path, path_len, "%s", owner.path);
+    }
 }
 
 int mlk_allocator_release(mlk_alloc_kind kind)

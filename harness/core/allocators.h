@@ -21,6 +21,11 @@ const mlk_allocator_info *mlk_allocator_find(const char *name, mlk_error *err);
 /* 0 when the allocator can be used here; MLK_E_NOTFOUND naming the file and the package otherwise. */
 int mlk_allocator_check(const mlk_allocator_info *a, mlk_error *err);
 
+/* A scenario's own allocator (allocator: {name: N, preload: /abs/lib.so}): 0 when path is an absolute path to a
+ * readable x86-64 ELF shared object that defines malloc and free; otherwise MLK_E_PARSE, MLK_E_NOTFOUND or MLK_E_IO
+ * naming the allocator, the file and what is wrong. The library is read, never loaded. */
+int mlk_allocator_check_preload(const char *name, const char *path, mlk_error *err);
+
 /* In a worker: which allocator serves malloc, found by marker symbols, and the library file that holds it
  * (dladdr). kind and path are written; path gets "" when unknown. */
 void mlk_allocator_detect(mlk_alloc_kind *kind, char *path, size_t path_len);

@@ -27,6 +27,7 @@ typedef struct mlk_cell {
     const char *engine_lib;      /* its plugin (one of mlk_plan.engine_libs) */
     int model;                   /* index into mlk_plan.models */
     const char *allocator;       /* "glibc" unless the allocator axis says otherwise */
+    const char *allocator_preload; /* the scenario's own library for it ({name, preload}), or NULL: the registry's */
     bool trim;                   /* malloc_trim */
     const char *glibc_tunables;  /* NULL or "" for none */
     const char *malloc_conf;     /* jemalloc's MALLOC_CONF, NULL for none */

@@ -145,8 +145,10 @@ static int build_cell(mlk_plan *p, mlk_cell *c, const int *pick, mlk_error *err)
             c->engine = v;
         else if (!strcmp(ax->name, "model"))
             c->model = pick[a];
-        else if (!strcmp(ax->name, "allocator"))
+        else if (!strcmp(ax->name, "allocator")) {
             c->allocator = v;
+            c->allocator_preload = mlk_scenario_allocator_preload(ax, pick[a]);
+        }
         else if (!strcmp(ax->name, "malloc_trim"))
             c->trim = mlk_scenario_bool(v) == 1;
         else if (!strcmp(ax->name, "glibc_tunables"))
@@ -241,8 +243,9 @@ static int check_harness_axis(const mlk_scenario *s, const mlk_axis *ax, mlk_err
         const char *v = ax->values[i];
         if (!strcmp(ax->name, "allocator")) {
             mlk_error e = {0};
-            const mlk_allocator_info *a = mlk_allocator_find(v, &e);
-            if (!a || mlk_allocator_check(a, &e))
+            const char *pre = mlk_scenario_allocator_preload(ax, i);
+            const mlk_allocator_info *a = pre ? NULL : mlk_allocator_find(v, &e);
+            if (pre ? mlk_allocator_check_preload(v, pre, &e) != 0 : !a || mlk_allocator_check(a, &e))
                 return mlk_fail(err, MLK_E_PARSE, "%s:%d:%d: %s", s->path, l.line, l.col, e.msg);
         } else if (!strcmp(ax->name, "allocator_env") && bad_env(v)) {
             return mlk_fail(err, MLK_E_PARSE, "%s:%d:%d: allocator_env '%s': %s", s->path, l.line, l.col, v,
@@ -291,7 +294,7 @@ static int check_tool_allocator(const mlk_plan *p, mlk_error *err)
     const mlk_axis *ax = mlk_scenario_axis(p->s, "allocator");
     for (int i = 0; ax && i < p->n_cells; i++) {
         const mlk_cell *c = &p->cells[i];
-        if (c->tool == MLK_TOOL_NONE || !strcmp(c->allocator, "glibc"))
+        if (c->tool == MLK_TOOL_NONE || (!c->allocator_preload && !strcmp(c->allocator, "glibc")))
             continue;
         int j = 0;
         while (j < ax->n_values - 1 && strcmp(ax->values[j], c->allocator))

@@ -140,8 +140,8 @@ static void build_env(const mlk_cell *c, const char *heap_shim, const mlk_tool_r
         return;
     }
     mlk_error ignore = {0};
-    const mlk_allocator_info *a = mlk_allocator_find(c->allocator, &ignore);
-    const char *lib = a ? a->preload : NULL;
+    const mlk_allocator_info *a = c->allocator_preload ? NULL : mlk_allocator_find(c->allocator, &ignore);
+    const char *lib = c->allocator_preload ? c->allocator_preload : a ? a->preload : NULL;
     /* The shim comes first: it must see every call, then forward to the allocator after it. */
     if (heap_shim && lib) {
         mlk_buf b = {0};

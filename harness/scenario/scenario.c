@@ -645,6 +645,16 @@ const mlk_axis *mlk_scenario_axis(const mlk_scenario *s, const char *name)
     return NULL;
 }
 
+const char *mlk_scenario_allocator_preload(const mlk_axis *a, int j)
+{
+    if (!a || !a->variants || j < 0 || j >= a->n_values)
+        return NULL;
+    for (int i = 0; i < a->variants[j].n_options; i++)
+        if (!strcmp(a->variants[j].options[i].key, "preload"))
+            return a->variants[j].options[i].value;
+    return NULL;
+}
+
 int64_t mlk_scenario_n_cells(const mlk_scenario *s)
 {
     int64_t n = 1;

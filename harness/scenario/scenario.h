@@ -51,7 +51,8 @@ typedef struct mlk_variant {
  * There values[i] is the mapping's `name:` (unique in the axis) and variants[i] holds its other keys, which
  * are engine options for the cells of that value. An axis is all scalars or all mappings; variants is NULL
  * for a scalar axis. A single scalar or mapping stands for a one-value list. Axis names: `allocator`
- * (glibc|jemalloc|tcmalloc|mimalloc, checked here), `malloc_trim` (a boolean, checked here), `glibc_tunables`,
+ * (glibc|jemalloc|tcmalloc|mimalloc, checked here, or a mapping {name: N, preload: /abs/lib.so} for an allocator of
+ * the user's own, which may stand beside the registry's names: its variant holds the one option "preload"), `malloc_trim` (a boolean, checked here), `glibc_tunables`,
  * `malloc_conf`, `allocator_env` and `tool` are harness settings, never variant axes nor engine options; any other
  * scalar axis is an engine option of that name, checked by the engine. The options of a cell are
  * engine_options, then its scalar engine-option axes, then its variants' options; the parser refuses a name
@@ -137,6 +138,10 @@ int mlk_scenario_bool(const char *text);
  * allocator_env, tool); every other axis is an engine option. An `engine` axis overrides the top-level engine per cell,
  * and an option key "ENGINE.KEY" (engine_options, variants) applies only to that engine's cells, as KEY. */
 bool mlk_scenario_is_harness_axis(const char *name);
+
+/* The library value j of the allocator axis a preloads when the scenario gives one ({name: N, preload: PATH}), or
+ * NULL for the registry's allocator of that name. */
+const char *mlk_scenario_allocator_preload(const mlk_axis *a, int j);
 
 /* The axis named name, or NULL. */
 const mlk_axis *mlk_scenario_axis(const mlk_scenario *s, const char *name);

@@ -139,6 +139,34 @@ static int check_scalar_value(const mlk_axis *a, const mlk_ynode *v, const char 
     return MLK_OK;
 }
 
+/* An allocator of the user's own, {name: N, preload: /abs/lib.so}: kept as the value's one option "preload" (the
+ * plan checks the file). Without preload, name must be one of the registry's. */
+static int parse_allocator(mlk_axis *a, int j, const mlk_ynode *v, const mlk_ynode *vn, const char *name,
+                           mlk_error *err)
+{
+    char d[64];
+    for (int i = 0; i < v->n_items; i += 2) {
+        const mlk_ynode *k = v->items[i];
+        if (strcmp(k->text, "name") && strcmp(k->text, "preload"))
+            return mlk_yfail(err, name, k->loc, "matrix.allocator: unknown key %s (expected name and preload)",
+                             mlk_ydescribe(k, d, sizeof d));
+    }
+    if (!mlk_scn_ident_ok(a->values[j]))
+        return mlk_yfail(err, name, vn->loc, "matrix.allocator: expected a plain name (a letter or digit first, then "
+                         "letters, digits, '.', '_', '-'), got '%.64s'", a->values[j]);
+    const mlk_ynode *pre = mlk_ymap_get(v, "preload");
+    if (!pre) {
+        if (mlk_alloc_from_name(a->values[j]) < 0)
+            return mlk_yfail(err, name, vn->loc, "matrix.allocator: '%.64s' is not one of %s; give preload: "
+                             "/absolute/path/lib.so for an allocator of your own", a->values[j], mlk_alloc_names());
+        return MLK_OK;
+    }
+    if (pre->kind != MLK_YSCALAR || mlk_ynull(pre) || pre->text[0] != '/')
+        return mlk_yfail(err, name, pre->loc, "matrix.allocator.preload: expected an absolute path to a shared "
+                         "library, got %s", mlk_ydescribe(pre, d, sizeof d));
+    return mlk_scn_kvs(v, "matrix.allocator", "name", name, &a->variants[j].options, &a->variants[j].n_options, err);
+}
+
 /* A variant: a mapping with a `name:` and engine options. */
 static int parse_variant(mlk_axis *a, int j, const mlk_ynode *v, const char *name, mlk_error *err)
 {
@@ -157,6 +185,8 @@ static int parse_variant(mlk_axis *a, int j, const mlk_ynode *v, const char *nam
     if (!a->values[j][0])
         return mlk_yfail(err, name, vn->loc, "%s: expected a non-empty variant name", what);
     a->value_locs[j] = vn->loc;
+    if (!strcmp(a->name, "allocator"))
+        return parse_allocator(a, j, v, vn, name, err);
     if (!strcmp(a->name, "model")) {
         /* A model axis value is a model of its own, not engine options. */
         if (!(a->variants[j].model = mlk_ycalloc(1, sizeof *a->variants[j].model)))
@@ -179,7 +209,10 @@ static int parse_axis_values(mlk_axis *a, const mlk_ynode *v, const char *name, 
         return mlk_yfail(err, name, v->loc, "matrix.%.64s: expected a value or a non-empty list of values, got %s",
                          a->name, n ? "nothing" : "an empty list");
     bool variant = items[0]->kind == MLK_YMAP, model = !strcmp(a->name, "model");
-    if (variant && is_harness_axis(a->name) && !model)
+    bool alloc = !strcmp(a->name, "allocator");
+    for (int j = 0; alloc && j < n; j++)
+        variant = variant || items[j]->kind == MLK_YMAP; /* the registry's names and the user's own side by side */
+    if (variant && is_harness_axis(a->name) && !model && !alloc)
         return mlk_yfail(err, name, items[0]->loc,
                          "matrix.%.64s: expected scalar values (variants are for engine options)", a->name);
     if (model && !variant)
@@ -193,7 +226,7 @@ static int parse_axis_values(mlk_axis *a, const mlk_ynode *v, const char *name, 
     for (int j = 0; j < n; j++) {
         int rc;
         a->n_values = j + 1; /* counted first: a half-filled value is still freed */
-        if (variant) {
+        if (variant && !(alloc && items[j]->kind == MLK_YSCALAR)) {
             rc = parse_variant(a, j, items[j], name, err);
         } else if (!(rc = check_scalar_value(a, items[j], name, err))) {
             a->value_locs[j] = items[j]->loc;
@@ -309,7 +342,8 @@ int mlk_scn_check_options(const mlk_scenario *s, const char *name, mlk_error *er
         return mlk_yfail(err, name, model->loc, "matrix.model: the top-level model: at %d:%d too (expected one of the two)",
                          s->model.loc.line, s->model.loc.col);
     for (int i = 0; i < s->n_axes; i++) {
-        int rc = s->axes[i].variants && strcmp(s->axes[i].name, "model") ? check_variant_options(s, &s->axes[i], name, err)
+        int rc = s->axes[i].variants && strcmp(s->axes[i].name, "model") && strcmp(s->axes[i].name, "allocator")
+                     ? check_variant_options(s, &s->axes[i], name, err)
                                                                           : MLK_OK;
         if (rc)
             return rc;

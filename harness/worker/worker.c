@@ -59,7 +59,7 @@ static void send_error(worker *w, int step, const char *msg, int oom)
 /* "STEP: what"; the message a failed step sends to the parent. */
 static int fail(worker *w, mlk_step s, const char *what)
 {
-    snprintf(w->err.msg, sizeof w->err.msg, "%s: %s", mlk_step_name(s), what);
+    snprintf(w->err.msg, sizeof w->err.msg, "%s: %.480s", mlk_step_name(s), what);
     w->err.oom = 0;
     return -1;
 }
@@ -243,7 +243,7 @@ static void announce(worker *w)
 {
     char path[400], line[512];
     mlk_allocator_detect(&w->alloc, path, sizeof path);
-    int n = snprintf(line, sizeof line, "A\t%s\t%s\t%d\n", mlk_alloc_name(w->alloc), path, mlk_probe_has_heap(w->probe));
+    int n = snprintf(line, sizeof line, "A\t%s\t%s\t%d\n", mlk_alloc_name(w->alloc) ? mlk_alloc_name(w->alloc) : "custom", path, mlk_probe_has_heap(w->probe));
     send_line(w->a->fd, line, (size_t)(n < (int)sizeof line ? n : (int)sizeof line - 1));
 }
 

@@ -330,7 +330,21 @@ static void test_variants(void)
     parse_bad(MINIMAL "matrix:\n  f: [{name: ''}]\n", 6, 14, "expected a non-empty variant name", __LINE__);
     parse_bad(MINIMAL "matrix:\n  f: [{name: [a]}]\n", 6, 14, "expected a string, got a list", __LINE__);
     parse_bad(MINIMAL "matrix:\n  f: [{name: a, x: {y: 1}}]\n", 6, 20, "matrix.f.x: expected a scalar value", __LINE__);
-    parse_bad(MINIMAL "matrix:\n  allocator: [{name: a}]\n", 6, 15, "variants are for engine options", __LINE__);
+    parse_bad(MINIMAL "matrix:\n  malloc_trim: [{name: a}]\n", 6, 17, "variants are for engine options", __LINE__);
+    /* The allocator axis takes the registry's names and mappings of the user's own allocators side by side. */
+    s = parse_ok(MINIMAL "matrix:\n  allocator: [glibc, {name: mine, preload: /opt/x/libmine.so}, {name: jemalloc}]\n",
+                 __LINE__);
+    a = s ? mlk_scenario_axis(s, "allocator") : NULL;
+    CHECK(a && a->n_values == 3 && !strcmp(a->values[1], "mine"));
+    CHECK(a && !mlk_scenario_allocator_preload(a, 0) && !mlk_scenario_allocator_preload(a, 2));
+    CHECK(a && mlk_scenario_allocator_preload(a, 1) &&
+          !strcmp(mlk_scenario_allocator_preload(a, 1), "/opt/x/libmine.so"));
+    mlk_scenario_free(s);
+    parse_bad(MINIMAL "matrix:\n  allocator: [{name: a}]\n", 6, 22, "'a' is not one of glibc", __LINE__);
+    parse_bad(MINIMAL "matrix:\n  allocator: [{name: a, preload: lib.so}]\n", 6, 34,
+              "preload: expected an absolute path", __LINE__);
+    parse_bad(MINIMAL "matrix:\n  allocator: [{name: a, preload: /x.so, threads: 2}]\n", 6, 41,
+              "unknown key 'threads' (expected name and preload)", __LINE__);
     parse_bad(MINIMAL "matrix:\n  f: [{name: a, x: 1}]\n  g: [{name: b, x: 2}]\n", 7, 20,
               "option 'x' is also set by another variant axis at 6:20", __LINE__);
     parse_bad(MINIMAL "matrix:\n  f: [{name: a, malloc_trim: on}]\n", 6, 30, "'malloc_trim' is a harness setting",
