@@ -46,6 +46,9 @@ static void usage(FILE *f)
             "  --dry-run          check everything and list the cells; run nothing\n"
             "  --quiet            no progress output (the final table is still printed)\n"
             "  --help, --version\n\n"
+            "environment: workers get memleak-run's environment, except LD_PRELOAD, which each cell sets itself (the\n"
+            "heap shim, then the cell's allocator): a LD_PRELOAD of your own is not passed on. To run under your own\n"
+            "allocator build, give it in the scenario: matrix: {allocator: [{name: mine, preload: /abs/lib.so}]}.\n\n"
             "exit status: 0 every cell passed (or plateaued), 1 a finding (leak, crashed, timeout, oom, error),\n"
             "             2 usage or input error (nothing ran), 3 internal error\n");
 }
@@ -240,6 +243,10 @@ int main(int argc, char **argv)
         return EXIT_INTERNAL;
     }
     self[n] = '\0';
+    const char *pre = getenv("LD_PRELOAD");
+    if (pre && pre[0] && !a.quiet)
+        fprintf(stderr, "memleak-run: note: LD_PRELOAD=%s is not passed to the workers (each cell sets its own); "
+                        "give your allocator as allocator: {name: N, preload: /abs/lib.so} (see --help)\n", pre);
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;

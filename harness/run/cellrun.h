@@ -40,7 +40,8 @@ typedef struct mlk_cellrun {
 /* Called with the samples and engine metrics received since the last call (a batch), as they arrive. A metric's
  * sample index counts from the cell's first sample. Non-zero stops the cell. */
 typedef int (*mlk_batch_fn)(void *arg, const mlk_sample *s, int n, const mlk_engine_metric *m, int n_metrics);
-/* Called about every 100 ms with the last iteration seen (-1 before the first). */
+/* Called about every 250 ms (with each flush of samples to on_batch) with the last iteration seen (-1 before the
+ * first). */
 typedef void (*mlk_tick_fn)(void *arg, int iteration);
 
 typedef struct mlk_cellrun_opts {
