@@ -511,17 +511,9 @@ static mlk_scenario *scenario_new(const char *text, size_t len, const char *name
     mlk_scenario *s = mlk_ycalloc(1, sizeof *s);
     if (!s)
         return NULL;
-    s->iterations = 100;
-    s->warmup = 10;
-    s->leak_bytes_per_iter = 1024;
-    s->regression_rel = 0.05;
-    s->regression_abs_kib = 256;
-    s->latency_rel = 0.10;
-    s->latency_alpha = 0.05;
-    s->latency_abs_ms = 0.05;
-    s->timeout_s = 600;
-    s->heap = true;
-    s->tool_iterations = 3; /* tool.h's MLK_TOOL_DEFAULT_ITERATIONS */
+#define X_(field, value) s->field = value;
+    MLK_SCENARIO_DEFAULTS(X_)
+#undef X_
     s->path = mlk_ystrdup(name);
     s->text = mlk_yalloc(len + 1);
     if (!s->path || !s->text) {

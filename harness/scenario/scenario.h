@@ -70,6 +70,15 @@ typedef struct mlk_axis {
 
 typedef enum { MLK_DETECTOR_MEMLEAK = 0, MLK_DETECTOR_OPENVINO = 1 } mlk_detector_kind;
 
+/* What a scenario gets for each key it leaves out, in one table: X(field of mlk_scenario, value). The comments of
+ * the fields below, the README and every module that needs a default (the judge's floor) read it from here. */
+#define MLK_DEFAULT_LEAK_BYTES_PER_ITER 1024
+#define MLK_DEFAULT_TOOL_ITERATIONS 3 /* a tool cell's iterations: valgrind runs them ~50x slower */
+#define MLK_SCENARIO_DEFAULTS(X)                                                                                     \
+    X(iterations, 100) X(warmup, 10) X(leak_bytes_per_iter, MLK_DEFAULT_LEAK_BYTES_PER_ITER) X(regression_rel, 0.05) \
+    X(regression_abs_kib, 256) X(latency_rel, 0.10) X(latency_alpha, 0.05) X(latency_abs_ms, 0.05)               \
+    X(timeout_s, 600) X(heap, true) X(tool_iterations, MLK_DEFAULT_TOOL_ITERATIONS)
+
 typedef struct mlk_scenario {
     char *path;          /* as given to mlk_scenario_load, or the name passed to mlk_scenario_parse */
     char *text;          /* the whole file, NUL-terminated: stored with every run */

@@ -9,8 +9,6 @@
 #include "names.h"
 #include "status.h"
 
-/* Iterations a tool cell runs when the scenario does not set tool_iterations. */
-#define MLK_TOOL_DEFAULT_ITERATIONS 3
 
 /* ---- parsed findings --------------------------------------------------------------------------------------- */
 

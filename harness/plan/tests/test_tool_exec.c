@@ -27,7 +27,7 @@ static void scenario_keys(void)
 {
     mlk_error err = {0};
     mlk_scenario *s = parse(HEAD, &err);
-    CHECK(s && !s->tool && s->tool_iterations == MLK_TOOL_DEFAULT_ITERATIONS);
+    CHECK(s && !s->tool && s->tool_iterations == MLK_DEFAULT_TOOL_ITERATIONS);
     mlk_scenario_free(s);
     s = parse(HEAD "tool: memcheck\ntool_iterations: 5\n", &err);
     CHECK(s && str_eq(s->tool, "memcheck") && s->tool_iterations == 5 && s->tool_loc.line == 5);
