@@ -34,7 +34,12 @@ static int set_pair(const char *cmd, const char *pair, const char *prefix, ref_o
         return -1;
     }
     char key[128];
-    snprintf(key, sizeof key, "%s%.*s", prefix, (int)(eq - pair), pair);
+    int len = snprintf(key, sizeof key, "%s%.*s", prefix, (int)(eq - pair), pair);
+    if (len < 0 || (size_t)len >= sizeof key) {
+        fprintf(stderr, "refengine %s: key '%.*s' is longer than %zu bytes\n", cmd, (int)(eq - pair), pair,
+                sizeof key - 1);
+        return -1;
+    }
     ref_error err = {0};
     if (ref_options_set(o, key, eq + 1, &err)) {
         fprintf(stderr, "refengine %s: %s\n", cmd, err.msg);

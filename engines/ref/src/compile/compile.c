@@ -25,17 +25,25 @@ static int check_ops(ref_compiled *c, ref_error *err)
 /* The default plan, for the declared input shapes; none (and no error) when a shape is undeclared. */
 static int default_plan(ref_compiled *c, ref_error *err)
 {
-    ref_tensor shapes[c->n_inputs > 0 ? c->n_inputs : 1];
+    /* A model may declare any number of graph inputs: their shapes go on the heap. */
+    ref_tensor *shapes = ref_calloc((size_t)c->n_inputs + 1, sizeof *shapes);
+    if (!shapes)
+        return ref_fail(err, REF_E_NOMEM, "compile: out of memory for the shapes of %d inputs", c->n_inputs);
+    int rc = REF_OK;
     for (int i = 0; i < c->n_inputs; i++) {
-        int rc = ref_input_default_shape(c, i, &shapes[i], err);
+        rc = ref_input_default_shape(c, i, &shapes[i], err);
         if (rc == REF_E_DYNAMIC) {
             ref_error_clear(err);
-            return REF_OK;
+            rc = REF_OK;
+            goto out;
         }
         if (rc)
-            return rc;
+            goto out;
     }
-    return ref_plan_build(c, shapes, &c->default_plan, err);
+    rc = ref_plan_build(c, shapes, &c->default_plan, err);
+out:
+    ref_free(shapes);
+    return rc;
 }
 
 int ref_compile(ref_model *m, const ref_options *o, ref_compiled **out, ref_error *err)

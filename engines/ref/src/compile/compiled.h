@@ -63,7 +63,7 @@ struct ref_compiled {
     int *outputs, n_outputs;
     int *node_ids;          /* one block holding every node's in/out id arrays */
     bool omitted_outputs;   /* some node skips an output in the middle: the arena path can't run it */
-    int max_io;             /* largest n_in or n_out of any node, to size pointer arrays */
+    int max_in, max_out;    /* largest n_in and n_out of any node, to size argument arrays (on the heap) */
     ref_plan *default_plan; /* for the declared input shapes; NULL when they are not all known */
     size_t packed_bytes;
     bool prepacked;         /* compile-time preparation is over: later plans prepare what it left */
@@ -76,9 +76,23 @@ int ref_graph_build(ref_compiled *c, ref_error *err);
 /* fold.c: evaluate every node whose inputs are all constants; their outputs become REF_VAL_CONST. */
 int ref_fold_constants(ref_compiled *c, ref_error *err);
 
-/* Run node k once with freshly allocated outputs (ref_aligned_alloc, returned in out[], owned by the
- * caller) and scratch; in[] gives the inputs. Used by folding and planning. */
-int ref_node_eval(const ref_compiled *c, int k, const ref_tensor *const *in, ref_tensor *out, ref_error *err);
+/* Argument arrays for one node at a time, with room for the widest node (max_in inputs, max_out outputs)
+ * in one heap block. A crafted node may list millions of inputs or outputs, so these never live on the stack. */
+typedef struct ref_node_io {
+    const ref_tensor **in; /* input pointers; NULL for omitted inputs */
+    ref_tensor **outp;     /* output pointers, into out[] or elsewhere */
+    ref_tensor *out;       /* output tensors */
+} ref_node_io;
+
+/* Allocate io for c's widest node. Fails with REF_E_NOMEM, leaving io's pointers NULL. */
+int ref_node_io_init(ref_node_io *io, const ref_compiled *c, ref_error *err);
+/* Free what init allocated; a zeroed or failed io is fine. */
+void ref_node_io_deinit(ref_node_io *io);
+
+/* Run node k once over io->in[0..n_in) with freshly allocated outputs in io->out[0..n_out) (data from
+ * ref_aligned_alloc, owned by the caller) and scratch; io->outp is overwritten. Used by folding and planning.
+ * On failure no output holds data and nothing else is kept. */
+int ref_node_eval(const ref_compiled *c, int k, ref_node_io *io, ref_error *err);
 
 /* Set up an op context for node k over the given tensors. */
 void ref_node_ctx(const ref_compiled *c, int k, const ref_tensor *const *in, ref_tensor *const *out,

@@ -1,9 +1,35 @@
-/* fold.c: evaluates nodes whose inputs are all constants once, at compile time (constant folding).
+/* fold.c: evaluates nodes whose inputs are all constants once, at compile time (constant folding), with the
+ * node-evaluation helpers planning shares (argument arrays on the heap, op context, one-shot evaluation).
  * It must never fold a node whose value could change between runs: only true constants qualify here. */
+#include <stdint.h>
 #include <string.h>
 
 #include "../alloc.h"
 #include "compiled.h"
+
+int ref_node_io_init(ref_node_io *io, const ref_compiled *c, ref_error *err)
+{
+    size_t n_in = (size_t)c->max_in + 1, n_out = (size_t)c->max_out + 1;
+    size_t per_out = sizeof(ref_tensor) + sizeof(ref_tensor *);
+    memset(io, 0, sizeof *io);
+    /* The tensors come first: the block's alignment suits them, and the pointer arrays follow whole. */
+    char *block = NULL;
+    if (n_out <= SIZE_MAX / 2 / per_out && n_in <= SIZE_MAX / 2 / sizeof *io->in)
+        block = ref_malloc(n_out * per_out + n_in * sizeof *io->in);
+    if (!block)
+        return ref_fail(err, REF_E_NOMEM, "out of memory for the arguments of a node with %d inputs and %d "
+                        "outputs", c->max_in, c->max_out);
+    io->out = (ref_tensor *)block;
+    io->outp = (ref_tensor **)(block + n_out * sizeof(ref_tensor));
+    io->in = (const ref_tensor **)(block + n_out * per_out);
+    return REF_OK;
+}
+
+void ref_node_io_deinit(ref_node_io *io)
+{
+    ref_free(io->out); /* the base of the one block */
+    memset(io, 0, sizeof *io);
+}
 
 void ref_node_ctx(const ref_compiled *c, int k, const ref_tensor *const *in, ref_tensor *const *out,
                   ref_op_ctx *ctx, ref_error *err)
@@ -29,17 +55,17 @@ int ref_node_fail(const ref_compiled *c, int k, ref_error *err)
     return ref_fail_prefix(err, "node #%d (%s): ", k, n->op_type);
 }
 
-int ref_node_eval(const ref_compiled *c, int k, const ref_tensor *const *in, ref_tensor *out, ref_error *err)
+int ref_node_eval(const ref_compiled *c, int k, ref_node_io *io, ref_error *err)
 {
     const ref_exec_node *e = &c->nodes[k];
     const ref_op *op = e->op;
-    ref_tensor *outp[e->n_out > 0 ? e->n_out : 1];
+    ref_tensor *out = io->out;
     for (int j = 0; j < e->n_out; j++) {
         memset(&out[j], 0, sizeof out[j]);
-        outp[j] = &out[j];
+        io->outp[j] = &out[j];
     }
     ref_op_ctx ctx;
-    ref_node_ctx(c, k, in, outp, &ctx, err);
+    ref_node_ctx(c, k, io->in, io->outp, &ctx, err);
     void *state = NULL, *scratch = NULL;
     int rc = op->infer(&ctx);
     if (rc)
@@ -105,30 +131,38 @@ static bool all_inputs_const(const ref_compiled *c, const ref_exec_node *e)
 
 int ref_fold_constants(ref_compiled *c, ref_error *err)
 {
-    const ref_tensor *in[c->max_io > 0 ? c->max_io : 1];
-    ref_tensor out[c->max_io > 0 ? c->max_io : 1];
+    ref_node_io io;
+    int rc = ref_node_io_init(&io, c, err);
+    if (rc)
+        return rc;
     for (int k = 0; k < c->n_nodes; k++) {
         ref_exec_node *e = &c->nodes[k];
         if (!all_inputs_const(c, e))
             continue;
         for (int j = 0; j < e->n_in; j++)
-            in[j] = e->in[j] >= 0 ? &c->vals[e->in[j]].t : NULL;
-        int rc = ref_node_eval(c, k, in, out, err);
-        if (rc == REF_E_DYNAMIC || rc == REF_E_UNSUPPORTED)
+            io.in[j] = e->in[j] >= 0 ? &c->vals[e->in[j]].t : NULL;
+        rc = ref_node_eval(c, k, &io, err);
+        if (rc == REF_E_DYNAMIC || rc == REF_E_UNSUPPORTED) {
+            rc = REF_OK;
             continue; /* left to run time, which reports it if it still fails */
-        if (rc)
-            return ref_node_fail(c, k, err);
+        }
+        if (rc) {
+            rc = ref_node_fail(c, k, err);
+            goto out;
+        }
         for (int j = 0; j < e->n_out; j++) {
             if (e->out[j] < 0) {
-                ref_free(out[j].data);
+                ref_free(io.out[j].data);
                 continue;
             }
             ref_value *v = &c->vals[e->out[j]];
             v->kind = REF_VAL_CONST;
-            v->t = out[j];
-            v->owned = out[j].data;
+            v->t = io.out[j];
+            v->owned = io.out[j].data;
         }
         e->folded = true;
     }
-    return REF_OK;
+out:
+    ref_node_io_deinit(&io);
+    return rc;
 }

@@ -1,5 +1,6 @@
 /* graph.c: turns the model's graph into a value table and a topological execution order.
  * It must never reorder nodes that are already in a valid order: file order decides tensor lifetimes. */
+#include <limits.h>
 #include <string.h>
 
 #include "../alloc.h"
@@ -104,7 +105,7 @@ static int add_node_outputs(ref_compiled *c, name_index *ix, int *ids, ref_error
                 return ref_fail_prefix(err, "node %zu '%s' (%s): ", k, n->name, n->op_type);
             c->vals[*slot].producer = (int)k; /* file index for now; execution index after sorting */
         }
-        ids += n->n_outputs + n->n_inputs;
+        ids += (size_t)n->n_outputs + (size_t)n->n_inputs;
     }
     return REF_OK;
 }
@@ -123,7 +124,7 @@ static int resolve_inputs(ref_compiled *c, name_index *ix, int *ids, ref_error *
                                 "or graph input",
                                 k, n->name, n->op_type, n->inputs[j]);
         }
-        ids += n->n_outputs + n->n_inputs;
+        ids += (size_t)n->n_outputs + (size_t)n->n_inputs;
     }
     return REF_OK;
 }
@@ -143,7 +144,7 @@ static int topo_sort(ref_compiled *c, int *ids, ref_error *err)
     }
     for (size_t k = 0, off = 0; k < n; k++) {
         node_ids[k] = ids + off;
-        off += (size_t)(g->nodes[k].n_outputs + g->nodes[k].n_inputs);
+        off += (size_t)g->nodes[k].n_outputs + (size_t)g->nodes[k].n_inputs;
     }
     size_t placed = 0, scan = 0;
     while (placed < n) {
@@ -197,10 +198,10 @@ static int resolve_outputs_and_uses(ref_compiled *c, name_index *ix, ref_error *
         for (int j = 0; j < e->n_in; j++)
             if (e->in[j] >= 0)
                 c->vals[e->in[j]].last_use = k;
-        if (e->n_in > c->max_io)
-            c->max_io = e->n_in;
-        if (e->n_out > c->max_io)
-            c->max_io = e->n_out;
+        if (e->n_in > c->max_in)
+            c->max_in = e->n_in;
+        if (e->n_out > c->max_out)
+            c->max_out = e->n_out;
         for (int j = 0; j < e->n_out; j++)
             if (e->out[j] < 0)
                 c->omitted_outputs = true;
@@ -222,8 +223,12 @@ int ref_graph_build(ref_compiled *c, ref_error *err)
     size_t n_vals = g->n_inits + g->n_inputs, n_ids = 0;
     for (size_t k = 0; k < g->n_nodes; k++) {
         n_vals += (size_t)g->nodes[k].n_outputs;
-        n_ids += (size_t)(g->nodes[k].n_outputs + g->nodes[k].n_inputs);
+        n_ids += (size_t)g->nodes[k].n_outputs + (size_t)g->nodes[k].n_inputs;
     }
+    /* Value and node ids are ints; a graph past that is refused before anything is sized from it. */
+    if (n_vals >= INT_MAX || g->n_nodes >= INT_MAX)
+        return ref_fail(err, REF_E_UNSUPPORTED, "compile: %zu nodes and %zu values (at most %d of each)",
+                        g->n_nodes, n_vals, INT_MAX - 1);
     size_t cap = 16;
     while (cap < 2 * n_vals + 1)
         cap *= 2;

@@ -80,39 +80,38 @@ static ref_plan *plan_alloc(const ref_compiled *c)
 }
 
 /* Evaluate node k now when its outputs are knowable without run-time data. Returns 1 if folded. */
-static int try_fold(const ref_compiled *c, ref_plan *p, int k, const ref_tensor *const *in, ref_error *err)
+static int try_fold(const ref_compiled *c, ref_plan *p, int k, ref_node_io *io, ref_error *err)
 {
     const ref_exec_node *e = &c->nodes[k];
     bool known = true;
     for (int j = 0; j < e->n_in; j++)
-        if (in[j] && !in[j]->data)
+        if (io->in[j] && !io->in[j]->data)
             known = false;
     if (!known && !e->op->value_from_shape)
         return 0;
-    ref_tensor out[e->n_out > 0 ? e->n_out : 1];
-    int rc = ref_node_eval(c, k, in, out, err);
+    int rc = ref_node_eval(c, k, io, err);
     if (rc)
         return rc == REF_E_DYNAMIC || rc == REF_E_UNSUPPORTED ? 0 : rc;
     for (int j = 0; j < e->n_out; j++) {
         if (e->out[j] < 0) {
-            ref_free(out[j].data);
+            ref_free(io->out[j].data);
             continue;
         }
-        p->shapes[e->out[j]] = out[j];
-        p->folded[e->out[j]] = out[j].data;
+        p->shapes[e->out[j]] = io->out[j];
+        p->folded[e->out[j]] = io->out[j].data;
     }
     p->skip[k] = true;
     return 1;
 }
 
-/* Shapes of node k's outputs from op->infer, and its scratch size. */
-static int infer_node(const ref_compiled *c, ref_plan *p, int k, const ref_tensor *const *in, ref_error *err)
+/* Shapes of node k's outputs from op->infer, and its scratch size. Omitted outputs land in io->out. */
+static int infer_node(const ref_compiled *c, ref_plan *p, int k, ref_node_io *io, ref_error *err)
 {
     const ref_exec_node *e = &c->nodes[k];
-    ref_tensor dummy[e->n_out > 0 ? e->n_out : 1];
-    ref_tensor *outp[e->n_out > 0 ? e->n_out : 1];
+    const ref_tensor *const *in = io->in;
+    ref_tensor **outp = io->outp;
     for (int j = 0; j < e->n_out; j++) {
-        outp[j] = e->out[j] >= 0 ? &p->shapes[e->out[j]] : &dummy[j];
+        outp[j] = e->out[j] >= 0 ? &p->shapes[e->out[j]] : &io->out[j];
         memset(outp[j], 0, sizeof *outp[j]);
     }
     ref_op_ctx ctx;
@@ -142,8 +141,10 @@ int ref_plan_build(const ref_compiled *c, const ref_tensor *in_shapes, ref_plan 
     ref_plan *p = plan_alloc(c);
     if (!p)
         return ref_fail(err, REF_E_NOMEM, "plan: out of memory for %d values", c->n_vals);
-    const ref_tensor *in[c->max_io > 0 ? c->max_io : 1];
-    int rc = REF_OK;
+    ref_node_io io;
+    int rc = ref_node_io_init(&io, c, err);
+    if (rc)
+        goto fail;
     for (int i = 0; i < c->n_inputs; i++) {
         p->in_shapes[i] = in_shapes[i];
         p->in_shapes[i].data = NULL;
@@ -160,12 +161,12 @@ int ref_plan_build(const ref_compiled *c, const ref_tensor *in_shapes, ref_plan 
             continue;
         }
         for (int j = 0; j < e->n_in; j++)
-            in[j] = e->in[j] >= 0 ? &p->shapes[e->in[j]] : NULL;
-        rc = try_fold(c, p, k, in, err);
+            io.in[j] = e->in[j] >= 0 ? &p->shapes[e->in[j]] : NULL;
+        rc = try_fold(c, p, k, &io, err);
         if (rc == 1)
             continue;
         if (rc == 0)
-            rc = infer_node(c, p, k, in, err);
+            rc = infer_node(c, p, k, &io, err);
         if (rc == REF_E_DYNAMIC) {
             ref_error_clear(err);
             p->dynamic_from = k;
@@ -179,9 +180,11 @@ int ref_plan_build(const ref_compiled *c, const ref_tensor *in_shapes, ref_plan 
     }
     if (p->dynamic_from == c->n_nodes && (rc = ref_plan_memory(c, p, c->opts.planner, err)))
         goto fail;
+    ref_node_io_deinit(&io);
     *out = p;
     return REF_OK;
 fail:
+    ref_node_io_deinit(&io);
     ref_plan_free(c, p);
     return rc;
 }

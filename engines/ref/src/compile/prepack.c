@@ -2,6 +2,7 @@
  * Each worker owns one scratch buffer for its whole life, as OpenVINO's compile threads do, so the
  * compile-time peak grows with the thread count. It must never let two workers prepare the same node. */
 #include <stdatomic.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "../alloc.h"
@@ -36,26 +37,37 @@ static int prepare_one(ref_compiled *c, int k, const ref_tensor *const *in, void
     ctx.scratch_bytes = bytes;
     void *state = NULL;
     int rc = e->op->prepare(&ctx, &state);
-    if (rc)
+    if (rc) {
+        if (state) /* an op that set its state before failing: as ref_node_eval does, free it */
+            e->op->state_free(state);
         return rc;
+    }
     e->state = state;
     e->prepared = true;
     return REF_OK;
 }
 
+/* Input pointers for the widest node; a crafted node may have millions, so never on the stack. */
+static const ref_tensor **inputs_alloc(const ref_compiled *c)
+{
+    return ref_calloc((size_t)c->max_in + 1, sizeof(const ref_tensor *));
+}
+
 static void *worker(void *arg)
 {
     prepack_run *r = arg;
-    const ref_tensor *in[r->c->max_io > 0 ? r->c->max_io : 1];
+    const ref_tensor **in = inputs_alloc(r->c);
     void *scratch = r->scratch_bytes ? ref_aligned_alloc(r->scratch_bytes) : NULL;
-    if (r->scratch_bytes && !scratch) {
-        atomic_store(&r->nomem, 1);
-        return NULL;
+    if (!in || (r->scratch_bytes && !scratch)) {
+        atomic_store(&r->nomem, 1); /* the other workers take the jobs; ref_prepack still fails */
+        goto out;
     }
     for (int j; (j = atomic_fetch_add(&r->next, 1)) < r->n_jobs;) {
         build_inputs(r->c, r->p, r->jobs[j], in);
         r->status[j] = prepare_one(r->c, r->jobs[j], in, scratch, r->scratch_bytes, &r->errs[j]);
     }
+out:
+    ref_free(in);
     ref_free(scratch);
     return NULL;
 }
@@ -81,12 +93,18 @@ int ref_prepack(ref_compiled *c, const ref_plan *p, ref_error *err)
     prepack_run r = {.c = c, .p = p, .jobs = jobs};
     r.n_jobs = collect_jobs(c, p, jobs);
     int rc = REF_OK;
-    const ref_tensor *in[c->max_io > 0 ? c->max_io : 1];
+    const ref_tensor **in = NULL;
     int n_workers = c->opts.compile_threads < r.n_jobs ? c->opts.compile_threads : r.n_jobs;
-    pthread_t threads[n_workers > 0 ? n_workers : 1];
+    pthread_t *threads = NULL; /* threads[0] stays unused: the calling thread is worker 0 */
     int started = 0;
     if (!r.n_jobs)
         goto out;
+    in = inputs_alloc(c);
+    threads = n_workers > 1 ? ref_calloc((size_t)n_workers, sizeof *threads) : NULL;
+    if (!in || (n_workers > 1 && !threads)) {
+        rc = ref_fail(err, REF_E_NOMEM, "compile: out of memory");
+        goto out;
+    }
     for (int j = 0; j < r.n_jobs; j++) {
         const ref_op *op = c->nodes[jobs[j]].op;
         if (!op->prepare_scratch_bytes)
@@ -113,7 +131,7 @@ int ref_prepack(ref_compiled *c, const ref_plan *p, ref_error *err)
     for (int t = 1; t <= started; t++)
         pthread_join(threads[t], NULL);
     if (atomic_load(&r.nomem)) {
-        rc = ref_fail(err, REF_E_NOMEM, "compile: out of memory for %zu bytes of worker scratch",
+        rc = ref_fail(err, REF_E_NOMEM, "compile: out of memory for a pre-packing worker (%zu bytes of scratch)",
                       r.scratch_bytes);
         goto out;
     }
@@ -130,45 +148,59 @@ int ref_prepack(ref_compiled *c, const ref_plan *p, ref_error *err)
             c->packed_bytes += e->op->state_bytes(e->state);
     }
 out:
+    ref_free(in);
+    ref_free(threads);
     ref_free(r.status);
     ref_free(r.errs);
     ref_free(jobs);
     return rc;
 }
 
-int ref_prepare_lazy(ref_compiled *c, int k, const ref_tensor *const *in, ref_error *err)
+/* Prepare node k showing it only what is constant: prepare may keep what it sees as constant data (pre-packed
+ * weights), and at run time every input has data, so a packed activation would be reused by later runs.
+ * The shown copies go on the heap: a node may have millions of inputs. Called under prep_mu. */
+static int prepare_shown(ref_compiled *c, int k, const ref_tensor *const *in, ref_error *err)
 {
     ref_exec_node *e = &c->nodes[k];
-    /* prepare may keep what it sees as constant data (pre-packed weights): at run time every input has data,
-     * so only true constants may show theirs, or a packed activation would be reused by later runs. */
-    ref_tensor shown[e->n_in > 0 ? e->n_in : 1];
-    const ref_tensor *shown_p[e->n_in > 0 ? e->n_in : 1];
+    size_t n = (size_t)e->n_in + 1;
+    char *block = ref_calloc(n, sizeof(ref_tensor) + sizeof(const ref_tensor *));
+    if (!block)
+        return ref_fail(err, REF_E_NOMEM, "out of memory for the %d inputs prepare sees", e->n_in);
+    ref_tensor *shown = (ref_tensor *)block;
+    const ref_tensor **shown_p = (const ref_tensor **)(block + n * sizeof(ref_tensor));
     for (int j = 0; j < e->n_in; j++) {
-        shown_p[j] = NULL;
         if (!in[j])
-            continue;
+            continue; /* shown_p[j] stays NULL */
         shown[j] = *in[j];
         if (e->in[j] < 0 || c->vals[e->in[j]].kind != REF_VAL_CONST)
             shown[j].data = NULL;
         shown_p[j] = &shown[j];
     }
+    ref_op_ctx ctx;
+    ref_node_ctx(c, k, shown_p, NULL, &ctx, err);
+    size_t b = e->op->prepare_scratch_bytes ? e->op->prepare_scratch_bytes(&ctx) : 0;
+    void *scratch = b ? ref_aligned_alloc(b) : NULL;
+    int rc;
+    if (b && !scratch)
+        rc = ref_fail(err, REF_E_NOMEM, "out of memory for %zu bytes of prepare scratch", b);
+    else
+        rc = prepare_one(c, k, shown_p, scratch, b, err);
+    ref_free(scratch);
+    ref_free(block);
+    if (!rc && e->state && e->op->state_bytes)
+        c->packed_bytes += e->op->state_bytes(e->state);
+    return rc;
+}
+
+int ref_prepare_lazy(ref_compiled *c, int k, const ref_tensor *const *in, ref_error *err)
+{
+    ref_exec_node *e = &c->nodes[k];
     int rc = REF_OK;
     pthread_mutex_lock(&c->prep_mu);
     if (!e->op->prepare)
         e->prepared = true;
-    if (!e->prepared) {
-        ref_op_ctx ctx;
-        ref_node_ctx(c, k, shown_p, NULL, &ctx, err);
-        size_t b = e->op->prepare_scratch_bytes ? e->op->prepare_scratch_bytes(&ctx) : 0;
-        void *scratch = b ? ref_aligned_alloc(b) : NULL;
-        if (b && !scratch)
-            rc = ref_fail(err, REF_E_NOMEM, "out of memory for %zu bytes of prepare scratch", b);
-        else
-            rc = prepare_one(c, k, shown_p, scratch, b, err);
-        ref_free(scratch);
-        if (!rc && e->state && e->op->state_bytes)
-            c->packed_bytes += e->op->state_bytes(e->state);
-    }
+    if (!e->prepared)
+        rc = prepare_shown(c, k, in, err);
     pthread_mutex_unlock(&c->prep_mu);
     return rc;
 }

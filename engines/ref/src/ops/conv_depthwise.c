@@ -15,10 +15,12 @@
 typedef float dw_v4 __attribute__((vector_size(16)));
 typedef int dw_i4 __attribute__((vector_size(16)));
 
+/* The row tables on the stack (xr/wr, off/lo/hi) hold DW_MAX_ROWS and DW_MAX_KX entries: each kernel dim is
+ * bounded before the product, which a crafted kernel could otherwise wrap around to a small number. */
 bool ref_conv_is_depthwise(const ref_conv_geom *g)
 {
     return !g->transpose && g->group > 1 && g->cin_g == 1 && g->group == g->cin && g->k[2] <= DW_MAX_KX &&
-           g->k[0] * g->k[1] <= DW_MAX_ROWS;
+           g->k[0] <= DW_MAX_ROWS && g->k[1] <= DW_MAX_ROWS && g->k[0] * g->k[1] <= DW_MAX_ROWS;
 }
 
 #define DW_ROW_FN dw_row_portable
@@ -54,7 +56,8 @@ typedef struct flat_dims {
 static bool dw_flat(const ref_conv_geom *g)
 {
     return g->in[0] == 1 && g->out[0] == 1 && g->k[0] == 1 && g->stride[1] == g->stride[2] &&
-           g->stride[2] <= REF_CONV_DW_MAX_KX && g->k[1] * g->k[2] <= DW_FLAT_MAX_TAPS;
+           g->stride[2] <= REF_CONV_DW_MAX_KX && g->k[1] <= DW_FLAT_MAX_TAPS && g->k[2] <= DW_FLAT_MAX_TAPS &&
+           g->k[1] * g->k[2] <= DW_FLAT_MAX_TAPS;
 }
 
 static void flat_dims_of(const ref_conv_geom *g, flat_dims *d)

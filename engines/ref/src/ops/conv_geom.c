@@ -224,8 +224,10 @@ bool ref_conv_will_pack(const ref_op_ctx *c)
     int64_t group = ref_attr_int_or(c->node, "group", 1);
     if (group < 1 || w->dims[0] % group)
         return false;
-    /* depthwise Conv runs a direct kernel on W as stored */
-    int64_t rows = ref_dims_prod(w->dims, 2, w->rank - 1);
+    /* depthwise Conv runs a direct kernel on W as stored; rows are bounded dim by dim, so no product wraps */
+    int64_t rows = 1;
+    for (int d = 2; d < w->rank - 1 && rows <= REF_CONV_DW_MAX_ROWS; d++)
+        rows = w->dims[d] <= REF_CONV_DW_MAX_ROWS ? rows * w->dims[d] : REF_CONV_DW_MAX_ROWS + 1;
     if (!is_transpose(c) && w->dims[1] == 1 && group > 1 && w->dims[w->rank - 1] <= REF_CONV_DW_MAX_KX &&
         rows <= REF_CONV_DW_MAX_ROWS)
         return false;
@@ -241,15 +243,9 @@ size_t ref_conv_prepare_scratch_bytes(const ref_op_ctx *c)
     return sizeof(float) * (size_t)(m * kdim);
 }
 
-int ref_conv_prepare(ref_op_ctx *c, void **state)
+/* Pack the constant weights into s->packed; on failure s->packed stays NULL. */
+static int conv_pack(ref_op_ctx *c, ref_conv_state *s)
 {
-    /* Always a state, packed or not: scratch sizing reads "prepare ran and did not pack" from it. */
-    ref_conv_state *s = ref_calloc(1, sizeof *s);
-    if (!s)
-        return ref_fail(c->err, REF_E_NOMEM, "out of memory for the node state");
-    *state = s;
-    if (!ref_conv_will_pack(c))
-        return REF_OK;
     const ref_tensor *w = c->in[1];
     int64_t group = ref_attr_int_or(c->node, "group", 1), m, kdim;
     bool tr = is_transpose(c);
@@ -266,6 +262,21 @@ int ref_conv_prepare(ref_op_ctx *c, void **state)
     s->m = m;
     s->kdim = kdim;
     ref_conv_pack_weights(w->data, group, m, kdim, tr, c->scratch, s->packed);
+    return REF_OK;
+}
+
+int ref_conv_prepare(ref_op_ctx *c, void **state)
+{
+    /* Always a state, packed or not: scratch sizing reads "prepare ran and did not pack" from it. */
+    ref_conv_state *s = ref_calloc(1, sizeof *s);
+    if (!s)
+        return ref_fail(c->err, REF_E_NOMEM, "out of memory for the node state");
+    int rc = ref_conv_will_pack(c) ? conv_pack(c, s) : REF_OK;
+    if (rc) {
+        ref_conv_state_free(s);
+        return rc;
+    }
+    *state = s;
     return REF_OK;
 }
 

@@ -148,15 +148,20 @@ static int gemm_prepare(ref_op_ctx *c, void **state)
     ref_gemm_state *s = ref_gemm_state_new(c);
     if (!s)
         return REF_E_NOMEM;
+    int which = gemm_const_operand(c), rc = REF_OK;
+    if (which) {
+        bool ta = ref_attr_int_or(c->node, "transA", 0) != 0, tb = ref_attr_int_or(c->node, "transB", 0) != 0;
+        const ref_tensor *x = c->in[which == 1 ? 0 : 1];
+        bool tr = which == 1 ? ta : tb;
+        int64_t rows = x->dims[tr ? 1 : 0], cols = x->dims[tr ? 0 : 1];
+        rc = ref_gemm_state_pack(c, s, x->data, 1, rows, cols, tr, which == 1);
+    }
+    if (rc) {
+        ref_gemm_state_free(s);
+        return rc;
+    }
     *state = s;
-    int which = gemm_const_operand(c);
-    if (!which)
-        return REF_OK;
-    bool ta = ref_attr_int_or(c->node, "transA", 0) != 0, tb = ref_attr_int_or(c->node, "transB", 0) != 0;
-    const ref_tensor *x = c->in[which == 1 ? 0 : 1];
-    bool tr = which == 1 ? ta : tb;
-    int64_t rows = x->dims[tr ? 1 : 0], cols = x->dims[tr ? 0 : 1];
-    return ref_gemm_state_pack(c, s, x->data, 1, rows, cols, tr, which == 1);
+    return REF_OK;
 }
 
 static size_t gemm_scratch_bytes(const ref_op_ctx *c)

@@ -124,12 +124,18 @@ int ref_matmul_prepare(ref_op_ctx *c, void **state)
     ref_gemm_state *s = ref_gemm_state_new(c);
     if (!s)
         return REF_E_NOMEM;
+    int rc = REF_OK;
+    if (mm_const_b(c)) {
+        int64_t k, n, mats;
+        b_matrix(c->in[1], &k, &n, &mats);
+        rc = ref_gemm_state_pack(c, s, c->in[1]->data, mats, k, n, false, false);
+    }
+    if (rc) {
+        ref_gemm_state_free(s);
+        return rc;
+    }
     *state = s;
-    if (!mm_const_b(c))
-        return REF_OK;
-    int64_t k, n, mats;
-    b_matrix(c->in[1], &k, &n, &mats);
-    return ref_gemm_state_pack(c, s, c->in[1]->data, mats, k, n, false, false);
+    return REF_OK;
 }
 
 static bool mm_b_packed(const ref_op_ctx *c)

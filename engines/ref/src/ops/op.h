@@ -45,7 +45,8 @@ typedef struct ref_op {
     /* Compile-time preparation, e.g. weight pre-packing. Called once per node, possibly from several
      * compile workers at once, so it may only touch its own state. Inputs with data are constants;
      * the state may depend only on attributes and constant inputs, since activation shapes can change
-     * between runs. c->scratch is the worker's own scratch (prepare_scratch_bytes). Optional (NULL). */
+     * between runs. c->scratch is the worker's own scratch (prepare_scratch_bytes). On failure *state is
+     * left untouched and nothing is kept. Optional (NULL). */
     int (*prepare)(ref_op_ctx *c, void **state);
     /* Bytes of worker scratch prepare needs; 0 if NULL. */
     size_t (*prepare_scratch_bytes)(const ref_op_ctx *c);

@@ -31,7 +31,7 @@ static int pool_ints(ref_op_ctx *c, const char *name, int n, int64_t dflt, int64
             out[i] = dflt;
         return REF_OK;
     }
-    if ((int)cnt != n)
+    if (cnt != (size_t)n)
         return ref_fail(c->err, REF_E_SHAPE, "%s has %zu entries, expected %d", name, cnt, n);
     for (int i = 0; i < n; i++)
         out[i] = v[i];

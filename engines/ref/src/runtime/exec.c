@@ -95,13 +95,12 @@ int ref_exec_arena(ref_request *r, const ref_plan *p, ref_error *err)
         if (rc < 0)
             return rc;
     }
-    ref_tensor dummy;
     for (int k = 0; k < c->n_nodes; k++) {
         if (p->skip[k])
             continue;
         const ref_exec_node *e = &c->nodes[k];
         for (int j = 0; j < e->n_out; j++)
-            r->out_ptrs[j] = e->out[j] >= 0 ? &r->vals[e->out[j]] : &dummy;
+            r->out_ptrs[j] = e->out[j] >= 0 ? &r->vals[e->out[j]] : &r->dummies[j];
         int rc = run_node(r, k, base + p->scratch_off[k], p->scratch_bytes[k], err);
         if (rc)
             return rc;
@@ -118,12 +117,12 @@ void ref_exec_release(ref_request *r)
 }
 
 /* Shapes of node k's outputs: from the plan, or from infer with real values past the dynamic point. */
-static int output_shapes(ref_request *r, const ref_plan *p, int k, ref_tensor *dummies, ref_error *err)
+static int output_shapes(ref_request *r, const ref_plan *p, int k, ref_error *err)
 {
     const ref_compiled *c = r->c;
     const ref_exec_node *e = &c->nodes[k];
     for (int j = 0; j < e->n_out; j++) {
-        r->out_ptrs[j] = e->out[j] >= 0 ? &r->vals[e->out[j]] : &dummies[j];
+        r->out_ptrs[j] = e->out[j] >= 0 ? &r->vals[e->out[j]] : &r->dummies[j];
         memset(r->out_ptrs[j], 0, sizeof(ref_tensor));
         if (k < p->dynamic_from && e->out[j] >= 0)
             *r->out_ptrs[j] = p->shapes[e->out[j]];
@@ -140,7 +139,8 @@ static int output_shapes(ref_request *r, const ref_plan *p, int k, ref_tensor *d
     return REF_OK;
 }
 
-static int alloc_outputs(ref_request *r, int k, ref_tensor *dummies, void **dummy_bufs, ref_error *err)
+/* Buffers for node k's outputs; an omitted output's goes to dummy_bufs[j], freed after the node runs. */
+static int alloc_outputs(ref_request *r, int k, ref_error *err)
 {
     const ref_exec_node *e = &r->c->nodes[k];
     for (int j = 0; j < e->n_out; j++) {
@@ -160,9 +160,8 @@ static int alloc_outputs(ref_request *r, int k, ref_tensor *dummies, void **dumm
         if (v >= 0)
             r->dyn[v] = buf;
         else
-            dummy_bufs[j] = buf;
+            r->dummy_bufs[j] = buf;
     }
-    (void)dummies;
     return REF_OK;
 }
 
@@ -182,17 +181,14 @@ int ref_exec_per_tensor(ref_request *r, const ref_plan *p, ref_error *err)
 {
     const ref_compiled *c = r->c;
     bind_sources(r, p);
-    int io = c->max_io > 0 ? c->max_io : 1;
-    ref_tensor dummies[io];
-    void *dummy_bufs[io];
     for (int k = 0; k < c->n_nodes; k++) {
         const ref_exec_node *e = &c->nodes[k];
         if (e->folded || (k < p->dynamic_from && p->skip[k]))
             continue;
-        memset(dummy_bufs, 0, sizeof(void *) * (size_t)io);
-        int rc = output_shapes(r, p, k, dummies, err);
+        memset(r->dummy_bufs, 0, sizeof *r->dummy_bufs * (size_t)e->n_out);
+        int rc = output_shapes(r, p, k, err);
         if (!rc)
-            rc = alloc_outputs(r, k, dummies, dummy_bufs, err);
+            rc = alloc_outputs(r, k, err);
         void *scratch = NULL;
         size_t sb = 0;
         for (int j = 0; j < e->n_in; j++)
@@ -211,8 +207,10 @@ int ref_exec_per_tensor(ref_request *r, const ref_plan *p, ref_error *err)
         if (!rc)
             rc = run_node(r, k, scratch, sb, err);
         ref_free(scratch);
-        for (int j = 0; j < io; j++)
-            ref_free(dummy_bufs[j]);
+        for (int j = 0; j < e->n_out; j++) {
+            ref_free(r->dummy_bufs[j]);
+            r->dummy_bufs[j] = NULL;
+        }
         if (rc)
             return rc;
         free_dead(r, k);

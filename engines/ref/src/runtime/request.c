@@ -19,7 +19,7 @@ int ref_request_new(ref_compiled *c, ref_request **out, ref_error *err)
         return ref_fail(err, REF_E_NOMEM, "create_request: out of memory");
     r->c = c;
     size_t nv = (size_t)c->n_vals + 1, ni = (size_t)c->n_inputs + 1, no = (size_t)c->n_outputs + 1;
-    size_t io = (size_t)c->max_io + 1;
+    size_t n_in = (size_t)c->max_in + 1, n_out = (size_t)c->max_out + 1;
     r->vals = ref_calloc(nv, sizeof *r->vals);
     r->dyn = ref_calloc(nv, sizeof *r->dyn);
     r->in = ref_calloc(ni, sizeof *r->in);
@@ -28,10 +28,12 @@ int ref_request_new(ref_compiled *c, ref_request **out, ref_error *err)
     r->in_set = ref_calloc(ni, sizeof *r->in_set);
     r->out_bind = ref_calloc(no, sizeof *r->out_bind);
     r->out_bind_bytes = ref_calloc(no, sizeof *r->out_bind_bytes);
-    r->in_ptrs = ref_calloc(io, sizeof *r->in_ptrs);
-    r->out_ptrs = ref_calloc(io, sizeof *r->out_ptrs);
+    r->in_ptrs = ref_calloc(n_in, sizeof *r->in_ptrs);
+    r->out_ptrs = ref_calloc(n_out, sizeof *r->out_ptrs);
+    r->dummies = ref_calloc(n_out, sizeof *r->dummies);
+    r->dummy_bufs = ref_calloc(n_out, sizeof *r->dummy_bufs);
     if (!r->vals || !r->dyn || !r->in || !r->in_own || !r->in_cap || !r->in_set || !r->out_bind ||
-        !r->out_bind_bytes || !r->in_ptrs || !r->out_ptrs) {
+        !r->out_bind_bytes || !r->in_ptrs || !r->out_ptrs || !r->dummies || !r->dummy_bufs) {
         rc = ref_fail(err, REF_E_NOMEM, "create_request: out of memory");
         goto fail;
     }
@@ -80,6 +82,8 @@ void ref_request_free(ref_request *r)
     ref_free(r->out_bind_bytes);
     ref_free(r->in_ptrs);
     ref_free(r->out_ptrs);
+    ref_free(r->dummies);
+    ref_free(r->dummy_bufs);
     ref_free(r);
 }
 

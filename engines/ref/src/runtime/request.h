@@ -23,8 +23,12 @@ struct ref_request {
     void *arena;
     size_t arena_cap;
     void **dyn;                /* per value: buffer allocated during the run (arena off or dynamic) */
+    /* Argument arrays for the widest node (max_in + 1 and max_out + 1 entries), allocated with the request:
+     * a node may have millions of inputs, and infer with the arena must not allocate. */
     const ref_tensor **in_ptrs;
     ref_tensor **out_ptrs;
+    ref_tensor *dummies;       /* per output of the running node: where an omitted output is written */
+    void **dummy_bufs;         /* per output of the running node: a dummy's buffer (per-tensor path) */
 };
 
 /* exec.c: run every node of plan p; the request's vals must be bound for p first. */
