@@ -62,9 +62,10 @@ typedef struct ort_bytes {
     size_t *ext_lens;
 } ort_bytes;
 
-/* Read path and every external-data file its main graph's initializers name (resolved in path's folder; an
- * absolute location or one with a ".." component is refused). Fails with ORT_E_IO, ORT_E_PARSE or ORT_E_NOMEM
- * naming the file; on failure *out is left empty. */
+/* Read path and every external-data file its main graph's initializers name (listed by common/onnx; resolved in
+ * path's folder; an absolute location or one with a ".." component is refused). Only regular files are read.
+ * Fails with ORT_E_NOTFOUND (a missing file), ORT_E_IO, ORT_E_PARSE (with common/onnx's field path and byte) or
+ * ORT_E_NOMEM, naming the file; on failure *out is left empty. */
 int ort_bytes_read(const char *path, ort_bytes *out, engine_error *err);
 void ort_bytes_free(ort_bytes *b);
 

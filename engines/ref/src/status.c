@@ -1,9 +1,11 @@
-/* status.c: status names and the error record; one table drives codes, names and messages.
- * It must never allocate, so errors stay reportable when memory is exhausted. */
+/* status.c: status names and the error record; one table drives codes, names and messages. Also the one
+ * place common/onnx's statuses become ref's. It must never allocate, so errors stay reportable when memory is
+ * exhausted. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "onnx/base.h"
 #include "status.h"
 
 const char *ref_status_name(int code)
@@ -66,4 +68,29 @@ void ref_error_clear(ref_error *err)
         return;
     err->code = REF_OK;
     err->msg[0] = '\0';
+}
+
+int ref_status_from_onnx(int code)
+{
+    switch (code) {
+    case ONNX_OK: return REF_OK;
+    case ONNX_E_INVALID: return REF_E_INVALID;
+    case ONNX_E_PARSE: return REF_E_PARSE;
+    case ONNX_E_UNSUPPORTED: return REF_E_UNSUPPORTED;
+    case ONNX_E_NOMEM: return REF_E_NOMEM;
+    case ONNX_E_IO: return REF_E_IO;
+#define REF_X_SAME(sym, val, text) \
+    case sym:                      \
+        return sym;
+        REF_STATUS_LIST(REF_X_SAME) /* already ref's: kept */
+#undef REF_X_SAME
+    default: return code < 0 && code > -4096 ? REF_E_IO : code;
+    }
+}
+
+int ref_fail_onnx(ref_error *err, int code, const onnx_error *oe)
+{
+    int rc = ref_status_from_onnx(code);
+    const char *msg = oe && oe->msg[0] ? oe->msg : onnx_status_name(code);
+    return ref_fail(err, rc, "%s", msg);
 }

@@ -17,4 +17,17 @@ int ref_fail_prefix(ref_error *err, const char *fmt, ...) __attribute__((format(
 /* Reset to success. */
 void ref_error_clear(ref_error *err);
 
+/* ------------------------------------------------------------------------------------------------
+ * Statuses from common/onnx, where the engine calls in (reading models and tensors, writing models).
+ * ---------------------------------------------------------------------------------------------- */
+struct onnx_error;
+
+/* The ref status for a common/onnx one: its codes map one to one (ONNX_E_PARSE -> REF_E_PARSE, ...),
+ * -errno from a system call becomes REF_E_IO, 0 stays 0, and anything else is passed through. */
+int ref_status_from_onnx(int code);
+
+/* Fill err (if non-NULL) from a common/onnx failure: the code as ref_status_from_onnx maps it, and
+ * oe's message (the status's name when oe is NULL or says nothing). Returns the mapped code. */
+int ref_fail_onnx(ref_error *err, int code, const struct onnx_error *oe);
+
 #endif

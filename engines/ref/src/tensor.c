@@ -1,42 +1,25 @@
-/* tensor.c: dtype tables and shape arithmetic (broadcasting, strides, axis normalization).
+/* tensor.c: dtype lookups (over common/onnx's one table) and shape arithmetic (broadcasting, strides, axes).
  * It must never allocate: shapes live in fixed arrays inside ref_tensor. */
 #include <stdio.h>
 #include <string.h>
 
+#include "onnx/dtype.h"
 #include "status.h"
 #include "tensor.h"
 
-size_t ref_dtype_size(int dtype)
-{
-    switch (dtype) {
-    case REF_DT_FLOAT: case REF_DT_INT32: case REF_DT_UINT32: return 4;
-    case REF_DT_UINT8: case REF_DT_INT8: case REF_DT_BOOL: return 1;
-    case REF_DT_UINT16: case REF_DT_INT16: case REF_DT_FLOAT16: case REF_DT_BFLOAT16: return 2;
-    case REF_DT_INT64: case REF_DT_DOUBLE: case REF_DT_UINT64: return 8;
-    default: return 0;
-    }
-}
+/* The engine handles exactly the types common/onnx decodes (the table's field column), with sizes and names from
+ * that one table. REF_DT_* (public, refengine.h) must be the same ONNX numbers. */
+#define SAME_NUMBER(t) ((int)REF_DT_##t == (int)ONNX_DT_##t)
+_Static_assert(SAME_NUMBER(FLOAT) && SAME_NUMBER(UINT8) && SAME_NUMBER(INT8) && SAME_NUMBER(UINT16) &&
+                   SAME_NUMBER(INT16) && SAME_NUMBER(INT32) && SAME_NUMBER(INT64) && SAME_NUMBER(STRING) &&
+                   SAME_NUMBER(BOOL) && SAME_NUMBER(FLOAT16) && SAME_NUMBER(DOUBLE) && SAME_NUMBER(UINT32) &&
+                   SAME_NUMBER(UINT64) && SAME_NUMBER(BFLOAT16),
+               "ref_dtype must use ONNX's TensorProto.DataType numbers");
+#undef SAME_NUMBER
 
-const char *ref_dtype_name(int dtype)
-{
-    switch (dtype) {
-    case REF_DT_FLOAT: return "float";
-    case REF_DT_UINT8: return "uint8";
-    case REF_DT_INT8: return "int8";
-    case REF_DT_UINT16: return "uint16";
-    case REF_DT_INT16: return "int16";
-    case REF_DT_INT32: return "int32";
-    case REF_DT_INT64: return "int64";
-    case REF_DT_STRING: return "string";
-    case REF_DT_BOOL: return "bool";
-    case REF_DT_FLOAT16: return "float16";
-    case REF_DT_DOUBLE: return "double";
-    case REF_DT_UINT32: return "uint32";
-    case REF_DT_UINT64: return "uint64";
-    case REF_DT_BFLOAT16: return "bfloat16";
-    default: return "?";
-    }
-}
+size_t ref_dtype_size(int dtype) { return onnx_dtype_field(dtype) ? onnx_dtype_size(dtype) : 0; }
+
+const char *ref_dtype_name(int dtype) { return onnx_dtype_name(dtype); }
 
 int64_t ref_tensor_numel(const ref_tensor *t) { return ref_dims_prod(t->dims, 0, t->rank); }
 

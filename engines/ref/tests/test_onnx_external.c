@@ -39,46 +39,46 @@ static void write_file(const char *path, const void *p, size_t n)
 static const float W6[6] = {1, 2, 3, 4, 5, 6};
 
 /* A model with one float initializer [2,3] named name; ext_loc NULL embeds raw_data, "" omits the location. */
-static void encode_init_model(ref_pbw *w, const char *name, const char *ext_loc, const char *ext_off,
+static void encode_init_model(onnx_pbw *w, const char *name, const char *ext_loc, const char *ext_off,
                               const char *ext_len)
 {
     const int64_t d23[] = {2, 3};
-    ref_pbw_init(w);
-    ref_pbw_i64(w, 1, 8);
-    size_t g = ref_pbw_begin(w, 7);
-    size_t n = ref_pbw_begin(w, 1);
-    ref_pbw_str(w, 1, name);
-    ref_pbw_str(w, 2, "y");
-    ref_pbw_str(w, 4, "Identity");
-    ref_pbw_end(w, n);
-    ref_pbw_str(w, 2, "g");
-    size_t t = ref_pbw_begin(w, 5);
-    ref_pbw_packed_i64(w, 1, d23, 2);
-    ref_pbw_i64(w, 2, REF_DT_FLOAT);
-    ref_pbw_str(w, 8, name);
+    onnx_pbw_init(w, NULL);
+    onnx_pbw_i64(w, 1, 8);
+    size_t g = onnx_pbw_begin(w, 7);
+    size_t n = onnx_pbw_begin(w, 1);
+    onnx_pbw_str(w, 1, name);
+    onnx_pbw_str(w, 2, "y");
+    onnx_pbw_str(w, 4, "Identity");
+    onnx_pbw_end(w, n);
+    onnx_pbw_str(w, 2, "g");
+    size_t t = onnx_pbw_begin(w, 5);
+    onnx_pbw_packed_i64(w, 1, d23, 2);
+    onnx_pbw_i64(w, 2, REF_DT_FLOAT);
+    onnx_pbw_str(w, 8, name);
     if (ext_loc) {
         const char *kv[3][2] = {{"location", ext_loc}, {"offset", ext_off}, {"length", ext_len}};
         for (int i = 0; i < 3; i++) {
             if (!kv[i][1] || !kv[i][1][0])
                 continue;
-            size_t e = ref_pbw_begin(w, 13);
-            ref_pbw_str(w, 1, kv[i][0]);
-            ref_pbw_str(w, 2, kv[i][1]);
-            ref_pbw_end(w, e);
+            size_t e = onnx_pbw_begin(w, 13);
+            onnx_pbw_str(w, 1, kv[i][0]);
+            onnx_pbw_str(w, 2, kv[i][1]);
+            onnx_pbw_end(w, e);
         }
-        ref_pbw_u64(w, 14, 1);
+        onnx_pbw_u64(w, 14, 1);
     } else {
-        ref_pbw_bytes(w, 9, W6, sizeof W6);
+        onnx_pbw_bytes(w, 9, W6, sizeof W6);
     }
-    ref_pbw_end(w, t);
-    ref_pbw_end(w, g);
-    size_t op = ref_pbw_begin(w, 8);
-    ref_pbw_i64(w, 2, 13);
-    ref_pbw_end(w, op);
+    onnx_pbw_end(w, t);
+    onnx_pbw_end(w, g);
+    size_t op = onnx_pbw_begin(w, 8);
+    onnx_pbw_i64(w, 2, 13);
+    onnx_pbw_end(w, op);
 }
 
 /* The offset of W6's bytes in the encoding (they are unique there). */
-static size_t find_raw(const ref_pbw *w)
+static size_t find_raw(const onnx_pbw *w)
 {
     for (size_t i = 0; i + sizeof W6 <= w->len; i++)
         if (!memcmp(w->buf + i, W6, sizeof W6))
@@ -91,13 +91,13 @@ static void test_embedded_alignment(void)
     int seen[2] = {0, 0};
     const char *names[] = {"w", "ww", "www", "wwww"};
     for (int k = 0; k < 4; k++) {
-        ref_pbw w;
+        onnx_pbw w;
         encode_init_model(&w, names[k], NULL, NULL, NULL);
         size_t off = find_raw(&w);
         char path[128];
         snprintf(path, sizeof path, "%s/align%d.onnx", tmpdir, k);
         write_file(path, w.buf, w.len);
-        ref_pbw_free(&w);
+        onnx_pbw_free(&w);
         for (int mm = 0; mm < 2; mm++) {
             ref_options o = opts_mmap(mm);
             ref_model *m = NULL;
@@ -124,12 +124,12 @@ static void test_embedded_alignment(void)
 
 static int read_ext(const char *loc, const char *off, const char *len, int mmap_on, ref_model **out)
 {
-    ref_pbw w;
+    onnx_pbw w;
     encode_init_model(&w, "w", loc, off, len);
     char path[128];
     snprintf(path, sizeof path, "%s/model/ext.onnx", tmpdir);
     write_file(path, w.buf, w.len);
-    ref_pbw_free(&w);
+    onnx_pbw_free(&w);
     ref_options o = opts_mmap(mmap_on);
     *out = NULL;
     return ref_model_read(path, &o, out, &err);
@@ -208,11 +208,11 @@ static void test_external(void)
         CHECK(ext_fails("", NULL, NULL, mm, REF_E_PARSE, "without a location"));
     }
     /* From memory there is no folder to resolve in. */
-    ref_pbw w;
+    onnx_pbw w;
     encode_init_model(&w, "w", "w.bin", "8", "24");
     ref_model *m = NULL;
     CHECK(ref_model_read_buffer(w.buf, w.len, NULL, &m, &err) == REF_E_UNSUPPORTED && !m);
-    ref_pbw_free(&w);
+    onnx_pbw_free(&w);
 }
 
 int main(void)

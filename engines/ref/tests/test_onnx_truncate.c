@@ -190,32 +190,32 @@ static void write_external_model(const char *dir, char *path, size_t cap)
 {
     static const float w6[6] = {1, 2, 3, 4, 5, 6};
     const int64_t d23[] = {2, 3};
-    ref_pbw w;
-    ref_pbw_init(&w);
-    ref_pbw_i64(&w, 1, 8);
-    size_t g = ref_pbw_begin(&w, 7);
-    size_t n = ref_pbw_begin(&w, 1);
-    ref_pbw_str(&w, 1, "w");
-    ref_pbw_str(&w, 2, "y");
-    ref_pbw_str(&w, 4, "Identity");
-    ref_pbw_end(&w, n);
-    size_t t = ref_pbw_begin(&w, 5);
-    ref_pbw_packed_i64(&w, 1, d23, 2);
-    ref_pbw_i64(&w, 2, REF_DT_FLOAT);
-    ref_pbw_str(&w, 8, "w");
+    onnx_pbw w;
+    onnx_pbw_init(&w, NULL);
+    onnx_pbw_i64(&w, 1, 8);
+    size_t g = onnx_pbw_begin(&w, 7);
+    size_t n = onnx_pbw_begin(&w, 1);
+    onnx_pbw_str(&w, 1, "w");
+    onnx_pbw_str(&w, 2, "y");
+    onnx_pbw_str(&w, 4, "Identity");
+    onnx_pbw_end(&w, n);
+    size_t t = onnx_pbw_begin(&w, 5);
+    onnx_pbw_packed_i64(&w, 1, d23, 2);
+    onnx_pbw_i64(&w, 2, REF_DT_FLOAT);
+    onnx_pbw_str(&w, 8, "w");
     const char *kv[3][2] = {{"location", "w.bin"}, {"offset", "0"}, {"length", "24"}};
     for (int i = 0; i < 3; i++) {
-        size_t e = ref_pbw_begin(&w, 13);
-        ref_pbw_str(&w, 1, kv[i][0]);
-        ref_pbw_str(&w, 2, kv[i][1]);
-        ref_pbw_end(&w, e);
+        size_t e = onnx_pbw_begin(&w, 13);
+        onnx_pbw_str(&w, 1, kv[i][0]);
+        onnx_pbw_str(&w, 2, kv[i][1]);
+        onnx_pbw_end(&w, e);
     }
-    ref_pbw_u64(&w, 14, 1);
-    ref_pbw_end(&w, t);
-    ref_pbw_end(&w, g);
-    size_t op = ref_pbw_begin(&w, 8);
-    ref_pbw_i64(&w, 2, 13);
-    ref_pbw_end(&w, op);
+    onnx_pbw_u64(&w, 14, 1);
+    onnx_pbw_end(&w, t);
+    onnx_pbw_end(&w, g);
+    size_t op = onnx_pbw_begin(&w, 8);
+    onnx_pbw_i64(&w, 2, 13);
+    onnx_pbw_end(&w, op);
     snprintf(path, cap, "%s/w.bin", dir);
     FILE *f = fopen(path, "wb");
     if (f) {
@@ -228,7 +228,7 @@ static void write_external_model(const char *dir, char *path, size_t cap)
         fwrite(w.buf, 1, w.len, f);
         fclose(f);
     }
-    ref_pbw_free(&w);
+    onnx_pbw_free(&w);
 }
 
 static void test_oom(const char *dir)

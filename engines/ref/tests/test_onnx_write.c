@@ -211,15 +211,15 @@ typedef struct ext_entry {
     int data_location;
 } ext_entry;
 
-static void entry_kv(ref_pb *e, ext_entry *x)
+static void entry_kv(onnx_pb *e, ext_entry *x)
 {
     char key[16] = "", val[64] = "";
-    while (ref_pb_more(e)) {
+    while (onnx_pb_more(e)) {
         uint32_t f;
         int wire;
         const uint8_t *p;
         size_t n;
-        if (ref_pb_tag(e, &f, &wire) || ref_pb_bytes(e, &p, &n))
+        if (onnx_pb_tag(e, &f, &wire) || onnx_pb_bytes(e, &p, &n))
             return;
         snprintf(f == 1 ? key : val, f == 1 ? sizeof key : sizeof val, "%.*s", (int)n, p);
     }
@@ -234,40 +234,41 @@ static void entry_kv(ref_pb *e, ext_entry *x)
 /* Walk ModelProto.graph.initializer[*] and note name, external entries and data_location. */
 static int read_ext_entries(const uint8_t *buf, size_t len, ext_entry *out, int cap)
 {
-    ref_pb_trace tr;
-    ref_pb_trace_init(&tr, &err, "model");
-    ref_pb r, g, t, e;
-    ref_pb_init(&r, buf, len, &tr);
+    onnx_error oe;
+    onnx_pb_trace tr;
+    onnx_pb_trace_init(&tr, &oe, "model");
+    onnx_pb r, g, t, e;
+    onnx_pb_init(&r, buf, len, &tr);
     int n = 0;
     uint32_t f;
     int wire;
-    while (ref_pb_more(&r) && !ref_pb_tag(&r, &f, &wire)) {
+    while (onnx_pb_more(&r) && !onnx_pb_tag(&r, &f, &wire)) {
         if (f != 7) {
-            ref_pb_skip(&r, wire);
+            onnx_pb_skip(&r, wire);
             continue;
         }
-        ref_pb_sub(&r, &g);
-        while (ref_pb_more(&g) && !ref_pb_tag(&g, &f, &wire)) {
+        onnx_pb_sub(&r, &g);
+        while (onnx_pb_more(&g) && !onnx_pb_tag(&g, &f, &wire)) {
             if (f != 5 || n == cap) {
-                ref_pb_skip(&g, wire);
+                onnx_pb_skip(&g, wire);
                 continue;
             }
-            ref_pb_sub(&g, &t);
+            onnx_pb_sub(&g, &t);
             ext_entry *x = &out[n++];
             memset(x, 0, sizeof *x);
             x->offset = x->length = -1;
-            while (ref_pb_more(&t) && !ref_pb_tag(&t, &f, &wire)) {
+            while (onnx_pb_more(&t) && !onnx_pb_tag(&t, &f, &wire)) {
                 const uint8_t *p;
                 size_t k;
                 uint64_t v;
-                if (f == 8 && !ref_pb_bytes(&t, &p, &k))
+                if (f == 8 && !onnx_pb_bytes(&t, &p, &k))
                     snprintf(x->name, sizeof x->name, "%.*s", (int)k, p);
-                else if (f == 13 && !ref_pb_sub(&t, &e))
+                else if (f == 13 && !onnx_pb_sub(&t, &e))
                     entry_kv(&e, x);
-                else if (f == 14 && !ref_pb_varint(&t, &v))
+                else if (f == 14 && !onnx_pb_varint(&t, &v))
                     x->data_location = (int)v;
                 else if (f != 8 && f != 13 && f != 14)
-                    ref_pb_skip(&t, wire);
+                    onnx_pb_skip(&t, wire);
             }
         }
     }

@@ -9,9 +9,8 @@
 #include <unistd.h>
 
 #include "../alloc.h"
-#include "../tensor.h"
 #include "external.h"
-#include "fileio.h"
+#include "onnx/file.h"
 
 struct ref_ext_file {
     char *real;           /* realpath, the cache key */
@@ -40,90 +39,90 @@ void ref_ext_deinit(ref_ext *x)
 }
 
 /* Turn a message from a file helper (in tr->err) into one that also names the field and offset. */
-static int reframe(ref_pb_trace *tr, size_t at, int code)
+static int reframe(onnx_pb_trace *tr, size_t at, int code)
 {
     char msg[sizeof tr->err->msg];
     snprintf(msg, sizeof msg, "%s", tr->err ? tr->err->msg : "");
-    return ref_pb_fail(tr, at, code, "%s", msg);
+    return onnx_pb_fail(tr, at, code, "%s", msg);
 }
 
 /* Relative, non-empty, no NUL, no ".." component. */
-static int check_location(ref_pb_trace *tr, size_t at, const ref_ext_ref *e, char *loc, size_t cap)
+static int check_location(onnx_pb_trace *tr, size_t at, const onnx_ext_ref *e, char *loc, size_t cap)
 {
     if (!e->has_loc || !e->loc_len)
-        return ref_pb_fail(tr, at, REF_E_PARSE, "external data without a location");
+        return onnx_pb_fail(tr, at, ONNX_E_PARSE, "external data without a location");
     if (memchr(e->loc, '\0', e->loc_len))
-        return ref_pb_fail(tr, at, REF_E_PARSE, "external data location contains a NUL byte");
+        return onnx_pb_fail(tr, at, ONNX_E_PARSE, "external data location contains a NUL byte");
     if (e->loc_len >= cap)
-        return ref_pb_fail(tr, at, REF_E_PARSE, "external data location is %zu bytes long", e->loc_len);
+        return onnx_pb_fail(tr, at, ONNX_E_PARSE, "external data location is %zu bytes long", e->loc_len);
     memcpy(loc, e->loc, e->loc_len);
     loc[e->loc_len] = '\0';
     if (loc[0] == '/')
-        return ref_pb_fail(tr, at, REF_E_PARSE, "external data location '%s' is absolute", loc);
+        return onnx_pb_fail(tr, at, ONNX_E_PARSE, "external data location '%s' is absolute", loc);
     for (const char *c = loc; *c;) {
         size_t n = strcspn(c, "/");
         if (n == 2 && c[0] == '.' && c[1] == '.')
-            return ref_pb_fail(tr, at, REF_E_PARSE, "external data location '%s' escapes the model folder", loc);
+            return onnx_pb_fail(tr, at, ONNX_E_PARSE, "external data location '%s' escapes the model folder", loc);
         c += n;
         c += *c == '/';
     }
-    return REF_OK;
+    return ONNX_OK;
 }
 
 /* realpath of dir/loc, which must lie inside realpath(dir) even after following symlinks. */
-static int resolve(ref_ext *x, ref_pb_trace *tr, size_t at, const char *loc, char *real)
+static int resolve(ref_ext *x, onnx_pb_trace *tr, size_t at, const char *loc, char *real)
 {
     char tmp[PATH_MAX];
     if (!x->dir_real) {
         if (!realpath(x->dir, tmp))
-            return ref_pb_fail(tr, at, REF_E_IO, "cannot resolve the model folder '%s': %s", x->dir, strerror(errno));
+            return onnx_pb_fail(tr, at, ONNX_E_IO, "cannot resolve the model folder '%s': %s", x->dir, strerror(errno));
         if (!(x->dir_real = ref_strndup(tmp, strlen(tmp))))
-            return ref_pb_fail(tr, at, REF_E_NOMEM, "out of memory");
+            return onnx_pb_fail(tr, at, ONNX_E_NOMEM, "out of memory");
     }
     int n = snprintf(tmp, sizeof tmp, "%s/%s", x->dir, loc);
     if (n < 0 || (size_t)n >= sizeof tmp)
-        return ref_pb_fail(tr, at, REF_E_PARSE, "external data path '%s/%s' is too long", x->dir, loc);
+        return onnx_pb_fail(tr, at, ONNX_E_PARSE, "external data path '%s/%s' is too long", x->dir, loc);
     if (!realpath(tmp, real))
-        return ref_pb_fail(tr, at, REF_E_IO, "external data file '%s': %s", tmp, strerror(errno));
+        return onnx_pb_fail(tr, at, ONNX_E_IO, "external data file '%s': %s", tmp, strerror(errno));
     size_t dl = strlen(x->dir_real);
     bool root = dl == 1 && x->dir_real[0] == '/';
     if (!root && (strncmp(real, x->dir_real, dl) != 0 || real[dl] != '/'))
-        return ref_pb_fail(tr, at, REF_E_PARSE,
+        return onnx_pb_fail(tr, at, ONNX_E_PARSE,
                            "external data location '%s' resolves to '%s', outside the model folder",
                            loc, real);
-    return REF_OK;
+    return ONNX_OK;
 }
 
 /* The cached entry for real, opening (mmap off) or mapping (mmap on) it the first time. */
-static int get_file(ref_ext *x, ref_pb_trace *tr, size_t at, const char *real, ref_ext_file **out)
+static int get_file(ref_ext *x, onnx_pb_trace *tr, size_t at, const char *real, ref_ext_file **out)
 {
     for (size_t i = 0; i < x->n_files; i++)
         if (!strcmp(x->files[i].real, real)) {
             *out = &x->files[i];
-            return REF_OK;
+            return ONNX_OK;
         }
     if (x->n_files == x->cap_files) {
         size_t cap = x->cap_files ? x->cap_files * 2 : 4;
         ref_ext_file *p = ref_realloc(x->files, cap * sizeof *p);
         if (!p)
-            return ref_pb_fail(tr, at, REF_E_NOMEM, "out of memory");
+            return onnx_pb_fail(tr, at, ONNX_E_NOMEM, "out of memory");
         x->files = p;
         x->cap_files = cap;
     }
     ref_ext_file f = {.fd = -1};
     if (!(f.real = ref_strndup(real, strlen(real))))
-        return ref_pb_fail(tr, at, REF_E_NOMEM, "out of memory");
+        return onnx_pb_fail(tr, at, ONNX_E_NOMEM, "out of memory");
     int rc;
     if (x->m->opts.mmap) {
         void *addr = NULL;
-        rc = ref_file_map(real, &addr, &f.size, tr->err);
+        rc = onnx_file_map(real, &addr, &f.size, tr->err);
         if (!rc && addr && ref_model_add_mapping(x->m, addr, f.size) != 0) {
             munmap(addr, f.size);
-            rc = ref_fail(tr->err, REF_E_NOMEM, "out of memory");
+            rc = onnx_fail(tr->err, ONNX_E_NOMEM, "out of memory");
         }
         f.addr = addr;
     } else {
-        rc = ref_file_open(real, &f.fd, &f.size, tr->err);
+        rc = onnx_file_open(real, &f.fd, &f.size, tr->err);
     }
     if (rc) {
         ref_free(f.real);
@@ -131,16 +130,16 @@ static int get_file(ref_ext *x, ref_pb_trace *tr, size_t at, const char *real, r
     }
     x->files[x->n_files] = f;
     *out = &x->files[x->n_files++];
-    return REF_OK;
+    return ONNX_OK;
 }
 
-int ref_ext_load(ref_ext *x, ref_pb_trace *tr, size_t at, const ref_tensor_pb *tp, void **data,
+int ref_ext_load(ref_ext *x, onnx_pb_trace *tr, size_t at, const onnx_tensor_pb *tp, void **data,
                  ref_storage *storage)
 {
     if (!x->dir)
-        return ref_pb_fail(tr, at, REF_E_UNSUPPORTED,
-                           "tensor " REF_TPB_NAME_FMT " has external data, which needs a model folder",
-                           REF_TPB_NAME_ARG(tp));
+        return onnx_pb_fail(tr, at, ONNX_E_UNSUPPORTED,
+                           "tensor " ONNX_TPB_NAME_FMT " has external data, which needs a model folder",
+                           ONNX_TPB_NAME_ARG(tp));
     char loc[PATH_MAX], real[PATH_MAX];
     ref_ext_file *f = NULL;
     int rc = check_location(tr, at, &tp->ext, loc, sizeof loc);
@@ -153,32 +152,33 @@ int ref_ext_load(ref_ext *x, ref_pb_trace *tr, size_t at, const ref_tensor_pb *t
     uint64_t off = tp->ext.has_offset ? tp->ext.offset : 0;
     uint64_t len = tp->ext.has_length ? tp->ext.length : off <= f->size ? f->size - off : 0;
     if (off > f->size || len > f->size - off)
-        return ref_pb_fail(tr, at, REF_E_PARSE, "external bytes [%llu, +%llu) lie outside '%s' (%zu bytes)",
+        return onnx_pb_fail(tr, at, ONNX_E_PARSE, "external bytes [%llu, +%llu) lie outside '%s' (%zu bytes)",
                            (unsigned long long)off, (unsigned long long)len, loc, f->size);
     if (len != tp->nbytes) {
         char shape[128];
-        return ref_pb_fail(tr, at, REF_E_PARSE,
-                           "tensor " REF_TPB_NAME_FMT ": external length %llu, shape %s %s needs %zu",
-                           REF_TPB_NAME_ARG(tp), (unsigned long long)len, ref_shape_str(&tp->t, shape, sizeof shape),
-                           ref_dtype_name(tp->t.dtype), tp->nbytes);
+        return onnx_pb_fail(tr, at, ONNX_E_PARSE,
+                            "tensor " ONNX_TPB_NAME_FMT ": external length %llu, shape %s %s needs %zu",
+                            ONNX_TPB_NAME_ARG(tp), (unsigned long long)len,
+                            onnx_shape_str(tp->dims, tp->rank, shape, sizeof shape), onnx_dtype_name(tp->dtype),
+                            tp->nbytes);
     }
-    size_t es = ref_dtype_size(tp->t.dtype);
+    size_t es = onnx_dtype_size(tp->dtype);
     if (f->addr && len && (uintptr_t)(f->addr + off) % es == 0) {
         *data = (void *)(uintptr_t)(f->addr + off); /* read-only mapping: writes fault, by design */
         *storage = REF_STORAGE_MAPPED;
-        return REF_OK;
+        return ONNX_OK;
     }
     void *p = ref_model_heap_alloc(x->m, (size_t)len);
     if (!p)
-        return ref_pb_fail(tr, at, REF_E_NOMEM, "out of memory for %llu bytes of external data",
+        return onnx_pb_fail(tr, at, ONNX_E_NOMEM, "out of memory for %llu bytes of external data",
                            (unsigned long long)len);
     if (f->addr) {
         memcpy(p, f->addr + off, (size_t)len);
-    } else if (len && (rc = ref_fd_pread_all(f->fd, p, (size_t)len, off)) != 0) {
-        return ref_pb_fail(tr, at, REF_E_IO, "reading %llu bytes at %llu of '%s': %s", (unsigned long long)len,
+    } else if (len && (rc = onnx_file_pread(f->fd, p, (size_t)len, off)) != 0) {
+        return onnx_pb_fail(tr, at, ONNX_E_IO, "reading %llu bytes at %llu of '%s': %s", (unsigned long long)len,
                            (unsigned long long)off, loc, strerror(-rc));
     }
     *data = p;
     *storage = REF_STORAGE_HEAP;
-    return REF_OK;
+    return ONNX_OK;
 }

@@ -4,7 +4,7 @@
 #define REF_ONNX_EXTERNAL_H
 
 #include "../model.h"
-#include "tensor_pb.h"
+#include "onnx/tensor_pb.h"
 
 typedef struct ref_ext_file ref_ext_file;
 
@@ -23,11 +23,11 @@ void ref_ext_deinit(ref_ext *x);
 
 /* The bytes of external tensor tp (already scanned: tp->nbytes is its size). With m->opts.mmap the
  * file is mapped once and *data points into it when aligned to elem_size (storage MAPPED); otherwise
- * the bytes are copied into a ref_model_heap_alloc buffer (storage HEAP).
- * Fails with REF_E_PARSE for a location that is absolute, escapes the folder, or a range outside the
- * file or of the wrong length; REF_E_IO for a file that cannot be opened or read; REF_E_UNSUPPORTED
- * without a folder; REF_E_NOMEM. Messages carry the trace's path and `at`. */
-int ref_ext_load(ref_ext *x, ref_pb_trace *tr, size_t at, const ref_tensor_pb *tp, void **data,
+ * the bytes are copied into a ref_model_heap_alloc buffer (storage HEAP). Statuses are common/onnx's,
+ * as everywhere under the trace: ONNX_E_PARSE for a location that is absolute, escapes the folder, or
+ * a range outside the file or of the wrong length; ONNX_E_IO or -errno for a file that cannot be opened
+ * or read; ONNX_E_UNSUPPORTED without a folder; ONNX_E_NOMEM. Messages carry the trace's path and `at`. */
+int ref_ext_load(ref_ext *x, onnx_pb_trace *tr, size_t at, const onnx_tensor_pb *tp, void **data,
                  ref_storage *storage);
 
 #endif

@@ -8,7 +8,8 @@
 #include "../alloc.h"
 #include "../inject.h"
 #include "../model.h"
-#include "fileio.h"
+#include "bridge.h"
+#include "onnx/file.h"
 
 /* A new model carrying the options, or NULL (err filled). */
 static ref_model *model_with(const ref_options *o, ref_error *err)
@@ -60,16 +61,28 @@ static void release_unused_pages(const ref_model *m, uint8_t *addr, size_t len)
     ref_free(used);
 }
 
+/* The folder of path as a ref_malloc string ("." when path has no slash), or NULL when out of memory. */
+static char *path_dir(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        return ref_strndup(".", 1);
+    if (slash == path)
+        return ref_strndup("/", 1);
+    return ref_strndup(path, (size_t)(slash - path));
+}
+
 /* With mmap on, map the file and keep the mapping for the model's life: aligned weights point into it.
  * With mmap off, read it into a heap buffer that is gone after parsing (every weight was copied). */
 static int load_file(ref_model *m, const char *path, const char *dir, ref_error *err)
 {
     int rc;
+    onnx_error oe = {0};
     if (m->opts.mmap) {
         void *addr;
         size_t len;
-        if ((rc = ref_file_map(path, &addr, &len, err)) != 0)
-            return rc;
+        if ((rc = onnx_file_map(path, &addr, &len, &oe)) != 0)
+            return ref_fail_onnx(err, rc, &oe); /* the message names the file */
         if (addr && ref_model_add_mapping(m, addr, len) != 0) {
             munmap(addr, len);
             return ref_fail(err, REF_E_NOMEM, "%s: out of memory", path);
@@ -80,8 +93,8 @@ static int load_file(ref_model *m, const char *path, const char *dir, ref_error 
     } else {
         uint8_t *buf;
         size_t len;
-        if ((rc = ref_file_slurp(path, &buf, &len, err)) != 0)
-            return rc;
+        if ((rc = onnx_file_read(path, ref_onnx_alloc(), &buf, &len, &oe)) != 0)
+            return ref_fail_onnx(err, rc, &oe);
         rc = ref_onnx_parse(m, buf, len, dir, err);
         ref_free(buf);
     }
@@ -105,7 +118,7 @@ int ref_model_read(const char *path, const ref_options *o, ref_model **out, ref_
     ref_model *m = model_with(o, err);
     if (!m)
         return REF_E_NOMEM;
-    char *dir = ref_path_dir(path);
+    char *dir = path_dir(path);
     if (!dir || !(m->path = ref_model_strdup(m, path, strlen(path)))) {
         rc = ref_fail(err, REF_E_NOMEM, "%s: out of memory", path);
         goto fail;

@@ -1,51 +1,53 @@
-/* read.c: ModelProto and everything under it (graph, nodes, attributes, value infos, types) into the IR.
+/* read.c: ModelProto and everything under it (graph, nodes, attributes, value infos, types) into the IR, on
+ * common/onnx's wire cursor: statuses inside are onnx_ ones, converted once in ref_onnx_parse.
  * It must never do file I/O (external.c does), nor keep pointers into the input unless mmap is on. */
 #include <limits.h>
 #include <string.h>
 
 #include "../alloc.h"
 #include "../model.h"
+#include "bridge.h"
 #include "external.h"
-#include "tensor_pb.h"
+#include "onnx/tensor_pb.h"
 
 typedef struct rd {
     ref_model *m;
-    ref_pb_trace tr;
+    onnx_pb_trace tr;
     ref_ext ext;
     bool borrow;           /* aligned raw_data may point into the input buffer */
     ref_storage borrow_as; /* MAPPED when that buffer is a registered file mapping, else HEAP */
 } rd;
 
-typedef int (*msg_fn)(rd *c, ref_pb *msg, void *arg);
+typedef int (*msg_fn)(rd *c, onnx_pb *msg, void *arg);
 
-static int nomem(rd *c, size_t at) { return ref_pb_fail(&c->tr, at, REF_E_NOMEM, "out of memory"); }
+static int nomem(rd *c, size_t at) { return onnx_pb_fail(&c->tr, at, ONNX_E_NOMEM, "out of memory"); }
 
 /* Parse the length-delimited field at the cursor as a nested message named name[index]. */
-static int nested(rd *c, ref_pb *r, size_t at, int wire, const char *name, long index, msg_fn fn, void *arg)
+static int nested(rd *c, onnx_pb *r, size_t at, int wire, const char *name, long index, msg_fn fn, void *arg)
 {
     c->tr.field = name;
-    ref_pb sub;
-    ref_pb_mark mark;
-    int rc = ref_pb_expect(r, at, wire, REF_PB_LEN);
+    onnx_pb sub;
+    onnx_pb_mark mark;
+    int rc = onnx_pb_expect(r, at, wire, ONNX_PB_LEN);
     if (!rc)
-        rc = ref_pb_sub(r, &sub);
+        rc = onnx_pb_sub(r, &sub);
     if (!rc)
-        rc = ref_pb_enter(&c->tr, name, index, sub.pos, &mark);
+        rc = onnx_pb_enter(&c->tr, name, index, sub.pos, &mark);
     if (rc)
         return rc;
     rc = fn(c, &sub, arg);
     if (!rc)
-        ref_pb_leave(&c->tr, &mark);
+        onnx_pb_leave(&c->tr, &mark);
     return rc; /* on failure the path stays, so the caller's message keeps naming the inner field */
 }
 
 /* A string field copied into the pool, NUL-terminated; *len (if non-NULL) excludes the NUL. */
-static int str_field(rd *c, ref_pb *r, size_t at, int wire, const char *name, const char **out, size_t *len)
+static int str_field(rd *c, onnx_pb *r, size_t at, int wire, const char *name, const char **out, size_t *len)
 {
     const uint8_t *p;
     size_t n;
     c->tr.field = name;
-    int rc = ref_pb_read_str(r, at, wire, &p, &n);
+    int rc = onnx_pb_read_str(r, at, wire, &p, &n);
     if (rc)
         return rc;
     char *s = ref_model_strdup(c->m, (const char *)p, n);
@@ -54,16 +56,16 @@ static int str_field(rd *c, ref_pb *r, size_t at, int wire, const char *name, co
     *out = s;
     if (len)
         *len = n;
-    return REF_OK;
+    return ONNX_OK;
 }
 
 /* Step over a repeated length-delimited field, counting it (pass one of a two-pass message). */
-static int count_len(rd *c, ref_pb *r, size_t at, int wire, const char *name, size_t *n)
+static int count_len(rd *c, onnx_pb *r, size_t at, int wire, const char *name, size_t *n)
 {
     c->tr.field = name;
-    int rc = ref_pb_expect(r, at, wire, REF_PB_LEN);
+    int rc = onnx_pb_expect(r, at, wire, ONNX_PB_LEN);
     if (!rc)
-        rc = ref_pb_skip(r, wire);
+        rc = onnx_pb_skip(r, wire);
     (*n)++;
     return rc;
 }
@@ -72,13 +74,13 @@ static int count_len(rd *c, ref_pb *r, size_t at, int wire, const char *name, si
 static int pool_array(rd *c, size_t at, size_t n, size_t size, void **out)
 {
     if (n > INT_MAX)
-        return ref_pb_fail(&c->tr, at, REF_E_PARSE, "%zu entries is too many", n);
+        return onnx_pb_fail(&c->tr, at, ONNX_E_PARSE, "%zu entries is too many", n);
     *out = NULL;
     if (!n)
-        return REF_OK;
+        return ONNX_OK;
     if (!(*out = ref_model_pool_alloc(c->m, n * size)))
         return nomem(c, at);
-    return REF_OK;
+    return ONNX_OK;
 }
 
 /* ================================================================================================
@@ -86,63 +88,63 @@ static int pool_array(rd *c, size_t at, size_t n, size_t size, void **out)
  * ============================================================================================== */
 
 /* Where a scanned tensor's bytes live: borrowed from the input, external, or a model heap copy. */
-static int tensor_data(rd *c, const ref_tensor_pb *tp, void **data, ref_storage *storage)
+static int tensor_data(rd *c, const onnx_tensor_pb *tp, void **data, ref_storage *storage)
 {
     *data = NULL;
     *storage = REF_STORAGE_NONE;
-    if (tp->t.dtype == REF_DT_STRING)
-        return REF_OK; /* shape only: compile refuses string tensors */
+    if (tp->dtype == ONNX_DT_STRING)
+        return ONNX_OK; /* shape only: compile refuses string tensors */
     if (tp->external)
         return ref_ext_load(&c->ext, &c->tr, tp->at, tp, data, storage);
-    size_t es = ref_dtype_size(tp->t.dtype);
+    size_t es = onnx_dtype_size(tp->dtype);
     if (c->borrow && tp->raw_len && !tp->typed_field && (uintptr_t)tp->raw % es == 0) {
         *data = (void *)(uintptr_t)tp->raw;
         *storage = c->borrow_as;
-        return REF_OK;
+        return ONNX_OK;
     }
     void *p = ref_model_heap_alloc(c->m, tp->nbytes);
     if (!p)
-        return ref_pb_fail(&c->tr, tp->at, REF_E_NOMEM, "out of memory for %zu bytes of tensor data", tp->nbytes);
-    int rc = ref_tensor_pb_decode(tp, p);
+        return onnx_pb_fail(&c->tr, tp->at, ONNX_E_NOMEM, "out of memory for %zu bytes of tensor data", tp->nbytes);
+    int rc = onnx_tensor_pb_decode(tp, p);
     if (rc)
         return rc;
     *data = p;
     *storage = REF_STORAGE_HEAP;
-    return REF_OK;
+    return ONNX_OK;
 }
 
-static int parse_init(rd *c, ref_pb *msg, void *arg)
+static int parse_init(rd *c, onnx_pb *msg, void *arg)
 {
     ref_initializer *in = arg;
-    ref_tensor_pb tp;
-    int rc = ref_tensor_pb_scan(msg, &tp);
+    onnx_tensor_pb tp;
+    int rc = onnx_tensor_pb_scan(msg, &tp);
     if (rc)
         return rc;
     if (!tp.name_len)
-        return ref_pb_fail(&c->tr, tp.at, REF_E_PARSE, "initializer without a name");
+        return onnx_pb_fail(&c->tr, tp.at, ONNX_E_PARSE, "initializer without a name");
     if (!(in->name = ref_model_strdup(c->m, (const char *)tp.name, tp.name_len)))
         return nomem(c, tp.at);
-    in->t = tp.t;
-    in->nbytes = tp.t.dtype == REF_DT_STRING ? 0 : tp.nbytes;
+    in->t = ref_tensor_of_pb(&tp);
+    in->nbytes = tp.dtype == ONNX_DT_STRING ? 0 : tp.nbytes;
     return tensor_data(c, &tp, &in->t.data, &in->storage);
 }
 
-static int parse_attr_tensor(rd *c, ref_pb *msg, void *arg)
+static int parse_attr_tensor(rd *c, onnx_pb *msg, void *arg)
 {
     ref_attr *a = arg;
-    ref_tensor_pb tp;
-    int rc = ref_tensor_pb_scan(msg, &tp);
+    onnx_tensor_pb tp;
+    int rc = onnx_tensor_pb_scan(msg, &tp);
     if (rc)
         return rc;
     ref_tensor *t = ref_model_pool_alloc(c->m, sizeof *t);
     if (!t)
         return nomem(c, tp.at);
-    *t = tp.t;
+    *t = ref_tensor_of_pb(&tp);
     ref_storage st;
     if ((rc = tensor_data(c, &tp, &t->data, &st)) != 0)
         return rc;
     a->t = t;
-    return REF_OK;
+    return ONNX_OK;
 }
 
 /* ================================================================================================
@@ -161,7 +163,7 @@ typedef struct attr_scan {
 } attr_scan;
 
 /* Pass one: scalars, the tensor, and counts of the repeated fields. */
-static int attr_field(rd *c, ref_pb *r, size_t at, uint32_t f, int wire, ref_attr *a, attr_scan *s)
+static int attr_field(rd *c, onnx_pb *r, size_t at, uint32_t f, int wire, ref_attr *a, attr_scan *s)
 {
     size_t n;
     int rc;
@@ -172,10 +174,10 @@ static int attr_field(rd *c, ref_pb *r, size_t at, uint32_t f, int wire, ref_att
         return str_field(c, r, at, wire, "name", &a->name, NULL);
     case A_F:
         c->tr.field = "f";
-        return ref_pb_read_f32(r, at, wire, &a->f);
+        return onnx_pb_read_f32(r, at, wire, &a->f);
     case A_I:
         c->tr.field = "i";
-        return ref_pb_read_i64(r, at, wire, &a->i);
+        return onnx_pb_read_i64(r, at, wire, &a->i);
     case A_S:
         return str_field(c, r, at, wire, "s", &a->s, &a->s_len);
     case A_T:
@@ -185,12 +187,12 @@ static int attr_field(rd *c, ref_pb *r, size_t at, uint32_t f, int wire, ref_att
         return count_len(c, r, at, wire, "g", &n);
     case A_FLOATS:
         c->tr.field = "floats";
-        rc = ref_pb_rep_count(r, at, wire, REF_PB_KIND_FIXED32, &n);
+        rc = onnx_pb_rep_count(r, at, wire, ONNX_PB_KIND_FIXED32, &n);
         s->n_floats += n;
         return rc;
     case A_INTS:
         c->tr.field = "ints";
-        rc = ref_pb_rep_count(r, at, wire, REF_PB_KIND_VARINT, &n);
+        rc = onnx_pb_rep_count(r, at, wire, ONNX_PB_KIND_VARINT, &n);
         s->n_ints += n;
         return rc;
     case A_STRINGS:
@@ -204,12 +206,12 @@ static int attr_field(rd *c, ref_pb *r, size_t at, uint32_t f, int wire, ref_att
         int64_t v;
         c->tr.field = "type";
         s->has_type = true;
-        rc = ref_pb_read_i64(r, at, wire, &v);
+        rc = onnx_pb_read_i64(r, at, wire, &v);
         a->type = v >= 0 && v <= INT32_MAX ? (int32_t)v : REF_ATTR_UNDEFINED;
         return rc;
     }
     default:
-        return ref_pb_skip(r, wire);
+        return onnx_pb_skip(r, wire);
     }
 }
 
@@ -228,7 +230,7 @@ static int32_t infer_attr_type(const attr_scan *s)
 }
 
 /* Pass two: fill floats, ints and strings. */
-static int attr_lists(rd *c, ref_pb *r, ref_attr *a, const attr_scan *s)
+static int attr_lists(rd *c, onnx_pb *r, ref_attr *a, const attr_scan *s)
 {
     float *fl = NULL;
     int64_t *in = NULL;
@@ -239,18 +241,18 @@ static int attr_lists(rd *c, ref_pb *r, ref_attr *a, const attr_scan *s)
     if (!rc)
         rc = pool_array(c, r->pos, s->n_strings, sizeof *st, (void **)&st);
     size_t nf = 0, ni = 0, ns = 0;
-    while (!rc && ref_pb_more(r)) {
+    while (!rc && onnx_pb_more(r)) {
         uint32_t f;
         int wire;
         size_t at = r->pos;
-        if ((rc = ref_pb_tag(r, &f, &wire)) != 0)
+        if ((rc = onnx_pb_tag(r, &f, &wire)) != 0)
             break;
         if (f == A_FLOATS || f == A_INTS) {
-            ref_pb_rep it;
+            onnx_pb_rep it;
             uint64_t v;
             c->tr.field = f == A_FLOATS ? "floats" : "ints";
-            rc = ref_pb_rep_begin(r, at, wire, f == A_FLOATS ? REF_PB_KIND_FIXED32 : REF_PB_KIND_VARINT, &it);
-            while (!rc && (rc = ref_pb_rep_next(&it, &v)) == 0) {
+            rc = onnx_pb_rep_begin(r, at, wire, f == A_FLOATS ? ONNX_PB_KIND_FIXED32 : ONNX_PB_KIND_VARINT, &it);
+            while (!rc && (rc = onnx_pb_rep_next(&it, &v)) == 0) {
                 if (f == A_INTS && ni < s->n_ints) {
                     in[ni++] = (int64_t)v;
                 } else if (f == A_FLOATS && nf < s->n_floats) {
@@ -258,11 +260,11 @@ static int attr_lists(rd *c, ref_pb *r, ref_attr *a, const attr_scan *s)
                     memcpy(&fl[nf++], &u, sizeof u);
                 }
             }
-            rc = rc < 0 ? rc : REF_OK;
+            rc = rc < 0 ? rc : ONNX_OK;
         } else if (f == A_STRINGS && ns < s->n_strings) {
             rc = str_field(c, r, at, wire, "strings", &st[ns++], NULL);
         } else {
-            rc = ref_pb_skip(r, wire);
+            rc = onnx_pb_skip(r, wire);
         }
     }
     if (rc)
@@ -271,20 +273,20 @@ static int attr_lists(rd *c, ref_pb *r, ref_attr *a, const attr_scan *s)
     a->ints = in;
     a->strings = st;
     a->n = a->type == REF_ATTR_FLOATS ? nf : a->type == REF_ATTR_INTS ? ni : a->type == REF_ATTR_STRINGS ? ns : 0;
-    return REF_OK;
+    return ONNX_OK;
 }
 
-static int parse_attr(rd *c, ref_pb *msg, void *arg)
+static int parse_attr(rd *c, onnx_pb *msg, void *arg)
 {
     ref_attr *a = arg;
-    ref_pb again = *msg;
+    onnx_pb again = *msg;
     attr_scan s = {0};
     size_t start = msg->pos;
-    while (ref_pb_more(msg)) {
+    while (onnx_pb_more(msg)) {
         uint32_t f;
         int wire;
         size_t at = msg->pos;
-        int rc = ref_pb_tag(msg, &f, &wire);
+        int rc = onnx_pb_tag(msg, &f, &wire);
         if (!rc)
             rc = attr_field(c, msg, at, f, wire, a, &s);
         if (rc)
@@ -292,11 +294,11 @@ static int parse_attr(rd *c, ref_pb *msg, void *arg)
     }
     c->tr.field = NULL;
     if (!a->name || !a->name[0])
-        return ref_pb_fail(&c->tr, start, REF_E_PARSE, "attribute without a name");
+        return onnx_pb_fail(&c->tr, start, ONNX_E_PARSE, "attribute without a name");
     if (!s.has_type)
         a->type = infer_attr_type(&s);
     if (a->type == REF_ATTR_TENSOR && !a->t)
-        return ref_pb_fail(&c->tr, start, REF_E_PARSE, "TENSOR attribute '%s' without a tensor", a->name);
+        return onnx_pb_fail(&c->tr, start, ONNX_E_PARSE, "TENSOR attribute '%s' without a tensor", a->name);
     if (!a->s)
         a->s = ""; /* proto default: ops may read s of any STRING attribute */
     return attr_lists(c, &again, a, &s);
@@ -308,13 +310,13 @@ static int parse_attr(rd *c, ref_pb *msg, void *arg)
 
 enum { N_INPUT = 1, N_OUTPUT = 2, N_NAME = 3, N_OP_TYPE = 4, N_ATTRIBUTE = 5, N_DOMAIN = 7 };
 
-static int node_scalars(rd *c, ref_pb *r, ref_node *n, size_t counts[3])
+static int node_scalars(rd *c, onnx_pb *r, ref_node *n, size_t counts[3])
 {
-    while (ref_pb_more(r)) {
+    while (onnx_pb_more(r)) {
         uint32_t f;
         int wire;
         size_t at = r->pos;
-        int rc = ref_pb_tag(r, &f, &wire);
+        int rc = onnx_pb_tag(r, &f, &wire);
         if (rc)
             return rc;
         switch (f) {
@@ -324,25 +326,25 @@ static int node_scalars(rd *c, ref_pb *r, ref_node *n, size_t counts[3])
         case N_NAME: rc = str_field(c, r, at, wire, "name", &n->name, NULL); break;
         case N_OP_TYPE: rc = str_field(c, r, at, wire, "op_type", &n->op_type, NULL); break;
         case N_DOMAIN: rc = str_field(c, r, at, wire, "domain", &n->domain, NULL); break;
-        default: rc = ref_pb_skip(r, wire); break;
+        default: rc = onnx_pb_skip(r, wire); break;
         }
         if (rc)
             return rc;
     }
-    return REF_OK;
+    return ONNX_OK;
 }
 
-static int parse_node(rd *c, ref_pb *msg, void *arg)
+static int parse_node(rd *c, onnx_pb *msg, void *arg)
 {
     ref_node *n = arg;
-    ref_pb r = *msg;
+    onnx_pb r = *msg;
     size_t counts[3] = {0, 0, 0}, start = msg->pos;
     int rc = node_scalars(c, &r, n, counts);
     if (rc)
         return rc;
     c->tr.field = NULL;
     if (!n->op_type || !n->op_type[0])
-        return ref_pb_fail(&c->tr, start, REF_E_PARSE, "node without an op_type");
+        return onnx_pb_fail(&c->tr, start, ONNX_E_PARSE, "node without an op_type");
     if (!n->name)
         n->name = "";
     if (!n->domain)
@@ -352,11 +354,11 @@ static int parse_node(rd *c, ref_pb *msg, void *arg)
         (rc = pool_array(c, start, counts[2], sizeof *n->attrs, (void **)&n->attrs)) != 0)
         return rc;
     r = *msg;
-    while (ref_pb_more(&r)) {
+    while (onnx_pb_more(&r)) {
         uint32_t f;
         int wire;
         size_t at = r.pos;
-        if ((rc = ref_pb_tag(&r, &f, &wire)) != 0)
+        if ((rc = onnx_pb_tag(&r, &f, &wire)) != 0)
             return rc;
         if (f == N_INPUT && (size_t)n->n_inputs < counts[0])
             rc = str_field(c, &r, at, wire, "input", &n->inputs[n->n_inputs++], NULL);
@@ -366,73 +368,73 @@ static int parse_node(rd *c, ref_pb *msg, void *arg)
             int k = n->n_attrs++;
             rc = nested(c, &r, at, wire, "attribute", k, parse_attr, &n->attrs[k]);
         } else
-            rc = ref_pb_skip(&r, wire);
+            rc = onnx_pb_skip(&r, wire);
         if (rc)
             return rc;
     }
-    return REF_OK;
+    return ONNX_OK;
 }
 
 /* ================================================================================================
  * Value infos and types
  * ============================================================================================== */
 
-static int parse_dim(rd *c, ref_pb *msg, void *arg)
+static int parse_dim(rd *c, onnx_pb *msg, void *arg)
 {
     ref_dim *d = arg;
     d->value = -1;
-    while (ref_pb_more(msg)) {
+    while (onnx_pb_more(msg)) {
         uint32_t f;
         int wire;
         size_t at = msg->pos;
-        int rc = ref_pb_tag(msg, &f, &wire);
+        int rc = onnx_pb_tag(msg, &f, &wire);
         if (!rc && f == 1) {
             c->tr.field = "dim_value";
             int64_t v;
-            rc = ref_pb_read_i64(msg, at, wire, &v);
+            rc = onnx_pb_read_i64(msg, at, wire, &v);
             d->value = v >= 0 ? v : -1; /* a negative size means "unknown" in the IR */
             d->param = NULL;
         } else if (!rc && f == 2) {
             rc = str_field(c, msg, at, wire, "dim_param", &d->param, NULL);
             d->value = -1;
         } else if (!rc) {
-            rc = ref_pb_skip(msg, wire);
+            rc = onnx_pb_skip(msg, wire);
         }
         if (rc)
             return rc;
     }
-    return REF_OK;
+    return ONNX_OK;
 }
 
-static int parse_shape(rd *c, ref_pb *msg, void *arg)
+static int parse_shape(rd *c, onnx_pb *msg, void *arg)
 {
     ref_value_info *v = arg;
-    ref_pb r = *msg;
+    onnx_pb r = *msg;
     size_t n = 0;
-    while (ref_pb_more(&r)) {
+    while (onnx_pb_more(&r)) {
         uint32_t f;
         int wire;
         size_t at = r.pos;
-        int rc = ref_pb_tag(&r, &f, &wire);
+        int rc = onnx_pb_tag(&r, &f, &wire);
         if (!rc)
-            rc = f == 1 ? count_len(c, &r, at, wire, "dim", &n) : ref_pb_skip(&r, wire);
+            rc = f == 1 ? count_len(c, &r, at, wire, "dim", &n) : onnx_pb_skip(&r, wire);
         if (rc)
             return rc;
     }
     int rc = pool_array(c, msg->pos, n, sizeof *v->dims, (void **)&v->dims);
     size_t i = 0;
-    while (!rc && ref_pb_more(msg)) {
+    while (!rc && onnx_pb_more(msg)) {
         uint32_t f;
         int wire;
         size_t at = msg->pos;
-        if ((rc = ref_pb_tag(msg, &f, &wire)) != 0)
+        if ((rc = onnx_pb_tag(msg, &f, &wire)) != 0)
             break;
         if (f == 1 && i < n) {
             v->dims[i].value = -1;
             rc = nested(c, msg, at, wire, "dim", (long)i, parse_dim, &v->dims[i]);
             i++;
         } else {
-            rc = ref_pb_skip(msg, wire);
+            rc = onnx_pb_skip(msg, wire);
         }
     }
     if (!rc)
@@ -440,68 +442,68 @@ static int parse_shape(rd *c, ref_pb *msg, void *arg)
     return rc;
 }
 
-static int parse_tensor_type(rd *c, ref_pb *msg, void *arg)
+static int parse_tensor_type(rd *c, onnx_pb *msg, void *arg)
 {
     ref_value_info *v = arg;
-    while (ref_pb_more(msg)) {
+    while (onnx_pb_more(msg)) {
         uint32_t f;
         int wire;
         size_t at = msg->pos;
-        int rc = ref_pb_tag(msg, &f, &wire);
+        int rc = onnx_pb_tag(msg, &f, &wire);
         if (!rc && f == 1) {
             int64_t t;
             c->tr.field = "elem_type";
-            rc = ref_pb_read_i64(msg, at, wire, &t);
+            rc = onnx_pb_read_i64(msg, at, wire, &t);
             v->elem_type = t >= 0 && t <= INT32_MAX ? (int32_t)t : REF_DT_UNDEFINED;
         } else if (!rc && f == 2) {
             rc = nested(c, msg, at, wire, "shape", -1, parse_shape, v);
         } else if (!rc) {
-            rc = ref_pb_skip(msg, wire);
+            rc = onnx_pb_skip(msg, wire);
         }
         if (rc)
             return rc;
     }
-    return REF_OK;
+    return ONNX_OK;
 }
 
 /* Only tensor types are kept; sequences, maps and optionals leave elem_type 0 and rank -1. */
-static int parse_type(rd *c, ref_pb *msg, void *arg)
+static int parse_type(rd *c, onnx_pb *msg, void *arg)
 {
-    while (ref_pb_more(msg)) {
+    while (onnx_pb_more(msg)) {
         uint32_t f;
         int wire;
         size_t at = msg->pos;
-        int rc = ref_pb_tag(msg, &f, &wire);
+        int rc = onnx_pb_tag(msg, &f, &wire);
         if (!rc)
-            rc = f == 1 ? nested(c, msg, at, wire, "tensor_type", -1, parse_tensor_type, arg) : ref_pb_skip(msg, wire);
+            rc = f == 1 ? nested(c, msg, at, wire, "tensor_type", -1, parse_tensor_type, arg) : onnx_pb_skip(msg, wire);
         if (rc)
             return rc;
     }
-    return REF_OK;
+    return ONNX_OK;
 }
 
-static int parse_value_info(rd *c, ref_pb *msg, void *arg)
+static int parse_value_info(rd *c, onnx_pb *msg, void *arg)
 {
     ref_value_info *v = arg;
     size_t start = msg->pos;
-    while (ref_pb_more(msg)) {
+    while (onnx_pb_more(msg)) {
         uint32_t f;
         int wire;
         size_t at = msg->pos;
-        int rc = ref_pb_tag(msg, &f, &wire);
+        int rc = onnx_pb_tag(msg, &f, &wire);
         if (!rc && f == 1)
             rc = str_field(c, msg, at, wire, "name", &v->name, NULL);
         else if (!rc && f == 2)
             rc = nested(c, msg, at, wire, "type", -1, parse_type, v);
         else if (!rc)
-            rc = ref_pb_skip(msg, wire);
+            rc = onnx_pb_skip(msg, wire);
         if (rc)
             return rc;
     }
     c->tr.field = NULL;
     if (!v->name)
-        return ref_pb_fail(&c->tr, start, REF_E_PARSE, "value without a name");
-    return REF_OK;
+        return onnx_pb_fail(&c->tr, start, ONNX_E_PARSE, "value without a name");
+    return ONNX_OK;
 }
 
 /* ================================================================================================
@@ -510,7 +512,7 @@ static int parse_value_info(rd *c, ref_pb *msg, void *arg)
 
 enum { G_NODE = 1, G_NAME = 2, G_INIT = 5, G_INPUT = 11, G_OUTPUT = 12, G_VALUE_INFO = 13, G_SPARSE_INIT = 15 };
 
-static int graph_field(rd *c, ref_pb *r, size_t at, uint32_t f, int wire)
+static int graph_field(rd *c, onnx_pb *r, size_t at, uint32_t f, int wire)
 {
     ref_model *m = c->m;
     ref_graph *g = &m->graph;
@@ -540,20 +542,20 @@ static int graph_field(rd *c, ref_pb *r, size_t at, uint32_t f, int wire)
         return nested(c, r, at, wire, "value_info", (long)g->n_value_infos - 1, parse_value_info, slot);
     case G_SPARSE_INIT:
         c->tr.field = "sparse_initializer";
-        return ref_pb_fail(&c->tr, at, REF_E_UNSUPPORTED, "sparse initializers are not supported");
+        return onnx_pb_fail(&c->tr, at, ONNX_E_UNSUPPORTED, "sparse initializers are not supported");
     default:
-        return ref_pb_skip(r, wire);
+        return onnx_pb_skip(r, wire);
     }
 }
 
-static int parse_graph(rd *c, ref_pb *msg, void *arg)
+static int parse_graph(rd *c, onnx_pb *msg, void *arg)
 {
     (void)arg;
-    while (ref_pb_more(msg)) {
+    while (onnx_pb_more(msg)) {
         uint32_t f;
         int wire;
         size_t at = msg->pos;
-        int rc = ref_pb_tag(msg, &f, &wire);
+        int rc = onnx_pb_tag(msg, &f, &wire);
         if (!rc)
             rc = graph_field(c, msg, at, f, wire);
         if (rc)
@@ -561,28 +563,28 @@ static int parse_graph(rd *c, ref_pb *msg, void *arg)
     }
     if (!c->m->graph.name)
         c->m->graph.name = "";
-    return REF_OK;
+    return ONNX_OK;
 }
 
 /* OperatorSetId: domain = 1, version = 2. */
-static int parse_opset(rd *c, ref_pb *msg, void *arg)
+static int parse_opset(rd *c, onnx_pb *msg, void *arg)
 {
     (void)arg;
     const char *domain = "";
     int64_t version = 0;
     size_t start = msg->pos;
-    while (ref_pb_more(msg)) {
+    while (onnx_pb_more(msg)) {
         uint32_t f;
         int wire;
         size_t at = msg->pos;
-        int rc = ref_pb_tag(msg, &f, &wire);
+        int rc = onnx_pb_tag(msg, &f, &wire);
         if (!rc && f == 1) {
             rc = str_field(c, msg, at, wire, "domain", &domain, NULL);
         } else if (!rc && f == 2) {
             c->tr.field = "version";
-            rc = ref_pb_read_i64(msg, at, wire, &version);
+            rc = onnx_pb_read_i64(msg, at, wire, &version);
         } else if (!rc) {
-            rc = ref_pb_skip(msg, wire);
+            rc = onnx_pb_skip(msg, wire);
         }
         if (rc)
             return rc;
@@ -590,46 +592,46 @@ static int parse_opset(rd *c, ref_pb *msg, void *arg)
     c->tr.field = NULL;
     if (ref_model_add_opset(c->m, domain, version))
         return nomem(c, start);
-    return REF_OK;
+    return ONNX_OK;
 }
 
-static int parse_model(rd *c, ref_pb *r)
+static int parse_model(rd *c, onnx_pb *r)
 {
     ref_model *m = c->m;
     bool has_graph = false;
-    while (ref_pb_more(r)) {
+    while (onnx_pb_more(r)) {
         uint32_t f;
         int wire;
         size_t at = r->pos;
-        int rc = ref_pb_tag(r, &f, &wire);
+        int rc = onnx_pb_tag(r, &f, &wire);
         if (rc)
             return rc;
         switch (f) {
         case 1:
             c->tr.field = "ir_version";
-            rc = ref_pb_read_i64(r, at, wire, &m->ir_version);
+            rc = onnx_pb_read_i64(r, at, wire, &m->ir_version);
             break;
         case 2: rc = str_field(c, r, at, wire, "producer_name", &m->producer_name, NULL); break;
         case 3: rc = str_field(c, r, at, wire, "producer_version", &m->producer_version, NULL); break;
         case 7:
             if (has_graph)
-                return ref_pb_fail(&c->tr, at, REF_E_PARSE, "a second graph");
+                return onnx_pb_fail(&c->tr, at, ONNX_E_PARSE, "a second graph");
             has_graph = true;
             rc = nested(c, r, at, wire, "graph", -1, parse_graph, NULL);
             break;
         case 8: rc = nested(c, r, at, wire, "opset_import", (long)m->n_opsets, parse_opset, NULL); break;
-        default: rc = ref_pb_skip(r, wire); break;
+        default: rc = onnx_pb_skip(r, wire); break;
         }
         if (rc)
             return rc;
     }
     c->tr.field = NULL;
     if (!has_graph)
-        return ref_pb_fail(&c->tr, r->end, REF_E_PARSE, "model has no graph");
+        return onnx_pb_fail(&c->tr, r->end, ONNX_E_PARSE, "model has no graph");
     /* IR versions 1 and 2 predate opset_import; from 3 on it is required. */
     if (!m->n_opsets && !(m->ir_version >= 1 && m->ir_version < 3))
-        return ref_pb_fail(&c->tr, r->end, REF_E_PARSE, "model has no opset_import");
-    return REF_OK;
+        return onnx_pb_fail(&c->tr, r->end, ONNX_E_PARSE, "model has no opset_import");
+    return ONNX_OK;
 }
 
 /* True when buf lies inside one of the model's registered file mappings. */
@@ -646,13 +648,15 @@ static bool in_mapping(const ref_model *m, const uint8_t *buf, size_t len)
 
 int ref_onnx_parse(ref_model *m, const uint8_t *buf, size_t len, const char *dir, ref_error *err)
 {
+    onnx_error oe = {0};
     rd c = {.m = m, .borrow = m->opts.mmap != 0};
-    ref_pb_trace_init(&c.tr, err, "model");
+    onnx_pb_trace_init(&c.tr, &oe, "model");
     ref_ext_init(&c.ext, m, dir);
     c.borrow_as = buf && in_mapping(m, buf, len) ? REF_STORAGE_MAPPED : REF_STORAGE_HEAP;
-    ref_pb r;
-    ref_pb_init(&r, buf, len, &c.tr);
+    onnx_pb r;
+    onnx_pb_init(&r, buf, len, &c.tr);
     int rc = parse_model(&c, &r);
     ref_ext_deinit(&c.ext);
-    return rc;
+    /* Below here every status was common/onnx's; the engine's callers see ref's. */
+    return rc ? ref_fail_onnx(err, rc, &oe) : REF_OK;
 }

@@ -11,7 +11,8 @@
 
 #include "../alloc.h"
 #include "../model.h"
-#include "pb.h"
+#include "bridge.h"
+#include "onnx/pb.h"
 
 #define EXT_MIN_BYTES 1024
 #define EXT_ALIGN 4096
@@ -21,7 +22,7 @@
 
 typedef struct wr {
     const ref_model *m;
-    ref_pbw w;
+    onnx_pbw w;
     ref_error *err;
     const char *data_base; /* base name of the external data file, or NULL */
     uint64_t *offsets;     /* per initializer: offset in the data file, or UINT64_MAX when embedded */
@@ -48,24 +49,24 @@ static int tensor_bytes(const ref_tensor *t, size_t *out)
     return REF_OK;
 }
 
-static void w_ext_entry(ref_pbw *w, const char *key, const char *value)
+static void w_ext_entry(onnx_pbw *w, const char *key, const char *value)
 {
-    size_t e = ref_pbw_begin(w, 13);
-    ref_pbw_str(w, 1, key);
-    ref_pbw_str(w, 2, value);
-    ref_pbw_end(w, e);
+    size_t e = onnx_pbw_begin(w, 13);
+    onnx_pbw_str(w, 1, key);
+    onnx_pbw_str(w, 2, value);
+    onnx_pbw_end(w, e);
 }
 
 /* One TensorProto. ext_offset UINT64_MAX embeds the bytes as raw_data. */
 static void w_tensor(wr *c, uint32_t field, const char *name, const ref_tensor *t, size_t nbytes, uint64_t ext_offset)
 {
-    ref_pbw *w = &c->w;
-    size_t mk = ref_pbw_begin(w, field);
+    onnx_pbw *w = &c->w;
+    size_t mk = onnx_pbw_begin(w, field);
     if (t->rank > 0)
-        ref_pbw_packed_i64(w, 1, t->dims, (size_t)t->rank);
-    ref_pbw_i64(w, 2, t->dtype);
+        onnx_pbw_packed_i64(w, 1, t->dims, (size_t)t->rank);
+    onnx_pbw_i64(w, 2, t->dtype);
     if (name)
-        ref_pbw_str(w, 8, name);
+        onnx_pbw_str(w, 8, name);
     if (ext_offset != UINT64_MAX) {
         char num[32];
         w_ext_entry(w, "location", c->data_base);
@@ -73,22 +74,22 @@ static void w_tensor(wr *c, uint32_t field, const char *name, const ref_tensor *
         w_ext_entry(w, "offset", num);
         snprintf(num, sizeof num, "%zu", nbytes);
         w_ext_entry(w, "length", num);
-        ref_pbw_u64(w, 14, 1);
+        onnx_pbw_u64(w, 14, 1);
     } else if (t->dtype != REF_DT_STRING && t->data) {
-        ref_pbw_bytes(w, 9, t->data, nbytes);
+        onnx_pbw_bytes(w, 9, t->data, nbytes);
     }
-    ref_pbw_end(w, mk);
+    onnx_pbw_end(w, mk);
 }
 
 static int w_attr(wr *c, const ref_node *n, const ref_attr *a)
 {
-    ref_pbw *w = &c->w;
-    size_t mk = ref_pbw_begin(w, 5), nbytes;
-    ref_pbw_str(w, 1, a->name);
+    onnx_pbw *w = &c->w;
+    size_t mk = onnx_pbw_begin(w, 5), nbytes;
+    onnx_pbw_str(w, 1, a->name);
     switch (a->type) {
-    case REF_ATTR_FLOAT: ref_pbw_f32(w, 2, a->f); break;
-    case REF_ATTR_INT: ref_pbw_i64(w, 3, a->i); break;
-    case REF_ATTR_STRING: ref_pbw_bytes(w, 4, a->s ? a->s : "", a->s ? a->s_len : 0); break;
+    case REF_ATTR_FLOAT: onnx_pbw_f32(w, 2, a->f); break;
+    case REF_ATTR_INT: onnx_pbw_i64(w, 3, a->i); break;
+    case REF_ATTR_STRING: onnx_pbw_bytes(w, 4, a->s ? a->s : "", a->s ? a->s_len : 0); break;
     case REF_ATTR_TENSOR:
         if (!a->t || tensor_bytes(a->t, &nbytes) || (!a->t->data && nbytes && a->t->dtype != REF_DT_STRING))
             return ref_fail(c->err, REF_E_INVALID,
@@ -98,84 +99,84 @@ static int w_attr(wr *c, const ref_node *n, const ref_attr *a)
         break;
     case REF_ATTR_FLOATS:
         if (a->n)
-            ref_pbw_packed_f32(w, 7, a->floats, a->n);
+            onnx_pbw_packed_f32(w, 7, a->floats, a->n);
         break;
     case REF_ATTR_INTS:
         if (a->n)
-            ref_pbw_packed_i64(w, 8, a->ints, a->n);
+            onnx_pbw_packed_i64(w, 8, a->ints, a->n);
         break;
     case REF_ATTR_STRINGS:
         for (size_t i = 0; i < a->n; i++)
-            ref_pbw_str(w, 9, a->strings[i]);
+            onnx_pbw_str(w, 9, a->strings[i]);
         break;
     default:
         return ref_fail(c->err, REF_E_UNSUPPORTED, "node '%s' (%s) attribute '%s': type %d cannot be written",
                         n->name, n->op_type, a->name, a->type);
     }
-    ref_pbw_i64(w, 20, a->type);
-    ref_pbw_end(w, mk);
+    onnx_pbw_i64(w, 20, a->type);
+    onnx_pbw_end(w, mk);
     return REF_OK;
 }
 
 static int w_node(wr *c, const ref_node *n)
 {
-    ref_pbw *w = &c->w;
-    size_t mk = ref_pbw_begin(w, 1);
+    onnx_pbw *w = &c->w;
+    size_t mk = onnx_pbw_begin(w, 1);
     for (int i = 0; i < n->n_inputs; i++)
-        ref_pbw_str(w, 1, n->inputs[i] ? n->inputs[i] : ""); /* "" keeps an omitted input's position */
+        onnx_pbw_str(w, 1, n->inputs[i] ? n->inputs[i] : ""); /* "" keeps an omitted input's position */
     for (int i = 0; i < n->n_outputs; i++)
-        ref_pbw_str(w, 2, n->outputs[i] ? n->outputs[i] : "");
+        onnx_pbw_str(w, 2, n->outputs[i] ? n->outputs[i] : "");
     if (n->name && n->name[0])
-        ref_pbw_str(w, 3, n->name);
-    ref_pbw_str(w, 4, n->op_type);
+        onnx_pbw_str(w, 3, n->name);
+    onnx_pbw_str(w, 4, n->op_type);
     for (int i = 0; i < n->n_attrs; i++) {
         int rc = w_attr(c, n, &n->attrs[i]);
         if (rc)
             return rc;
     }
     if (n->domain && n->domain[0])
-        ref_pbw_str(w, 7, n->domain);
-    ref_pbw_end(w, mk);
+        onnx_pbw_str(w, 7, n->domain);
+    onnx_pbw_end(w, mk);
     return REF_OK;
 }
 
-static void w_value_info(ref_pbw *w, uint32_t field, const ref_value_info *v)
+static void w_value_info(onnx_pbw *w, uint32_t field, const ref_value_info *v)
 {
-    size_t mk = ref_pbw_begin(w, field);
-    ref_pbw_str(w, 1, v->name);
+    size_t mk = onnx_pbw_begin(w, field);
+    onnx_pbw_str(w, 1, v->name);
     if (v->elem_type || v->rank >= 0) {
-        size_t type = ref_pbw_begin(w, 2), tensor = ref_pbw_begin(w, 1);
+        size_t type = onnx_pbw_begin(w, 2), tensor = onnx_pbw_begin(w, 1);
         if (v->elem_type)
-            ref_pbw_i64(w, 1, v->elem_type);
+            onnx_pbw_i64(w, 1, v->elem_type);
         if (v->rank >= 0) {
-            size_t shape = ref_pbw_begin(w, 2);
+            size_t shape = onnx_pbw_begin(w, 2);
             for (int i = 0; i < v->rank; i++) {
-                size_t d = ref_pbw_begin(w, 1);
+                size_t d = onnx_pbw_begin(w, 1);
                 if (v->dims[i].value >= 0)
-                    ref_pbw_i64(w, 1, v->dims[i].value);
+                    onnx_pbw_i64(w, 1, v->dims[i].value);
                 else if (v->dims[i].param)
-                    ref_pbw_str(w, 2, v->dims[i].param);
-                ref_pbw_end(w, d);
+                    onnx_pbw_str(w, 2, v->dims[i].param);
+                onnx_pbw_end(w, d);
             }
-            ref_pbw_end(w, shape);
+            onnx_pbw_end(w, shape);
         }
-        ref_pbw_end(w, tensor);
-        ref_pbw_end(w, type);
+        onnx_pbw_end(w, tensor);
+        onnx_pbw_end(w, type);
     }
-    ref_pbw_end(w, mk);
+    onnx_pbw_end(w, mk);
 }
 
 static int w_graph(wr *c)
 {
     const ref_graph *g = &c->m->graph;
-    ref_pbw *w = &c->w;
-    size_t mk = ref_pbw_begin(w, 7);
+    onnx_pbw *w = &c->w;
+    size_t mk = onnx_pbw_begin(w, 7);
     for (size_t i = 0; i < g->n_nodes; i++) {
         int rc = w_node(c, &g->nodes[i]);
         if (rc)
             return rc;
     }
-    ref_pbw_str(w, 2, g->name && g->name[0] ? g->name : "graph");
+    onnx_pbw_str(w, 2, g->name && g->name[0] ? g->name : "graph");
     for (size_t i = 0; i < g->n_inits; i++) {
         const ref_initializer *in = &g->inits[i];
         size_t nbytes;
@@ -189,28 +190,29 @@ static int w_graph(wr *c)
         w_value_info(w, 12, &g->outputs[i]);
     for (size_t i = 0; i < g->n_value_infos; i++)
         w_value_info(w, 13, &g->value_infos[i]);
-    ref_pbw_end(w, mk);
+    onnx_pbw_end(w, mk);
     return REF_OK;
 }
 
 static int w_model(wr *c)
 {
     const ref_model *m = c->m;
-    ref_pbw *w = &c->w;
-    ref_pbw_i64(w, 1, m->ir_version > 0 ? m->ir_version : DEFAULT_IR_VERSION);
-    ref_pbw_str(w, 2, m->producer_name);
-    ref_pbw_str(w, 3, m->producer_version);
+    onnx_pbw *w = &c->w;
+    onnx_pbw_i64(w, 1, m->ir_version > 0 ? m->ir_version : DEFAULT_IR_VERSION);
+    onnx_pbw_str(w, 2, m->producer_name);
+    onnx_pbw_str(w, 3, m->producer_version);
     int rc = w_graph(c);
     if (rc)
         return rc;
     for (size_t i = 0; i < m->n_opsets; i++) {
-        size_t mk = ref_pbw_begin(w, 8);
-        ref_pbw_str(w, 1, m->opsets[i].domain ? m->opsets[i].domain : "");
-        ref_pbw_i64(w, 2, m->opsets[i].version);
-        ref_pbw_end(w, mk);
+        size_t mk = onnx_pbw_begin(w, 8);
+        onnx_pbw_str(w, 1, m->opsets[i].domain ? m->opsets[i].domain : "");
+        onnx_pbw_i64(w, 2, m->opsets[i].version);
+        onnx_pbw_end(w, mk);
     }
     if (w->status)
-        return ref_fail(c->err, w->status, "out of memory serializing the model (%zu bytes so far)", w->len);
+        return ref_fail(c->err, ref_status_from_onnx(w->status),
+                        "out of memory serializing the model (%zu bytes so far)", w->len);
     return REF_OK;
 }
 
@@ -316,7 +318,7 @@ int ref_onnx_write(const ref_model *m, const char *path, bool external_data, ref
     if (!m || !path)
         return ref_fail(err, REF_E_INVALID, "ref_onnx_write: model and path are required");
     wr c = {.m = m, .err = err};
-    ref_pbw_init(&c.w);
+    onnx_pbw_init(&c.w, ref_onnx_alloc()); /* the engine's hook: OOM tests reach the writer too */
     char *data_path = NULL, *tmp = NULL;
     int fd = -1, rc = REF_OK;
     if (external_data) {
@@ -343,7 +345,7 @@ int ref_onnx_write(const ref_model *m, const char *path, bool external_data, ref
         rc = ref_fail(err, REF_E_IO, "%s: write failed: %s", path, strerror(-e));
     rc = finish_temp(rc, fd, tmp, path, err);
 done:
-    ref_pbw_free(&c.w);
+    onnx_pbw_free(&c.w);
     ref_free(c.offsets);
     ref_free(data_path);
     return rc;
