@@ -1,5 +1,6 @@
 /* tool_collect.c: a tool cell after its worker ended: its tool's output read (memcheck XML, LeakSanitizer logs,
  * massif's file), stored, and judged, with the lines the final table shows. It must never judge a tool cell by RSS. */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,11 +14,15 @@
 #define TABLE_RECORDS 5
 #define TABLE_FRAMES 4
 
-static void append(char *buf, size_t len, const char *fmt, const char *a, const char *b)
+static void append(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void append(char *buf, size_t len, const char *fmt, ...)
 {
     size_t used = strlen(buf);
+    va_list ap;
+    va_start(ap, fmt);
     if (used < len)
-        snprintf(buf + used, len - used, fmt, a, b);
+        vsnprintf(buf + used, len - used, fmt, ap);
+    va_end(ap);
 }
 
 /* ---- memcheck and lsan ---------------------------------------------------------------------------------- */
