@@ -1,5 +1,5 @@
-/* onnx_check.h: the assertion kit of common/onnx's unit tests, and a counting allocator that fails on demand.
- * It must never hide a failure: every failed check prints file:line and the expression. */
+/* onnx_check.h: common/onnx's unit tests' use of the one test kit (onnx_error messages), and a counting allocator
+ * that fails on demand. It must never grow checks of its own that the kit already has. */
 #ifndef ONNX_CHECK_H
 #define ONNX_CHECK_H
 
@@ -8,47 +8,8 @@
 
 #include "onnx/base.h"
 
-static int check_passed_, check_failed_;
-
-#define CHECK(cond)                                                                   \
-    do {                                                                              \
-        if (cond) {                                                                   \
-            check_passed_++;                                                          \
-        } else {                                                                      \
-            check_failed_++;                                                          \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-        }                                                                             \
-    } while (0)
-
-/* Message of an error record that may be NULL (a function, so &err never trips -Waddress). */
-static inline const char *check_msg_(const onnx_error *e) { return e ? e->msg : ""; }
-
-/* A status call must return 0; on failure print the error's message. */
-#define CHECK_OK(expr, errp)                                                                  \
-    do {                                                                                      \
-        int rc_ = (expr);                                                                     \
-        if (rc_ == 0) {                                                                       \
-            check_passed_++;                                                                  \
-        } else {                                                                              \
-            check_failed_++;                                                                  \
-            fprintf(stderr, "%s:%d: %s returned %d: %s\n", __FILE__, __LINE__, #expr, rc_,   \
-                    check_msg_(errp));                                                        \
-        }                                                                                     \
-    } while (0)
-
-/* Print "N passed, N failed" and give main's exit code. */
-static inline int check_summary(void)
-{
-    printf("%d passed, %d failed\n", check_passed_, check_failed_);
-    return check_failed_ ? 1 : 0;
-}
-
-/* ctest's skip: print why and exit 77. */
-#define CHECK_SKIP(why)              \
-    do {                             \
-        printf("SKIP: %s\n", (why)); \
-        exit(77);                    \
-    } while (0)
+#define MLK_CHECK_ERROR onnx_error
+#include "mlk_check.h"
 
 /* ------------------------------------------------------------------------------------------------
  * An onnx_alloc table over libc that counts live blocks and fails the allocation after the next

@@ -214,5 +214,5 @@ int main(void)
     } else {
         CHECK(!"mkdtemp");
     }
-    return mlk_check_summary();
+    return check_summary();
 }

@@ -77,5 +77,5 @@ int main(void)
     CHECK(mlk_allocator_release(MLK_ALLOC_GLIBC) == 0);
     CHECK(mlk_allocator_release(MLK_ALLOC_JEMALLOC) == -1); /* not loaded here */
     test_preload();
-    return mlk_check_summary();
+    return check_summary();
 }

@@ -55,5 +55,5 @@ int main(void)
 
     /* A shared library that is not a plugin at all. */
     CHECK(mlk_plugin_init(&p, "libm.so.6", &err) == MLK_E_ENGINE && strstr(err.msg, "engine_get_api"));
-    return mlk_check_summary();
+    return check_summary();
 }

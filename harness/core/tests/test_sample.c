@@ -72,5 +72,5 @@ int main(void)
         CHECK(mlk_any_step_from_name(mlk_any_step_name(st)) == st);
     for (int ph = 0; ph < MLK_PHASE_COUNT; ph++)
         CHECK(mlk_phase_from_name(mlk_phase_name(ph)) == ph);
-    return mlk_check_summary();
+    return check_summary();
 }

@@ -3,13 +3,14 @@
  * families, idempotence per (content, commit), refusals that store nothing, and the stored scenario parses.
  * It must never leave its db behind. */
 #include <math.h>
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "db_compare.h"
+#include "db_json.h"
+#include "db_rows.h"
 #include "gbench_import.h"
 #include "mlk_check.h"
 #include "runs.h"
@@ -59,85 +60,203 @@ static const char *const REPORT =
     " \"time_unit\": \"s\"}\n"
     "  ]\n}\n";
 
-static sqlite3 *H;
+static db_store *DB;
 
-/* One number from the db (NaN for NULL or no row). */
-static double num(const char *sql)
+static db_row_counts counts(void)
 {
-    sqlite3_stmt *st;
-    double v = NAN;
-    if (sqlite3_prepare_v2(H, sql, -1, &st, NULL) != SQLITE_OK) {
-        fprintf(stderr, "sql: %s: %s\n", sql, sqlite3_errmsg(H));
-        return v;
-    }
-    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
-        v = sqlite3_column_double(st, 0);
-    sqlite3_finalize(st);
-    return v;
+    db_row_counts c;
+    memset(&c, -1, sizeof c);
+    mlk_error err = {0};
+    CHECK_OK(db_row_counts_get(DB, &c, &err), &err);
+    return c;
 }
 
-static bool text_is(const char *sql, const char *want)
+static bool text_is(const char *what, const char *got, const char *want)
 {
-    sqlite3_stmt *st;
-    bool ok = false;
-    if (sqlite3_prepare_v2(H, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
-        const unsigned char *t = sqlite3_column_text(st, 0);
-        ok = t && !strcmp((const char *)t, want);
-        if (!ok)
-            fprintf(stderr, "  %s: got '%s', expected '%s'\n", sql, t ? (const char *)t : "(null)", want);
-    }
-    sqlite3_finalize(st);
+    bool ok = got && !strcmp(got, want);
+    if (!ok)
+        fprintf(stderr, "  %s: got '%s', expected '%s'\n", what, got ? got : "(null)", want);
     return ok;
 }
 
 static bool near(double a, double b) { return fabs(a - b) <= 1e-12 * fmax(1, fabs(b)); }
 
-#define CELL(name) "(SELECT id FROM cells WHERE json_extract(axes, '$.benchmark') = '" name "' AND run_id = 1)"
-#define STAT(col, name) "SELECT " col " FROM step_stats WHERE step = 'iteration' AND cell_id = " CELL(name)
+/* The member key of the JSON object at path in json, through the store's JSON reader: its number (NaN when absent
+ * or not a number) or its text (copied into out, "" when absent). */
+static double json_num(const char *json, const char *path, const char *key)
+{
+    db_json_item *v = NULL;
+    int n = 0;
+    mlk_error err = {0};
+    double x = NAN;
+    if (json && !db_json_items(DB, json, path, &v, &n, &err) && db_json_find(v, n, key))
+        x = db_json_find(v, n, key)->num;
+    db_json_items_free(v, n);
+    return x;
+}
+
+static void json_text(const char *json, const char *path, const char *key, char *out, size_t len)
+{
+    db_json_item *v = NULL;
+    int n = 0;
+    mlk_error err = {0};
+    const db_json_item *it = NULL;
+    if (json && !db_json_items(DB, json, path, &v, &n, &err))
+        it = db_json_find(v, n, key);
+    snprintf(out, len, "%s", it && it->text ? it->text : "");
+    db_json_items_free(v, n);
+}
+
+/* The cells of run 1, by idx (freed at exit of each check through cells_free). */
+typedef struct {
+    db_cell_row *v;
+    int n;
+} cell_list;
+
+static cell_list cells_of(int64_t run_id)
+{
+    cell_list c = {NULL, 0};
+    mlk_error err = {0};
+    CHECK_OK(db_cell_rows(DB, run_id, &c.v, &c.n, &err), &err);
+    return c;
+}
+
+/* The cell of run 1 whose axes name benchmark (axes.benchmark), or NULL. */
+static const db_cell_row *cell_named(const cell_list *c, const char *benchmark)
+{
+    for (int i = 0; i < c->n; i++) {
+        char name[256];
+        json_text(c->v[i].axes, "$", "benchmark", name, sizeof name);
+        if (!strcmp(name, benchmark))
+            return &c->v[i];
+    }
+    return NULL;
+}
+
+/* The step 'iteration' row of a cell; every figure NaN and n -1 when there is none. */
+static db_step_row iteration_stats(const db_cell_row *cell)
+{
+    db_step_row r = {.n = -1};
+    double *f[] = {&r.peak_kib,       &r.rss_growth,    &r.heap_growth,   &r.heap_delta_median,
+                   &r.rss_delta_median, &r.wall_ms_median, &r.wall_ms_p90, &r.cpu_ms_median,
+                   &r.final_rss_kib,  &r.final_anon_kib, &r.final_heap_bytes};
+    for (size_t i = 0; i < sizeof f / sizeof *f; i++)
+        *f[i] = NAN;
+    db_step_row *v = NULL;
+    int n = 0;
+    mlk_error err = {0};
+    if (cell && !db_step_rows(DB, cell->id, &v, &n, &err))
+        for (int i = 0; i < n; i++)
+            if (!strcmp(v[i].step, "iteration"))
+                r = v[i];
+    free(v);
+    return r;
+}
+
+static int n_step_rows(const db_cell_row *cell)
+{
+    db_step_row *v = NULL;
+    int n = -1;
+    mlk_error err = {0};
+    if (!cell || db_step_rows(DB, cell->id, &v, &n, &err))
+        n = -1;
+    free(v);
+    return n;
+}
+
+/* Sample columns of a cell's repetitions (step 'benchmark'), in seq order, as "v1,v2,..." (column2 not NULL:
+ * "v1/w1,v2/w2,..."). */
+static void samples_of(const db_cell_row *cell, const char *column, const char *column2, char *out, size_t len)
+{
+    double *v = NULL, *w = NULL;
+    int n = 0, n2 = 0;
+    mlk_error err = {0};
+    out[0] = '\0';
+    if (!cell || db_series(DB, cell->id, "benchmark", column, &v, &n, &err))
+        return;
+    if (column2 && (db_series(DB, cell->id, "benchmark", column2, &w, &n2, &err) || n2 != n)) {
+        free(v);
+        free(w);
+        return;
+    }
+    size_t o = 0;
+    for (int i = 0; i < n && o < len; i++) {
+        o += (size_t)snprintf(out + o, len - o, "%s%.17g", i ? "," : "", v[i]);
+        if (w && o < len)
+            o += (size_t)snprintf(out + o, len - o, "/%.17g", w[i]);
+    }
+    free(v);
+    free(w);
+}
 
 static void check_figures(db_store *db)
 {
-    CHECK(num("SELECT count(*) FROM runs") == 1);
-    CHECK(text_is("SELECT scenario_name FROM runs", "bench_things"));
-    CHECK(text_is("SELECT started_at FROM runs", "2024-03-01T09:00:00.000Z")); /* context.date, in UTC */
-    CHECK(text_is("SELECT host || ';' || cpu || ';' || status FROM runs", "box;8 x 3000 MHz;done"));
-    CHECK(num("SELECT count(*) FROM cells") == 4); /* BM_Cplx has no time per iteration: skipped */
-    CHECK(text_is("SELECT group_concat(json_extract(axes, '$.benchmark'), ',') FROM (SELECT axes FROM cells "
-                  "ORDER BY idx)", "BM_Alloc/64,BM_Once,BM_Broken,BM_Sec/1"));
-    CHECK(text_is("SELECT config_key FROM cells WHERE idx = 0", "benchmark=BM_Alloc/64;engine=gbench;binary=bench_things"));
+    CHECK(counts().runs == 1);
+    db_run_row run;
+    memset(&run, 0, sizeof run);
+    mlk_error rerr = {0};
+    CHECK_OK(db_run_row_get(db, 1, &run, &rerr), &rerr);
+    CHECK(text_is("scenario_name", run.scenario_name, "bench_things"));
+    CHECK(text_is("started_at", run.started_at, "2024-03-01T09:00:00.000Z")); /* context.date, in UTC */
+    char hcs[256];
+    snprintf(hcs, sizeof hcs, "%s;%s;%s", run.host ? run.host : "(null)", run.cpu ? run.cpu : "(null)",
+             run.status ? run.status : "(null)");
+    CHECK(text_is("host;cpu;status", hcs, "box;8 x 3000 MHz;done"));
+    db_run_row_deinit(&run);
+    CHECK(counts().cells == 4); /* BM_Cplx has no time per iteration: skipped */
+    cell_list cl = cells_of(1);
+    char names[256] = "";
+    for (int i = 0; i < cl.n; i++) {
+        char name[64];
+        json_text(cl.v[i].axes, "$", "benchmark", name, sizeof name);
+        snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? "," : "", name);
+    }
+    CHECK(text_is("benchmarks by idx", names, "BM_Alloc/64,BM_Once,BM_Broken,BM_Sec/1"));
+    CHECK(cl.n > 0 && text_is("config_key of idx 0", cl.v[0].config_key,
+                              "benchmark=BM_Alloc/64;engine=gbench;binary=bench_things"));
     /* BM_Alloc/64: the median aggregate, in ms; p90 over the repetitions; mapped counters. */
-    CHECK(near(num(STAT("wall_ms_median", "BM_Alloc/64")), 120e-6));
-    CHECK(near(num(STAT("cpu_ms_median", "BM_Alloc/64")), 110e-6));
-    CHECK(near(num(STAT("wall_ms_p90", "BM_Alloc/64")), (120 + (130 - 120) * 0.8) * 1e-6));
-    CHECK(num(STAT("n", "BM_Alloc/64")) == 3);
-    CHECK(num(STAT("peak_kib", "BM_Alloc/64")) == 5004);
-    CHECK(num(STAT("final_heap_bytes", "BM_Alloc/64")) == 4096);
-    CHECK(isnan(num(STAT("final_rss_kib", "BM_Alloc/64")))); /* not in the report: NULL, not 0 */
-    CHECK(isnan(num(STAT("heap_growth_per_iter", "BM_Alloc/64"))));
-    CHECK(num("SELECT heap_shim FROM cells WHERE idx = 0") == 1);
-    CHECK(text_is("SELECT group_concat(wall_ns, ',') FROM (SELECT wall_ns FROM samples WHERE cell_id = "
-                  CELL("BM_Alloc/64") " ORDER BY seq)", "120,100.5,130"));
-    CHECK(text_is("SELECT group_concat(cpu_ns, ',') FROM samples WHERE cell_id = " CELL("BM_Alloc/64"),
-                  "110,100,125"));
-    CHECK(text_is("SELECT group_concat(vm_hwm_kib || '/' || heap_live_bytes, ',') FROM samples WHERE cell_id = "
-                  CELL("BM_Alloc/64"), "5000/4096,5004/4096,5008/4096"));
-    CHECK(num("SELECT json_extract(detail, '$.counters.allocs_per_iter') FROM cells WHERE idx = 0") == 0);
-    CHECK(num("SELECT json_extract(detail, '$.iterations') FROM cells WHERE idx = 0") == 1000);
+    const db_cell_row *alloc = cell_named(&cl, "BM_Alloc/64");
+    db_step_row st = iteration_stats(alloc);
+    CHECK(near(st.wall_ms_median, 120e-6));
+    CHECK(near(st.cpu_ms_median, 110e-6));
+    CHECK(near(st.wall_ms_p90, (120 + (130 - 120) * 0.8) * 1e-6));
+    CHECK(st.n == 3);
+    CHECK(st.peak_kib == 5004);
+    CHECK(st.final_heap_bytes == 4096);
+    CHECK(isnan(st.final_rss_kib)); /* not in the report: NULL, not 0 */
+    CHECK(isnan(st.heap_growth));
+    CHECK(cl.n > 0 && cl.v[0].heap_shim == 1);
+    char buf[256];
+    samples_of(alloc, "wall_ns", NULL, buf, sizeof buf);
+    CHECK(text_is("wall_ns of BM_Alloc/64", buf, "120,100.5,130"));
+    samples_of(alloc, "cpu_ns", NULL, buf, sizeof buf);
+    CHECK(text_is("cpu_ns of BM_Alloc/64", buf, "110,100,125"));
+    samples_of(alloc, "vm_hwm_kib", "heap_live_bytes", buf, sizeof buf);
+    CHECK(text_is("vm_hwm_kib/heap_live_bytes of BM_Alloc/64", buf, "5000/4096,5004/4096,5008/4096"));
+    CHECK(cl.n > 0 && json_num(cl.v[0].detail, "$.counters", "allocs_per_iter") == 0);
+    CHECK(cl.n > 0 && json_num(cl.v[0].detail, "$", "iterations") == 1000);
     /* BM_Once: one repetition (us); its -Infinity cpu_time is not measured. */
-    CHECK(near(num(STAT("wall_ms_median", "BM_Once")), 2.5));
-    CHECK(near(num(STAT("wall_ms_p90", "BM_Once")), 2.5));
-    CHECK(isnan(num(STAT("cpu_ms_median", "BM_Once"))));
-    CHECK(isnan(num(STAT("peak_kib", "BM_Once"))));
-    CHECK(isnan(num("SELECT heap_shim FROM cells WHERE idx = 1")));
-    CHECK(text_is("SELECT json_extract(detail, '$.label') FROM cells WHERE idx = 1", "one"));
+    st = iteration_stats(cell_named(&cl, "BM_Once"));
+    CHECK(near(st.wall_ms_median, 2.5));
+    CHECK(near(st.wall_ms_p90, 2.5));
+    CHECK(isnan(st.cpu_ms_median));
+    CHECK(isnan(st.peak_kib));
+    CHECK(cl.n > 1 && cl.v[1].heap_shim == -1); /* NULL: not known */
+    json_text(cl.n > 1 ? cl.v[1].detail : NULL, "$", "label", buf, sizeof buf);
+    CHECK(text_is("label of idx 1", buf, "one"));
     /* BM_Broken: an error cell, no figures. */
-    CHECK(text_is("SELECT status || ': ' || error FROM cells WHERE idx = 2", "error: no device"));
-    CHECK(num("SELECT count(*) FROM step_stats WHERE cell_id = " CELL("BM_Broken")) == 0);
+    snprintf(buf, sizeof buf, "%s: %s", cl.n > 2 && cl.v[2].status ? cl.v[2].status : "(null)",
+             cl.n > 2 && cl.v[2].error ? cl.v[2].error : "(null)");
+    CHECK(text_is("status: error of idx 2", buf, "error: no device"));
+    CHECK(n_step_rows(cell_named(&cl, "BM_Broken")) == 0);
     /* BM_Sec/1: no aggregates: the median of the repetitions, seconds to ms. */
-    CHECK(near(num(STAT("wall_ms_median", "BM_Sec/1")), 2500));
-    CHECK(near(num(STAT("cpu_ms_median", "BM_Sec/1")), 1500));
-    CHECK(text_is("SELECT group_concat(wall_ns, ',') FROM samples WHERE cell_id = " CELL("BM_Sec/1"),
-                  "2000000000,3000000000"));
+    const db_cell_row *sec = cell_named(&cl, "BM_Sec/1");
+    st = iteration_stats(sec);
+    CHECK(near(st.wall_ms_median, 2500));
+    CHECK(near(st.cpu_ms_median, 1500));
+    samples_of(sec, "wall_ns", NULL, buf, sizeof buf);
+    CHECK(text_is("wall_ns of BM_Sec/1", buf, "2000000000,3000000000"));
+    db_cell_rows_free(cl.v, cl.n);
     /* The commands' view: figures of the run, latency samples, and the stored scenario parses. */
     mlk_error err = {0};
     mlk_step_figures *f = NULL;
@@ -164,11 +283,11 @@ static void check_idempotence(db_store *db)
     mlk_gbench_import_opts o = {.commit = "c1", .branch = "main"};
     CHECK_OK(mlk_gbench_import_text(db, REPORT, strlen(REPORT), "r.json", &o, &r, &err), &err);
     CHECK(r.existed && r.run_id == 1);
-    CHECK(num("SELECT count(*) FROM runs") == 1 && num("SELECT count(*) FROM cells") == 4);
+    CHECK(counts().runs == 1 && counts().cells == 4);
     o.commit = "c2";
     CHECK_OK(mlk_gbench_import_text(db, REPORT, strlen(REPORT), "r.json", &o, &r, &err), &err);
     CHECK(!r.existed && r.run_id == 2 && r.n_cells == 4 && r.n_failed == 1 && r.n_skipped == 1);
-    CHECK(num("SELECT count(*) FROM runs") == 2);
+    CHECK(counts().runs == 2);
 }
 
 /* Each refused whole, with a message naming the problem, and nothing stored. */
@@ -194,7 +313,7 @@ static void check_refusals(db_store *db)
         if (!strstr(err.msg, bad[i].msg))
             fprintf(stderr, "  case %zu: %s\n", i, err.msg);
     }
-    CHECK(num("SELECT count(*) FROM runs") == 2);
+    CHECK(counts().runs == 2);
     mlk_error err = {0};
     mlk_gbench_import_result r;
     CHECK(mlk_gbench_import_file(db, "/nonexistent/x.json", NULL, &r, &err) == MLK_E_IO);
@@ -213,13 +332,14 @@ static void check_old_format(db_store *db)
     mlk_gbench_import_result r;
     CHECK_OK(mlk_gbench_import_text(db, text, strlen(text), "dir/old run.json", NULL, &r, &err), &err);
     CHECK(r.n_cells == 1 && r.n_samples == 2 && !strcmp(r.name, "old_run"));
-    char sql[256];
-    snprintf(sql, sizeof sql, "SELECT wall_ms_median FROM step_stats s JOIN cells c ON c.id = s.cell_id "
-                              "WHERE c.run_id = %lld", (long long)r.run_id);
-    CHECK(num(sql) == 20);
-    snprintf(sql, sizeof sql, "SELECT commit_sha IS NULL AND branch IS NULL FROM runs WHERE id = %lld",
-             (long long)r.run_id);
-    CHECK(num(sql) == 1);
+    cell_list cl = cells_of(r.run_id);
+    CHECK(cl.n == 1 && iteration_stats(&cl.v[0]).wall_ms_median == 20);
+    db_cell_rows_free(cl.v, cl.n);
+    db_run_row run;
+    memset(&run, 0, sizeof run);
+    CHECK_OK(db_run_row_get(db, r.run_id, &run, &err), &err);
+    CHECK(!run.commit_sha && !run.branch);
+    db_run_row_deinit(&run);
 }
 
 int main(void)
@@ -232,8 +352,8 @@ int main(void)
     db_store *db = NULL;
     CHECK_OK(db_open(path, &db, &err), &err);
     if (!db)
-        return mlk_check_summary();
-    H = db_handle(db);
+        return check_summary();
+    DB = db;
     mlk_gbench_import_result r;
     mlk_gbench_import_opts o = {.commit = "c1", .branch = "main", .argv_text = "test"};
     CHECK_OK(mlk_gbench_import_text(db, REPORT, strlen(REPORT), "r.json", &o, &r, &err), &err);
@@ -250,5 +370,5 @@ int main(void)
     snprintf(wal, sizeof wal, "%s-shm", path);
     unlink(wal);
     rmdir(dir);
-    return mlk_check_summary();
+    return check_summary();
 }

@@ -1,14 +1,16 @@
 /* test_gbench_shim.c: the C shim over Google Benchmark: C functions with a context run the iterations and repetitions
  * asked, args and counters (with their flags) reach the JSON report, errors are reported, bad calls refused.
  * It must never leave its report file behind. */
-#include <sqlite3.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
-#include "mlk_check.h"
+#include "db_json.h"
 #include "gbench.h"
+#include "mlk_check.h"
 
 typedef struct {
     int calls;
@@ -69,54 +71,104 @@ static char *slurp(const char *path)
     return buf;
 }
 
-/* One number out of the report: the SQL gets the JSON text as ?1. NaN when absent. */
-static double q(sqlite3 *db, const char *json, const char *sql)
+/* The report's "benchmarks", each entry as its members, read through the store's JSON reader (db_json.h). */
+typedef struct {
+    db_json_item *m;
+    int n;
+} entry;
+
+typedef struct {
+    entry *e;
+    int n;
+} entries;
+
+static int entries_read(db_store *db, const char *json, entries *out, mlk_error *err)
 {
-    sqlite3_stmt *st;
-    double v = -12345.0;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
-        fprintf(stderr, "sql: %s: %s\n", sql, sqlite3_errmsg(db));
-        return v;
-    }
-    sqlite3_bind_text(st, 1, json, -1, SQLITE_STATIC);
-    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
-        v = sqlite3_column_double(st, 0);
-    sqlite3_finalize(st);
-    return v;
+    db_json_item *b = NULL;
+    int nb = 0, rc = db_json_items(db, json, "$.benchmarks", &b, &nb, err);
+    memset(out, 0, sizeof *out);
+    if (!rc && !(out->e = calloc((size_t)nb + 1, sizeof *out->e)))
+        rc = MLK_E_NOMEM;
+    for (int i = 0; !rc && i < nb; i++)
+        if (b[i].type == DB_JSON_OBJECT && !(rc = db_json_items(db, b[i].text, "$", &out->e[out->n].m,
+                                                                &out->e[out->n].n, err)))
+            out->n++;
+    db_json_items_free(b, nb);
+    return rc;
 }
 
-#define ENTRIES "FROM json_each(?1, '$.benchmarks') b "
+static void entries_free(entries *x)
+{
+    for (int i = 0; i < x->n; i++)
+        db_json_items_free(x->e[i].m, x->e[i].n);
+    free(x->e);
+}
+
+/* A member's text ("" when absent or null) and number (NaN when absent or not a number). */
+static const char *str_of(const entry *e, const char *key)
+{
+    const db_json_item *it = db_json_find(e->m, e->n, key);
+    return it && it->text ? it->text : "";
+}
+
+static double num_of(const entry *e, const char *key)
+{
+    const db_json_item *it = db_json_find(e->m, e->n, key);
+    return it ? it->num : NAN;
+}
+
+static bool is_count_rep(const entry *e)
+{
+    return !strncasecmp(str_of(e, "run_name"), "BM_count/", 9) && !strcmp(str_of(e, "run_type"), "iteration");
+}
+
+/* The entry named name, or NULL. */
+static const entry *named(const entries *x, const char *name)
+{
+    for (int i = 0; i < x->n; i++)
+        if (!strcmp(str_of(&x->e[i], "name"), name))
+            return &x->e[i];
+    return NULL;
+}
 
 static void check_report(const char *json)
 {
-    sqlite3 *db;
-    CHECK(sqlite3_open(":memory:", &db) == SQLITE_OK);
-    CHECK(q(db, json, "SELECT json_valid(?1)") == 1);
+    mlk_error err = {0};
+    db_store *db = NULL;
+    CHECK_OK(db_open(":memory:", &db, &err), &err); /* only lends SQLite's JSON functions */
+    if (!db)
+        return;
+    db_json_type t;
+    CHECK(db_json_type_at(db, json, "$", &t, &err) == MLK_OK);
+    entries x;
+    CHECK_OK(entries_read(db, json, &x, &err), &err);
     /* 2 instances x 3 repetitions of BM_count, each with exactly 50 iterations and its counters. */
-    CHECK(q(db, json, "SELECT count(*) " ENTRIES "WHERE json_extract(b.value, '$.run_name') LIKE 'BM_count/%' "
-                      "AND json_extract(b.value, '$.run_type') = 'iteration'") == 6);
-    CHECK(q(db, json, "SELECT count(*) " ENTRIES "WHERE json_extract(b.value, '$.run_type') = 'iteration' "
-                      "AND json_extract(b.value, '$.run_name') LIKE 'BM_count/%' AND json_extract(b.value, "
-                      "'$.iterations') = 50 AND json_extract(b.value, '$.loops') = 50 AND "
-                      "json_extract(b.value, '$.eight_per_iter') = 8 AND json_extract(b.value, "
-                      "'$.label') = 'a label' AND json_extract(b.value, '$.arg_out_of_range') = 0") == 6);
-    CHECK(q(db, json, "SELECT json_extract(b.value, '$.arg0') * 100 + json_extract(b.value, '$.arg1') " ENTRIES
-                      "WHERE json_extract(b.value, '$.name') = 'BM_count/7/3/iterations:50/repeats:3'") == 703);
-    CHECK(q(db, json, "SELECT json_extract(b.value, '$.arg0') " ENTRIES
-                      "WHERE json_extract(b.value, '$.name') = 'BM_count/9/4/iterations:50/repeats:3'") == 9);
-    CHECK(q(db, json, "SELECT json_extract(b.value, '$.repetitions') " ENTRIES
-                      "WHERE json_extract(b.value, '$.name') = 'BM_count/9/4/iterations:50/repeats:3'") == 3);
+    int reps = 0, full = 0, medians = 0;
+    for (int i = 0; i < x.n; i++) {
+        const entry *e = &x.e[i];
+        reps += is_count_rep(e);
+        full += is_count_rep(e) && num_of(e, "iterations") == 50 && num_of(e, "loops") == 50 &&
+                num_of(e, "eight_per_iter") == 8 && !strcmp(str_of(e, "label"), "a label") &&
+                num_of(e, "arg_out_of_range") == 0;
+        medians += !strcmp(str_of(e, "run_type"), "aggregate") && !strcmp(str_of(e, "aggregate_name"), "median");
+    }
+    CHECK(reps == 6);
+    CHECK(full == 6);
+    const entry *e73 = named(&x, "BM_count/7/3/iterations:50/repeats:3");
+    const entry *e94 = named(&x, "BM_count/9/4/iterations:50/repeats:3");
+    CHECK(e73 && num_of(e73, "arg0") * 100 + num_of(e73, "arg1") == 703);
+    CHECK(e94 && num_of(e94, "arg0") == 9);
+    CHECK(e94 && num_of(e94, "repetitions") == 3);
     /* Aggregates over the repetitions, as compare.py and import-gbench read them. */
-    CHECK(q(db, json, "SELECT count(*) " ENTRIES "WHERE json_extract(b.value, '$.run_type') = 'aggregate' "
-                      "AND json_extract(b.value, '$.aggregate_name') = 'median'") == 2);
-    CHECK(q(db, json, "SELECT json_extract(b.value, '$.error_occurred') " ENTRIES
-                      "WHERE json_extract(b.value, '$.name') = 'BM_fail'") == 1);
-    CHECK(q(db, json, "SELECT json_extract(b.value, '$.error_message') = 'planned failure' " ENTRIES
-                      "WHERE json_extract(b.value, '$.name') = 'BM_fail'") == 1);
+    CHECK(medians == 2);
+    const entry *fail = named(&x, "BM_fail");
+    CHECK(fail && num_of(fail, "error_occurred") == 1);
+    CHECK(fail && !strcmp(str_of(fail, "error_message"), "planned failure"));
     /* 20 x 200 us paused per run: the time per iteration stays far below the 200 us slept. */
-    CHECK(q(db, json, "SELECT json_extract(b.value, '$.real_time') < 100 AND json_extract(b.value, '$.time_unit') "
-                      "= 'us' " ENTRIES "WHERE json_extract(b.value, '$.name') = 'BM_paused/iterations:20'") == 1);
-    sqlite3_close(db);
+    const entry *paused = named(&x, "BM_paused/iterations:20");
+    CHECK(paused && num_of(paused, "real_time") < 100 && !strcmp(str_of(paused, "time_unit"), "us"));
+    entries_free(&x);
+    db_close(db);
 }
 
 static void check_refusals(void)
@@ -195,5 +247,5 @@ int main(void)
     free(json);
     unlink(path);
     mlk_gb_clear();
-    return mlk_check_summary();
+    return check_summary();
 }

@@ -10,18 +10,6 @@
 #include "mlk_check.h"
 #include "regress.h"
 
-#define CHECK_NEAR(a, b, tol)                                                                       \
-    do {                                                                                            \
-        double a_ = (a), b_ = (b);                                                                  \
-        if (fabs(a_ - b_) <= (tol)) {                                                               \
-            mlk_passed_++;                                                                          \
-        } else {                                                                                    \
-            mlk_failed_++;                                                                          \
-            fprintf(stderr, "%s:%d: %s = %.17g, expected %.17g (tol %g)\n", __FILE__, __LINE__, #a, \
-                    a_, b_, (double)(tol));                                                         \
-        }                                                                                           \
-    } while (0)
-
 #define N_OF(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 /* ------------------------------------------------------------------------------------------------
@@ -537,5 +525,5 @@ int main(void)
     test_cp_quantized();
     test_cp_latency();
     test_cp_small_and_bad();
-    return mlk_check_summary();
+    return check_summary();
 }

@@ -182,5 +182,5 @@ int main(void)
     scenario_keys();
     commands();
     resolve();
-    return mlk_check_summary();
+    return check_summary();
 }

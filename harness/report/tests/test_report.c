@@ -1,15 +1,17 @@
-/* test_report.c: the report's escaping and units, and its db reading and writers on a hand-made db: NULL stays
- * "not measured", the newest comparison wins, odd axes get labels, junit counts failures and skips.
- * It must never leave files behind, nor need gnuplot (plots are the e2e test's). */
+/* test_report.c: the report's escaping and units, and its db reading and writers on a db built through the
+ * store's functions: NULL stays "not measured", the newest comparison wins, odd axes get labels, junit counts
+ * failures and skips. It must never leave files behind, nor need gnuplot (plots are the e2e test's). */
 #include <ftw.h>
 #include <math.h>
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "db_compare.h"
+#include "db_history.h"
+#include "db_report.h"
 #include "mlk_check.h"
 #include "report.h"
 #include "store.h"
@@ -82,34 +84,107 @@ static void test_units(void)
           !mlk_rep_status_fails(NULL));
 }
 
-/* Three runs of config k1 (the third still running, with a crashed and a pending cell besides); no heap shim. */
-static const char *fixture =
-    "INSERT INTO runs (id, uuid, scenario_name, scenario_text, commit_sha, started_at, status) VALUES "
-    " (1, 'u1', 's', '', 'a1', '2026-01-01T00:00:01Z', 'done'), (2, 'u2', 's', '', 'a2', '2026-01-01T00:00:02Z', "
-    " 'done'), (3, 'u3', 's', '', NULL, '2026-01-01T00:00:03Z', 'running'),"
-    " (4, 'u4', 's', '', 'a4', '2026-01-01T00:00:04Z', 'done');"
-    "INSERT INTO cells (id, run_id, idx, engine, model, axes, config_key, allocator, status, signal, slope_per_iter,"
-    " detail) VALUES (1, 1, 0, 'ref', 'm', '{\"threads\":\"2\",\"mmap\":\"on\"}', 'k1', 'glibc', 'pass', NULL, 0, 'ok'),"
-    " (2, 2, 0, 'ref', 'm', '{\"threads\":\"2\",\"mmap\":\"on\"}', 'k1', 'glibc', 'pass', NULL, 0, 'ok'),"
-    " (3, 3, 0, 'ref', 'm', '{\"threads\":\"2\",\"mmap\":\"on\"}', 'k1', 'glibc', 'pass', NULL, NULL, 'a<b'),"
-    " (4, 3, 1, 'ref', 'm', '{}', 'k2', 'glibc', 'crashed', 11, NULL, NULL),"
-    " (5, 3, 2, 'ref', 'm', 'not json', 'k3', 'glibc', 'pending', NULL, NULL, NULL),"
-    " (6, 4, 0, 'ref', 'm', '{\"threads\":\"2\",\"mmap\":\"on\"}', 'k1', 'glibc', 'pass', NULL, 0, 'later');"
-    "INSERT INTO step_stats (cell_id, step, n, peak_kib, wall_ms_median, final_heap_bytes) VALUES"
-    " (1, 'iteration', 3, 1024, 1.0, NULL), (2, 'iteration', 3, 1024, 1.0, NULL), (3, 'iteration', 3, 2048, 1.5,"
-    " NULL), (6, 'iteration', 3, 4096, 1.0, NULL), (3, 'infer', 3, 2048, 0.5, NULL);"
-    "INSERT INTO samples (cell_id, seq, phase, iteration, step, vm_rss_kib, vm_hwm_kib) VALUES"
-    " (3, 0, 'setup', NULL, 'load_engine', 900, 950),"
-    " (3, 1, 'warmup', 0, 'infer', 1000, 1100), (3, 2, 'warmup', 0, 'iteration', 1024, 1024),"
-    " (3, 3, 'measure', 1, 'infer', 1000, 2048), (3, 4, 'measure', 1, 'iteration', 1024, 1024),"
-    " (3, 5, 'measure', 2, 'infer', 1000, 1100), (3, 6, 'measure', 2, 'iteration', 1024, 1024);"
-    "INSERT INTO comparisons (id, run_id, baseline, created_at) VALUES (1, 3, 'old', '2026-01-02'),"
-    " (2, 3, 'new & improved', '2026-01-03');"
-    "INSERT INTO findings VALUES (1, 3, 'k1', 'iteration', 'peak_kib', 'regression', 2048, 1024, 1, 1024, NULL, "
-    " 'only in the old comparison');"
-    "INSERT INTO change_points VALUES ('k1', 'iteration', 'peak_kib', 'u2', 'a2', 1, 2, 9, 'd'),"
-    " ('k1', 'iteration', 'peak_kib', 'u3', NULL, 1, 2, 9, 'd'), ('k1', 'iteration', 'peak_kib', 'u4', 'a4', 2, 4,"
-    " 9, 'd');";
+/* Three runs of config k1 (the third still running, with a crashed and a pending cell besides) and a later
+ * fourth; no heap shim. The ids of runs and cells: ids[0..3] and cells[0..5]. */
+typedef struct {
+    int64_t runs[4], cells[6];
+} fixture_ids;
+
+static const char *const axes_k1 = "{\"threads\":\"2\",\"mmap\":\"on\"}";
+
+static void add_cell(db_store *db, int64_t run, int idx, const char *axes, const char *key, const char *status,
+                     int signal, double slope, const char *detail, int64_t *id)
+{
+    mlk_error err = {0};
+    db_cell_def d = {.idx = idx, .engine = "ref", .model = "m", .axes_json = axes, .config_key = key,
+                     .allocator = "glibc"};
+    CHECK_OK(db_cell_insert(db, run, &d, id, &err), &err);
+    if (!status)
+        return; /* pending */
+    db_cell_result res = {.status = status, .signal = signal, .exit_code = -1, .slope = slope, .late_slope = NAN,
+                          .mk_p = NAN, .growth = NAN, .detail = detail};
+    CHECK_OK(db_cell_finish(db, *id, &res, &err), &err);
+}
+
+static void add_stats(db_store *db, int64_t cell, int step, int64_t peak_kib, double wall_ms)
+{
+    mlk_error err = {0};
+    db_step_stats s = {.step = step, .n = 3, .peak_kib = peak_kib, .rss_growth = NAN, .heap_growth = NAN,
+                       .heap_delta_median = NAN, .rss_delta_median = NAN, .wall_ms_median = wall_ms,
+                       .wall_ms_p90 = NAN, .cpu_ms_median = NAN, .final_rss_kib = -1, .final_anon_kib = -1,
+                       .final_heap_bytes = -1};
+    CHECK_OK(db_step_stats_insert(db, cell, &s, 1, &err), &err);
+}
+
+/* Samples of one cell: (phase, iteration, step, VmRSS, VmHWM) each, nothing else measured. */
+static void add_samples(db_store *db, int64_t cell)
+{
+    static const struct {
+        int phase, iteration, step;
+        int64_t rss, hwm;
+    } rows[] = {{MLK_PHASE_SETUP, -1, MLK_STEP_LOAD_ENGINE, 900, 950},
+                {MLK_PHASE_WARMUP, 0, MLK_STEP_INFER, 1000, 1100},
+                {MLK_PHASE_WARMUP, 0, MLK_STEP_ITERATION, 1024, 1024},
+                {MLK_PHASE_MEASURE, 1, MLK_STEP_INFER, 1000, 2048},
+                {MLK_PHASE_MEASURE, 1, MLK_STEP_ITERATION, 1024, 1024},
+                {MLK_PHASE_MEASURE, 2, MLK_STEP_INFER, 1000, 1100},
+                {MLK_PHASE_MEASURE, 2, MLK_STEP_ITERATION, 1024, 1024}};
+    mlk_sample v[7];
+    for (int i = 0; i < 7; i++) {
+        mlk_mem m = {.vm_peak_kib = -1, .vm_size_kib = -1, .vm_hwm_kib = rows[i].hwm, .vm_rss_kib = rows[i].rss,
+                     .rss_anon_kib = -1, .rss_file_kib = -1, .rss_shmem_kib = -1, .threads = -1};
+        v[i] = (mlk_sample){.phase = rows[i].phase, .iteration = rows[i].iteration, .step = rows[i].step,
+                            .wall_ns = -1, .cpu_ns = -1, .minflt = -1, .majflt = -1, .m = m};
+    }
+    mlk_error err = {0};
+    int64_t seq = 0;
+    CHECK_OK(db_samples_insert(db, cell, v, 7, &seq, &err), &err);
+}
+
+static void build_fixture(db_store *db, fixture_ids *id)
+{
+    mlk_error err = {0};
+    static const char *const uuid[] = {"u1", "u2", "u3", "u4"}, *const sha[] = {"a1", "a2", NULL, "a4"};
+    for (int i = 0; i < 4; i++) {
+        db_run_meta m = {.uuid = uuid[i], .scenario_name = "s", .scenario_text = "", .commit_sha = sha[i]};
+        usleep(2000); /* started_at has milliseconds: runs apart, in order */
+        CHECK_OK(db_run_begin(db, &m, &id->runs[i], &err), &err);
+        if (i != 2) /* the third is still running */
+            CHECK_OK(db_run_finish(db, id->runs[i], "done", &err), &err);
+    }
+    add_cell(db, id->runs[0], 0, axes_k1, "k1", "pass", -1, 0, "ok", &id->cells[0]);
+    add_cell(db, id->runs[1], 0, axes_k1, "k1", "pass", -1, 0, "ok", &id->cells[1]);
+    add_cell(db, id->runs[2], 0, axes_k1, "k1", "pass", -1, NAN, "a<b", &id->cells[2]);
+    add_cell(db, id->runs[2], 1, "{}", "k2", "crashed", 11, NAN, NULL, &id->cells[3]);
+    add_cell(db, id->runs[2], 2, "not json", "k3", NULL, -1, NAN, NULL, &id->cells[4]);
+    add_cell(db, id->runs[3], 0, axes_k1, "k1", "pass", -1, 0, "later", &id->cells[5]);
+    add_stats(db, id->cells[0], MLK_STEP_ITERATION, 1024, 1.0);
+    add_stats(db, id->cells[1], MLK_STEP_ITERATION, 1024, 1.0);
+    add_stats(db, id->cells[2], MLK_STEP_ITERATION, 2048, 1.5);
+    add_stats(db, id->cells[5], MLK_STEP_ITERATION, 4096, 1.0);
+    add_stats(db, id->cells[2], MLK_STEP_INFER, 2048, 0.5);
+    add_samples(db, id->cells[2]);
+
+    /* Two comparisons of the third run: only the newer one's (empty) findings count. */
+    int64_t old = 0, newer = 0;
+    CHECK_OK(db_begin_comparison(db, id->runs[2], "old", &old, &err), &err);
+    mlk_step_figures f = {.cell_id = id->cells[2], .config_key = "k1", .step = "iteration"};
+    CHECK_OK(db_store_finding(db, old, &f, "peak_kib", "regression", 2048, 1024, 1, 1024, NAN,
+                              "only in the old comparison", &err), &err);
+    usleep(2000);
+    CHECK_OK(db_begin_comparison(db, id->runs[2], "new & improved", &newer, &err), &err);
+
+    /* Change points of k1 at the second, third and fourth run: a report of the third shows two. */
+    const char *const cp_run[] = {"u2", "u3", "u4"}, *const cp_sha[] = {"a2", NULL, "a4"};
+    const double before[] = {1, 1, 2}, after[] = {2, 2, 4};
+    for (int i = 0; i < 3; i++) {
+        db_change_point cp = {.config_key = "k1", .step = "iteration", .metric = "peak_kib", .run_uuid = cp_run[i],
+                              .commit_sha = cp_sha[i], .before = before[i], .after = after[i], .t_stat = 9};
+        bool is_new = false;
+        CHECK_OK(db_change_point_store(db, &cp, &is_new, &err), &err);
+        CHECK(is_new);
+    }
+}
 
 static char *slurp(const char *dir, const char *name)
 {
@@ -140,20 +215,23 @@ static void test_db(const char *dir)
     CHECK_OK(db_open(path, &store, &err), &err);
     if (!store)
         return;
-    sqlite3 *db = db_handle(store);
-    CHECK(sqlite3_exec(db, fixture, NULL, NULL, NULL) == SQLITE_OK);
+    fixture_ids ids;
+    build_fixture(store, &ids);
+    db_store *db = store;
     int64_t id = 0;
-    CHECK_OK(mlk_rep_find_run(db, NULL, &id, &err), &err);
-    CHECK(id == 4);
-    CHECK_OK(mlk_rep_find_run(db, "u2", &id, &err), &err);
-    CHECK(id == 2);
-    CHECK_OK(mlk_rep_find_run(db, "3", &id, &err), &err);
-    CHECK(id == 3);
-    CHECK(mlk_rep_find_run(db, "99", &id, &err) == MLK_E_NOTFOUND && strstr(err.msg, "'99'"));
-    CHECK(mlk_rep_find_run(db, "nope", &id, &err) == MLK_E_NOTFOUND && id == 3); /* untouched on failure */
+    char spec[32];
+    CHECK_OK(db_report_find_run(db, NULL, &id, &err), &err);
+    CHECK(id == ids.runs[3]);
+    CHECK_OK(db_report_find_run(db, "u2", &id, &err), &err);
+    CHECK(id == ids.runs[1]);
+    snprintf(spec, sizeof spec, "%lld", (long long)ids.runs[2]);
+    CHECK_OK(db_report_find_run(db, spec, &id, &err), &err);
+    CHECK(id == ids.runs[2]);
+    CHECK(db_report_find_run(db, "99", &id, &err) == MLK_E_NOTFOUND && strstr(err.msg, "'99'"));
+    CHECK(db_report_find_run(db, "nope", &id, &err) == MLK_E_NOTFOUND && id == ids.runs[2]); /* untouched */
 
     mlk_report *r = NULL;
-    CHECK_OK(mlk_rep_load(db, 3, &r, &err), &err);
+    CHECK_OK(mlk_rep_load(db, ids.runs[2], &r, &err), &err);
     if (!r) {
         db_close(store);
         return;
@@ -228,5 +306,5 @@ int main(void)
     } else {
         CHECK(!"mkdtemp");
     }
-    return mlk_check_summary();
+    return check_summary();
 }

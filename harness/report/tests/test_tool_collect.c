@@ -1,25 +1,62 @@
-/* test_tool_store.c: a tool cell's report from its folder to the db and out again: mlk_tool_collect judges and
- * stores the captured memcheck, LSan and massif reports, a second store replaces the first, and mlk_tool_html
- * lists them escaped. It must never need valgrind, and leaves no file behind. */
-#include <sqlite3.h>
+/* test_tool_collect.c: a tool cell's report from its folder to the db and out again: mlk_tool_collect judges and
+ * stores the captured memcheck, LSan and massif reports, a second store replaces the first, the store reads them
+ * back (db_report_tool_load), and mlk_tool_html lists them escaped. It must never need valgrind, and leaves no
+ * file behind. */
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "db_report.h"
+#include "db_rows.h"
 #include "mlk_check.h"
+#include "report.h"
 #include "store_tools.h"
 #include "tool_collect.h"
 #include "tool_test.h"
 
 static db_store *db;
 
-static int64_t scalar(const char *sql)
+/* The rows of the tool tables, every cell's. */
+static db_row_counts counts(void)
 {
-    sqlite3_stmt *st = NULL;
-    int64_t v = -1;
-    if (sqlite3_prepare_v2(db_handle(db), sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
-        v = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    return v;
+    db_row_counts c = {0};
+    mlk_error err = {0};
+    CHECK_OK(db_row_counts_get(db, &c, &err), &err);
+    return c;
+}
+
+/* What the store holds for the cell, every leak record with its stack. */
+static db_report_tool stored(int64_t cell_id)
+{
+    db_report_tool t;
+    mlk_error err = {0};
+    CHECK_OK(db_report_tool_load(db, cell_id, -1, &t, &err), &err);
+    return t;
+}
+
+/* The first stored record with these own bytes, or NULL. */
+static const mlk_leak *leak_of(const db_report_tool *t, int64_t bytes)
+{
+    for (int i = 0; i < t->leaks.n; i++)
+        if (t->leaks.leaks[i].bytes == bytes)
+            return &t->leaks.leaks[i];
+    return NULL;
+}
+
+/* The leak records' own bytes, those by the engine only when engine. */
+static int64_t sum_bytes(const db_report_tool *t, bool engine)
+{
+    int64_t sum = 0;
+    for (int i = 0; i < t->leaks.n; i++)
+        sum += !engine || t->leaks.leaks[i].in_engine ? t->leaks.leaks[i].bytes : 0;
+    return sum;
+}
+
+static int count_fn(const mlk_frame *f, int n, const char *fn)
+{
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        k += f[i].fn && !strcmp(f[i].fn, fn);
+    return k;
 }
 
 /* Copy fixture name to dst (what the tool would have written), never outside a tool folder. */
@@ -60,11 +97,13 @@ static void collect(int64_t cell_id)
     CHECK(res.have && str_eq(res.status, "leak"));
     CHECK(strstr(res.detail, "memcheck: definitely lost 12288 B in 3 blocks (12288 B by the engine)") != NULL);
     CHECK(strstr(res.table, "definitely lost 12288 B in 3 blocks at leak (inject.c:38) < ref_inject_step") != NULL);
-    CHECK(scalar("SELECT count(*) FROM leaks") == 1 && scalar("SELECT sum(bytes) FROM leaks WHERE in_engine") == 12288);
-    CHECK(scalar("SELECT count(*) FROM tool_frames WHERE source = 'leak' AND seq = 0") >= 5);
+    db_report_tool back = stored(cell_id);
+    CHECK(counts().leaks == 1 && back.n_leaks == 1 && sum_bytes(&back, true) == 12288 && str_eq(back.tool, "memcheck"));
+    CHECK(back.leaks.n == 1 && back.leaks.leaks[0].n_frames >= 5);
+    db_report_tool_deinit(&back);
     /* the same report again replaces, never adds */
     CHECK_OK(mlk_tool_collect(db, cell_id, &p, &c, &t, "/x/bin/memleak-run", true, &res, &err), &err);
-    CHECK(scalar("SELECT count(*) FROM leaks") == 1);
+    CHECK(counts().leaks == 1);
     mlk_tool_run_end(&t, NULL);
 
     /* every kind; the harness's own definite leak does not make the cell leak, libengine.so's does */
@@ -74,10 +113,17 @@ static void collect(int64_t cell_id)
     CHECK(str_eq(res.status, "leak") && strstr(res.detail, "definitely lost 1040 B in 3 blocks (1016 B by the engine)"));
     CHECK(strstr(res.detail, "indirectly lost 40 B, possibly lost 64 B, still reachable 77 B") != NULL);
     CHECK(strstr(res.detail, "1 other error, the first: InvalidRead: Invalid read of size 4") != NULL);
-    CHECK(scalar("SELECT count(*) FROM leaks") == 5 && scalar("SELECT total_bytes FROM leaks WHERE bytes = 1016") == 1056);
-    CHECK(scalar("SELECT in_engine FROM leaks WHERE bytes = 24") == 0);
+    back = stored(cell_id);
+    CHECK(counts().leaks == 5 && back.leaks.n == 5 && leak_of(&back, 1016) && leak_of(&back, 1016)->total_bytes == 1056);
+    CHECK(leak_of(&back, 24) && !leak_of(&back, 24)->in_engine);
+    CHECK(back.leaks.n == 5 && back.leaks.leaks[0].kind == MLK_LEAK_DEFINITELY &&
+          back.leaks.leaks[4].kind == MLK_LEAK_REACHABLE); /* most severe first */
+    db_report_tool_deinit(&back);
+    CHECK_OK(db_report_tool_load(db, cell_id, 2, &back, &err), &err);
+    CHECK(back.n_leaks == 5 && back.leaks.n == 2); /* all counted, as many loaded as asked */
+    db_report_tool_deinit(&back);
     char *html = NULL;
-    CHECK_OK(mlk_tool_html(db_handle(db), cell_id, &html, &err), &err);
+    CHECK_OK(mlk_tool_html_cell(db, cell_id, &html, &err), &err);
     CHECK(html && strstr(html, "list_new&lt;float&gt; (list.c:21)") && !strstr(html, "list_new<float>"));
     CHECK(html && strstr(html, "<table class=\"leaks\">") && strstr(html, ">1056<"));
     free(html);
@@ -92,7 +138,7 @@ static void collect(int64_t cell_id)
     unlink(t.out);
     CHECK_OK(mlk_tool_collect(db, cell_id, &p, &c, &t, "/usr/bin/memleak-run", true, &res, &err), &err);
     CHECK(!res.have && strstr(res.detail, "memcheck: its report could not be read") && strstr(res.detail, t.out));
-    CHECK(scalar("SELECT count(*) FROM leaks") == 0);
+    CHECK(counts().leaks == 0);
     mlk_tool_run_end(&t, NULL);
 
     /* lsan */
@@ -105,7 +151,12 @@ static void collect(int64_t cell_id)
     place("lsan_planted.txt", log);
     CHECK_OK(mlk_tool_collect(db, cell_id, &p, &c, &t, "/x/bin/memleak-run", true, &res, &err), &err);
     CHECK(str_eq(res.status, "leak") && strstr(res.detail, "lsan: definitely lost 12288 B in 3 blocks"));
-    CHECK(scalar("SELECT count(*) FROM leaks WHERE tool = 'lsan' AND in_engine") == 1);
+    back = stored(cell_id);
+    int in_engine = 0;
+    for (int i = 0; i < back.leaks.n; i++)
+        in_engine += back.leaks.leaks[i].in_engine;
+    CHECK(str_eq(back.tool, "lsan") && in_engine == 1);
+    db_report_tool_deinit(&back);
     mlk_tool_run_end(&t, NULL);
 
     /* massif: the peak and its sites, judged pass */
@@ -114,10 +165,12 @@ static void collect(int64_t cell_id)
     place("massif_compile.out", t.out);
     CHECK_OK(mlk_tool_collect(db, cell_id, &p, &c, &t, "/x/bin/memleak-run", true, &res, &err), &err);
     CHECK(str_eq(res.status, "pass") && strstr(res.detail, "massif: peak heap 27620752 B (27600363 B asked for"));
-    CHECK(scalar("SELECT peak_bytes FROM heap_peaks") == 27620752 && scalar("SELECT count(*) FROM leaks") == 0);
-    CHECK(scalar("SELECT bytes FROM heap_peak_sites WHERE seq = 0") == 11665728);
-    CHECK(scalar("SELECT count(*) FROM tool_frames WHERE source = 'peak_site' AND seq = 0 AND fn = 'compile'") == 1);
-    CHECK_OK(mlk_tool_html(db_handle(db), cell_id, &html, &err), &err);
+    back = stored(cell_id);
+    CHECK(back.peak.found && back.peak.heap_bytes + back.peak.extra_bytes == 27620752 && counts().leaks == 0);
+    CHECK(back.peak.n_sites > 0 && back.peak.sites[0].bytes == 11665728);
+    CHECK(back.peak.n_sites > 0 && count_fn(back.peak.sites[0].frames, back.peak.sites[0].n_frames, "compile") == 1);
+    db_report_tool_deinit(&back);
+    CHECK_OK(mlk_tool_html_cell(db, cell_id, &html, &err), &err);
     CHECK(html && strstr(html, "massif: peak heap <strong>26.3 MiB</strong>") && strstr(html, "alloc_with (alloc.c:63)"));
     free(html);
     mlk_tool_run_end(&t, NULL);
@@ -138,10 +191,11 @@ int main(void)
     CHECK_OK(db_cell_insert(db, run, &d, &other, &err), &err);
     collect(cell);
     char *html = (char *)"untouched";
-    CHECK_OK(mlk_tool_html(db_handle(db), other, &html, &err), &err);
+    CHECK_OK(mlk_tool_html_cell(db, other, &html, &err), &err);
     CHECK(html == NULL); /* a plain cell: nothing to list */
     CHECK_OK(db_tool_clear(db, cell, &err), &err);
-    CHECK(scalar("SELECT count(*) FROM heap_peaks") + scalar("SELECT count(*) FROM tool_frames") == 0);
+    db_row_counts n = counts();
+    CHECK(n.heap_peaks + n.tool_frames == 0);
     db_close(db);
     char wal[80];
     unlink(path);
@@ -149,5 +203,5 @@ int main(void)
     unlink(wal);
     snprintf(wal, sizeof wal, "%s-shm", path);
     unlink(wal);
-    return mlk_check_summary();
+    return check_summary();
 }

@@ -7,31 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mlk_check.h"
 #include "scenario.h"
-
-static int passed, failed;
-
-#define CHECK(cond)                                                                  \
-    do {                                                                             \
-        if (cond) {                                                                  \
-            passed++;                                                                \
-        } else {                                                                     \
-            failed++;                                                                \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-        }                                                                            \
-    } while (0)
-
-#define CHECK_STR(a, b)                                                                                      \
-    do {                                                                                                     \
-        const char *a_ = (a), *b_ = (b);                                                                     \
-        if (a_ && b_ && !strcmp(a_, b_)) {                                                                   \
-            passed++;                                                                                        \
-        } else {                                                                                             \
-            failed++;                                                                                        \
-            fprintf(stderr, "%s:%d: %s = '%s', expected '%s'\n", __FILE__, __LINE__, #a, a_ ? a_ : "(null)", \
-                    b_ ? b_ : "(null)");                                                                     \
-        }                                                                                                    \
-    } while (0)
 
 static char source_dir[1024];
 
@@ -59,11 +36,11 @@ static mlk_scenario *parse_ok(const char *text, int line)
     mlk_error err = {0};
     int rc = mlk_scenario_parse(text, strlen(text), "t.yaml", &s, &err);
     if (rc) {
-        failed++;
+        check_failed_++;
         fprintf(stderr, "%s:%d: parse failed (%d): %s\n", __FILE__, line, rc, err.msg);
         return NULL;
     }
-    passed++;
+    check_passed_++;
     return s;
 }
 
@@ -77,10 +54,10 @@ static void parse_bad(const char *text, int line, int col, const char *want, int
     int rc = mlk_scenario_parse(text, strlen(text), "t.yaml", &s, &err);
     if (rc == MLK_E_PARSE && err.code == MLK_E_PARSE && !strncmp(err.msg, prefix, strlen(prefix)) &&
         strstr(err.msg, want) && s == (mlk_scenario *)(uintptr_t)1) {
-        passed++;
+        check_passed_++;
         return;
     }
-    failed++;
+    check_failed_++;
     fprintf(stderr, "%s:%d: expected '%s...%s', got %d: %s\n", __FILE__, src_line, prefix, want, rc, err.msg);
     if (!rc)
         mlk_scenario_free(s);
@@ -478,11 +455,11 @@ static mlk_scenario *load_example(const char *file)
     mlk_error err = {0};
     int rc = mlk_scenario_load(path, &s, &err);
     if (rc) {
-        failed++;
+        check_failed_++;
         fprintf(stderr, "%s: load failed (%d): %s\n", path, rc, err.msg);
         return NULL;
     }
-    passed++;
+    check_passed_++;
     CHECK_STR(s->path, path);
     CHECK(s->engine && !strcmp(s->engine, "ref"));
     CHECK(s->model.kind == MLK_MODEL_GENERATE);
@@ -587,7 +564,7 @@ static void check_fixture(const char *path)
     int line, col;
     char want[512], prefix[1500];
     if (!read_expect(path, &line, &col, want, sizeof want)) {
-        failed++;
+        check_failed_++;
         fprintf(stderr, "%s: no '# expect: LINE:COL substring' first line\n", path);
         return;
     }
@@ -596,10 +573,10 @@ static void check_fixture(const char *path)
     int rc = mlk_scenario_load(path, &s, &err);
     snprintf(prefix, sizeof prefix, "%s:%d:%d: ", path, line, col);
     if (rc == MLK_E_PARSE && !s && !strncmp(err.msg, prefix, strlen(prefix)) && strstr(err.msg, want)) {
-        passed++;
+        check_passed_++;
         return;
     }
-    failed++;
+    check_failed_++;
     fprintf(stderr, "%s: expected %d:%d '%s', got %d: %s\n", path, line, col, want, rc, err.msg);
     mlk_scenario_free(s);
 }
@@ -684,6 +661,5 @@ int main(void)
     test_fixtures();
     test_engine_names();
     test_io_errors();
-    printf("%d passed, %d failed\n", passed, failed);
-    return failed ? 1 : 0;
+    return check_summary();
 }

@@ -66,5 +66,5 @@ int main(void)
     expect_error(text, "t.yaml:5:", "expected an engine name");
     snprintf(text, sizeof text, "%smatrix:\n  threads: [1]\n", head);
     expect_error(text, "t.yaml:1:1:", "model");
-    return mlk_check_summary();
+    return check_summary();
 }

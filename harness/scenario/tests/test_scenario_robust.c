@@ -177,5 +177,5 @@ int main(void)
 {
     test_fuzz();
     test_alloc_failures();
-    return mlk_check_summary();
+    return check_summary();
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "db_col.h"
 #include "merge_db.h"
 #include "mlk_check.h"
 #include "sample.h"
@@ -33,7 +34,7 @@ static const char *scenario = "name: t\nengine: ref\nmodel: {generate: mlp}\n"
 static void exec(db_store *db, const char *sql)
 {
     char *msg = NULL;
-    if (sqlite3_exec(db_handle(db), sql, NULL, NULL, &msg) != SQLITE_OK) {
+    if (sqlite3_exec(db_sqlite(db), sql, NULL, NULL, &msg) != SQLITE_OK) {
         fprintf(stderr, "%s: %s\n", sql, msg);
         CHECK(0);
     }
@@ -369,5 +370,5 @@ int main(void)
     test_replace();
     test_errors();
     cleanup();
-    return mlk_check_summary();
+    return check_summary();
 }

@@ -1,5 +1,6 @@
 /* test_store.c: the SQLite store: schema and version, runs and cells, samples in batches with NULL for what was
- * not measured, series queries, step stats, lookups for resume, integrity. It must never leave files behind. */
+ * not measured, series queries, step stats, lookups for resume, integrity, the JSON reader (db_json.h), config keys
+ * and change points (db_history.h). It must never leave files behind. */
 #include <math.h>
 #include <sqlite3.h>
 #include <stdlib.h>
@@ -7,6 +8,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "db_col.h"
+#include "db_history.h"
+#include "db_json.h"
 #include "mlk_check.h"
 #include "store.h"
 
@@ -16,10 +20,63 @@ static int64_t scalar(db_store *db, const char *sql)
 {
     sqlite3_stmt *st;
     int64_t v = -1;
-    if (sqlite3_prepare_v2(db_handle(db), sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+    if (sqlite3_prepare_v2(db_sqlite(db), sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
         v = sqlite3_column_type(st, 0) == SQLITE_NULL ? -2 : sqlite3_column_int64(st, 0);
     sqlite3_finalize(st);
     return v;
+}
+
+/* db_json.h: what json_each gives, typed; NULL for null, never 0; bad JSON refused. */
+static void check_json(db_store *db)
+{
+    mlk_error err = {0};
+    const char *j = "{\"a\": true, \"b\": null, \"c\": 1.5, \"d\": \"x\\\"y\", \"e\": [1, {\"f\": 2}], \"a\": 7}";
+    db_json_item *v = NULL;
+    int n = 0;
+    CHECK_OK(db_json_items(db, j, "$", &v, &n, &err), &err);
+    CHECK(n == 6 && v);
+    const db_json_item *a = db_json_find(v, n, "a"), *b = db_json_find(v, n, "b"), *c = db_json_find(v, n, "c"),
+                       *d = db_json_find(v, n, "d"), *e = db_json_find(v, n, "e");
+    CHECK(a && a->type == DB_JSON_TRUE && a->num == 1); /* the first of duplicate keys */
+    CHECK(b && b->type == DB_JSON_NULL && !b->text && isnan(b->num) && b->json && !strcmp(b->json, "null"));
+    CHECK(c && c->type == DB_JSON_REAL && c->num == 1.5);
+    CHECK(d && d->type == DB_JSON_TEXT && !strcmp(d->text, "x\"y") && !strcmp(d->json, "\"x\\\"y\"") && isnan(d->num));
+    CHECK(e && e->type == DB_JSON_ARRAY && !e->json && e->text && !strcmp(e->text, "[1,{\"f\":2}]"));
+    db_json_items_free(v, n);
+    CHECK_OK(db_json_items(db, j, "$.e", &v, &n, &err), &err);
+    CHECK(n == 2 && !strcmp(v[0].key, "0") && v[1].type == DB_JSON_OBJECT);
+    db_json_items_free(v, n);
+    CHECK_OK(db_json_items(db, j, "$.zz", &v, &n, &err), &err); /* nothing there: no items */
+    CHECK(n == 0);
+    db_json_items_free(v, n);
+    db_json_type t = DB_JSON_NULL;
+    CHECK_OK(db_json_type_at(db, j, "$.zz", &t, &err), &err);
+    CHECK(t == DB_JSON_ABSENT);
+    CHECK_OK(db_json_type_at(db, j, "$.e", &t, &err), &err);
+    CHECK(t == DB_JSON_ARRAY);
+    CHECK(db_json_type_at(db, "{\"a\": ", "$", &t, &err) == MLK_E_PARSE);
+    CHECK(db_json_items(db, "[1, 2", "$", &v, &n, &err) == MLK_E_PARSE);
+    CHECK(db_json_type_at(db, "", "$", &t, &err) == MLK_E_PARSE);
+}
+
+/* db_history.h: config keys by part, and a change point stored once. */
+static void check_history(db_store *db)
+{
+    mlk_error err = {0};
+    char keys[3][DB_KEY_LEN];
+    int n = -1;
+    CHECK_OK(db_configs_matching(db, "ref", keys, 3, &n, &err), &err);
+    CHECK(n == 1 && !strcmp(keys[0], "engine=ref"));
+    CHECK_OK(db_configs_matching(db, "nothing like it", keys, 3, &n, &err), &err);
+    CHECK(n == 0);
+    db_change_point cp = {"engine=ref", "iteration", "peak_kib", "u-1", NULL, 1000, 2000, NAN};
+    bool is_new = false;
+    CHECK_OK(db_change_point_store(db, &cp, &is_new, &err), &err);
+    CHECK(is_new);
+    CHECK_OK(db_change_point_store(db, &cp, &is_new, &err), &err);
+    CHECK(!is_new); /* known: left as it is */
+    CHECK(scalar(db, "SELECT count(*) FROM change_points") == 1);
+    CHECK(scalar(db, "SELECT t_stat FROM change_points") == -2); /* not finite: NULL */
 }
 
 static void fill(mlk_sample *s, int it, int step, bool heap)
@@ -144,11 +201,16 @@ int main(void)
     CHECK(text && !strcmp(text, "name: t\n") && !sp);
     free(text);
     CHECK(db_run_load(db, run + 100, &text, &sp, &err) == MLK_E_NOTFOUND);
+    check_json(db);
+    check_history(db);
+    CHECK_OK(db_run_finish(db, run, "done", &err), &err);
+    CHECK_OK(db_run_reopen(db, run, &err), &err); /* --resume */
+    CHECK(scalar(db, "SELECT status = 'running' FROM runs") == 1);
     CHECK_OK(db_run_finish(db, run, "done", &err), &err);
     bool ok = false;
     CHECK_OK(db_integrity_ok(db, &ok, &err), &err);
     CHECK(ok);
-    sqlite3_exec(db_handle(db), "UPDATE schema_version SET version = 99", NULL, NULL, NULL);
+    sqlite3_exec(db_sqlite(db), "UPDATE schema_version SET version = 99", NULL, NULL, NULL);
     db_close(db);
     db = NULL;
     CHECK(db_open(path, &db, &err) == MLK_E_DB); /* made by a newer memleak */
@@ -161,5 +223,5 @@ int main(void)
     unlink(path);
     unlink(wal);
     unlink(shm);
-    return mlk_check_summary();
+    return check_summary();
 }

@@ -156,5 +156,5 @@ int main(void)
     default_format();
     odd_reports();
     log_files();
-    return mlk_check_summary();
+    return check_summary();
 }

@@ -112,5 +112,5 @@ int main(void)
     captured();
     small();
     refused();
-    return mlk_check_summary();
+    return check_summary();
 }

@@ -151,5 +151,5 @@ int main(void)
     refused();
     CHECK(str_eq(mlk_tool_name(MLK_TOOL_MEMCHECK), "memcheck") && mlk_tool_from_name("lsan") == MLK_TOOL_LSAN);
     CHECK(mlk_tool_from_name(NULL) == MLK_TOOL_NONE && mlk_tool_from_name("helgrind") == -1);
-    return mlk_check_summary();
+    return check_summary();
 }

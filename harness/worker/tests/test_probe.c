@@ -32,5 +32,5 @@ int main(void)
     CHECK(c.cpu_ns > a.cpu_ns && c.wall_ns >= b.wall_ns);
     mlk_probe_free(p);
     mlk_probe_free(NULL);
-    return mlk_check_summary();
+    return check_summary();
 }

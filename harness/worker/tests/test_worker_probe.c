@@ -73,5 +73,5 @@ int main(void)
     /* The very first read (after load_engine) fails: no sample at all. */
     CHECK(run(0, out, sizeof out) == MLK_WORKER_EXIT_STEP_FAILED);
     CHECK(count_lines(out, 'S') == 0 && strstr(out, "E\tload_engine\t"));
-    return mlk_check_summary();
+    return check_summary();
 }
