@@ -1,7 +1,7 @@
 /* cmd_baseline.c: "memleak-run baseline": pin a run as its branch's baseline, or list the pins.
  * It must never pin a run that is not finished: a baseline with missing cells would hide regressions. */
-#include <sqlite3.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cmd_util.h"
@@ -26,15 +26,7 @@ static int pin(db_store *db, const char *spec, const char *branch, mlk_error *er
                         (long long)r.id, r.status);
     if (!branch)
         branch = r.branch[0] ? r.branch : "";
-    sqlite3_stmt *st;
-    const char *sql = "INSERT INTO baselines(run_uuid, branch, pinned_at) "
-                      "VALUES (?, ?, strftime('%Y-%m-%dT%H:%M:%fZ','now'))";
-    if (sqlite3_prepare_v2(db_handle(db), sql, -1, &st, NULL) != SQLITE_OK)
-        return mlk_fail(err, MLK_E_DB, "%s", sqlite3_errmsg(db_handle(db)));
-    sqlite3_bind_text(st, 1, r.uuid, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(st, 2, branch, -1, SQLITE_TRANSIENT);
-    rc = sqlite3_step(st) == SQLITE_DONE ? MLK_OK : mlk_fail(err, MLK_E_DB, "%s", sqlite3_errmsg(db_handle(db)));
-    sqlite3_finalize(st);
+    rc = db_baseline_pin(db, r.uuid, branch, err);
     if (!rc)
         printf("run %lld (commit %.12s) is the baseline of branch '%s'\n", (long long)r.id, r.commit, branch);
     return rc;
@@ -42,18 +34,15 @@ static int pin(db_store *db, const char *spec, const char *branch, mlk_error *er
 
 static int list(db_store *db, mlk_error *err)
 {
-    sqlite3_stmt *st;
-    const char *sql = "SELECT b.branch, r.id, r.commit_sha, b.pinned_at FROM baselines b "
-                      "LEFT JOIN runs r ON r.uuid = b.run_uuid ORDER BY b.branch, b.pinned_at DESC";
-    if (sqlite3_prepare_v2(db_handle(db), sql, -1, &st, NULL) != SQLITE_OK)
-        return mlk_fail(err, MLK_E_DB, "%s", sqlite3_errmsg(db_handle(db)));
+    db_baseline *v = NULL;
+    int n = 0, rc = db_baselines_list(db, &v, &n, err);
+    if (rc)
+        return rc;
     printf("%-24s %8s %-14s %s\n", "branch", "run", "commit", "pinned at");
-    while (sqlite3_step(st) == SQLITE_ROW)
-        printf("%-24s %8lld %-14.12s %s\n", (const char *)sqlite3_column_text(st, 0),
-               (long long)sqlite3_column_int64(st, 1),
-               sqlite3_column_text(st, 2) ? (const char *)sqlite3_column_text(st, 2) : "-",
-               (const char *)sqlite3_column_text(st, 3));
-    sqlite3_finalize(st);
+    for (int i = 0; i < n; i++)
+        printf("%-24s %8lld %-14.12s %s\n", v[i].branch, (long long)v[i].run_id, v[i].commit[0] ? v[i].commit : "-",
+               v[i].pinned_at);
+    free(v);
     return MLK_OK;
 }
 

@@ -2,13 +2,13 @@
  * of each config on a branch), per cell, step and metric; prints a table, stores findings, exits 1 on a regression.
  * It must never call a difference a regression unless it clears both floors (and, for latency, the U test). */
 #include <math.h>
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cmd_util.h"
 #include "commands.h"
+#include "quantile.h"
 #include "regress.h"
 #include "runs.h"
 #include "scenario.h"
@@ -76,19 +76,6 @@ static int parse(int argc, char **argv, compare_args *a)
         }
     }
     return 0;
-}
-
-static double median(double *v, int n)
-{
-    if (n <= 0)
-        return NAN;
-    for (int i = 1; i < n; i++)
-        for (int j = i; j > 0 && v[j - 1] > v[j]; j--) {
-            double t = v[j];
-            v[j] = v[j - 1];
-            v[j - 1] = t;
-        }
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 /* Baseline cells of a config: the pinned run's cell, that of --baseline-engine in the same run, or the recent ones. */
@@ -162,7 +149,7 @@ static int judge_latency(compare_ctx *x, const mlk_step_figures *f, const int64_
     }
     double u, p;
     if (!rc && nc >= 3 && nb >= 3 && mlk_mann_whitney(cur, nc, base, nb, &u, &p) == 0) {
-        double mc = median(cur, nc), mb = median(base, nb);
+        double mc = mlk_median(cur, nc), mb = mlk_median(base, nb);
         double rel = mb > 0 ? (mc - mb) / mb : 0;
         if (p < x->s->latency_alpha && fabs(rel) > x->s->latency_rel && fabs(mc - mb) > x->s->latency_abs_ms)
             rc = finding(x, f, MLK_M_WALL, rel > 0 ? "regression" : "improvement", mc, mb, p, err);
@@ -198,7 +185,7 @@ static int compare_row(compare_ctx *x, const mlk_step_figures *f, mlk_error *err
         }
         if (!k)
             continue;
-        double base = median(vals, k);
+        double base = mlk_median(vals, k);
         const char *kind = judge_level(x, (mlk_metric)m, f->v[m], base);
         if (kind)
             rc = finding(x, f, (mlk_metric)m, kind, f->v[m], base, NAN, err);

@@ -2,13 +2,13 @@
  * regress.h), each stored once at its first bad run. It must never report the same step change twice: change points
  * are keyed by (config, step, metric, first bad run) and only new ones are announced as new. */
 #include <math.h>
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cmd_util.h"
 #include "commands.h"
+#include "db_history.h"
 #include "regress.h"
 
 typedef struct {
@@ -44,26 +44,9 @@ static void cp_opts_for(mlk_metric m, mlk_cp_opts *o)
 static int store_cp(db_store *db, const char *key, const char *step, mlk_metric m, const mlk_series *s,
                     const mlk_change_point *cp, bool *is_new, mlk_error *err)
 {
-    sqlite3_stmt *st;
-    const char *sql = "INSERT OR IGNORE INTO change_points(config_key, step, metric, run_uuid, commit_sha, before, "
-                      "after, t_stat, detected_at) VALUES (?,?,?,?,?,?,?,?, strftime('%Y-%m-%dT%H:%M:%fZ','now'))";
-    if (sqlite3_prepare_v2(db_handle(db), sql, -1, &st, NULL) != SQLITE_OK)
-        return mlk_fail(err, MLK_E_DB, "%s", sqlite3_errmsg(db_handle(db)));
-    sqlite3_bind_text(st, 1, key, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(st, 2, step, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(st, 3, mlk_metric_name(m), -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(st, 4, s->uuid[cp->index], -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(st, 5, s->commit[cp->index], -1, SQLITE_TRANSIENT);
-    sqlite3_bind_double(st, 6, cp->before);
-    sqlite3_bind_double(st, 7, cp->after);
-    if (isfinite(cp->t))
-        sqlite3_bind_double(st, 8, cp->t);
-    else
-        sqlite3_bind_null(st, 8);
-    int rc = sqlite3_step(st) == SQLITE_DONE ? MLK_OK : mlk_fail(err, MLK_E_DB, "%s", sqlite3_errmsg(db_handle(db)));
-    *is_new = sqlite3_changes(db_handle(db)) > 0;
-    sqlite3_finalize(st);
-    return rc;
+    db_change_point c = {.config_key = key, .step = step, .metric = mlk_metric_name(m), .run_uuid = s->uuid[cp->index],
+                         .commit_sha = s->commit[cp->index], .before = cp->before, .after = cp->after, .t_stat = cp->t};
+    return db_change_point_store(db, &c, is_new, err);
 }
 
 /* Detect and store the change points of one series; print them (and the series when verbose). */
@@ -78,8 +61,11 @@ static int one_series(db_store *db, const char *key, const char *step, mlk_metri
     cp_opts_for(m, &o);
     mlk_change_point cps[64];
     int n = s.n ? mlk_change_points(s.v, s.n, &o, cps, 64) : 0;
-    bool at[s.n > 0 ? s.n : 1];
-    memset(at, 0, sizeof at);
+    bool *at = calloc((size_t)s.n + 1, sizeof *at); /* at[i]: run i starts a change point */
+    if (!at) {
+        mlk_series_free(&s);
+        return mlk_fail(err, MLK_E_NOMEM, "out of memory");
+    }
     for (int i = 0; i < n; i++)
         at[cps[i].index] = true;
     if (verbose) {
@@ -109,6 +95,7 @@ static int one_series(db_store *db, const char *key, const char *step, mlk_metri
                    cps[i].before ? 100 * (cps[i].after - cps[i].before) / fabs(cps[i].before) : 0.0, cps[i].t,
                    verbose ? "" : "\n    config ", verbose ? "" : key);
     }
+    free(at);
     mlk_series_free(&s);
     return rc;
 }
@@ -116,20 +103,11 @@ static int one_series(db_store *db, const char *key, const char *step, mlk_metri
 /* An exact config key, or the one key that contains part. */
 static int resolve_config(db_store *db, const char *part, char *key, size_t len, mlk_error *err)
 {
-    sqlite3_stmt *st;
-    const char *sql = "SELECT DISTINCT config_key FROM cells WHERE config_key = ?1 OR instr(config_key, ?1) > 0 "
-                      "ORDER BY config_key != ?1, config_key LIMIT 3";
-    if (sqlite3_prepare_v2(db_handle(db), sql, -1, &st, NULL) != SQLITE_OK)
-        return mlk_fail(err, MLK_E_DB, "%s", sqlite3_errmsg(db_handle(db)));
-    sqlite3_bind_text(st, 1, part, -1, SQLITE_TRANSIENT);
-    int n = 0, exact = 0;
-    char first[2][1024] = {"", ""};
-    while (sqlite3_step(st) == SQLITE_ROW && n < 2) {
-        snprintf(first[n], sizeof first[n], "%s", (const char *)sqlite3_column_text(st, 0));
-        exact |= n == 0 && !strcmp(first[0], part);
-        n++;
-    }
-    sqlite3_finalize(st);
+    char first[2][DB_KEY_LEN];
+    int n = 0, rc = db_configs_matching(db, part, first, 2, &n, err);
+    if (rc)
+        return rc;
+    bool exact = n > 0 && !strcmp(first[0], part);
     if (!n)
         return mlk_fail(err, MLK_E_NOTFOUND, "no config matches '%s'", part);
     if (n > 1 && !exact)
@@ -140,20 +118,12 @@ static int resolve_config(db_store *db, const char *part, char *key, size_t len,
 
 static int scan_all(db_store *db, bool quiet, int *n_new, mlk_error *err)
 {
-    sqlite3_stmt *st;
-    const char *sql = "SELECT DISTINCT c.config_key, s.step FROM step_stats s JOIN cells c ON c.id = s.cell_id "
-                      "ORDER BY 1, 2";
-    if (sqlite3_prepare_v2(db_handle(db), sql, -1, &st, NULL) != SQLITE_OK)
-        return mlk_fail(err, MLK_E_DB, "%s", sqlite3_errmsg(db_handle(db)));
-    int rc = MLK_OK;
-    while (!rc && sqlite3_step(st) == SQLITE_ROW) {
-        char key[1024], step[64];
-        snprintf(key, sizeof key, "%s", (const char *)sqlite3_column_text(st, 0));
-        snprintf(step, sizeof step, "%s", (const char *)sqlite3_column_text(st, 1));
+    db_config_step *v = NULL;
+    int n = 0, rc = db_config_steps(db, &v, &n, err);
+    for (int i = 0; i < n && !rc; i++)
         for (int m = 0; m < MLK_M_COUNT && !rc; m++)
-            rc = one_series(db, key, step, (mlk_metric)m, false, quiet, n_new, err);
-    }
-    sqlite3_finalize(st);
+            rc = one_series(db, v[i].config_key, v[i].step, (mlk_metric)m, false, quiet, n_new, err);
+    free(v);
     return rc;
 }
 

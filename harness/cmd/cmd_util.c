@@ -1,5 +1,5 @@
-/* cmd_util.c: shared pieces of the cross-run subcommands: db access, stored scenarios, baselines, findings.
- * It must never create a db file: a typo in --db is an error, not a new empty store. */
+/* cmd_util.c: what the cross-run subcommands share in cmd/: their usage errors (the db side is store/db_compare.c).
+ * It must never exit: a parser returns -1 and its command exits 2. */
 #include <stdio.h>
 #include <stdlib.h>
 

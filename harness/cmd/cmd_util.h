@@ -1,5 +1,5 @@
-/* cmd_util.h: what the cross-run subcommands (compare, history, baseline) share: usage errors, opening an existing
- * db, a run's scenario, baselines, and storing comparisons. It must never create a db: those commands only read runs. */
+/* cmd_util.h: what the cross-run subcommands (compare, history, baseline) share: usage errors, and the store's side
+ * of them (db_compare.h: an existing db, a run's scenario, baselines, comparisons). It must never create a db. */
 #ifndef MLK_CMD_UTIL_H
 #define MLK_CMD_UTIL_H
 

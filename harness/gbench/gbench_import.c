@@ -1,43 +1,22 @@
-/* gbench_import.c: reads a Google Benchmark JSON report through SQLite's JSON functions and stores it as one run
- * (the mapping is described in gbench_import.h). It must never leave a partial run: everything is written in one
- * transaction, and an error rolls it back. */
+/* gbench_import.c: turns a Google Benchmark JSON report (gbench_report.h) into one run's rows and hands them to the
+ * store (db_import.h); the mapping is described in gbench_import.h. It must never leave a partial run: the store
+ * writes everything in one transaction, and an error rolls it back. */
 #include <errno.h>
 #include <math.h>
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "db_import.h"
 #include "gbench_import.h"
 #include "gbench_report.h"
+#include "quantile.h"
 #include "scenario.h"
 #include "strbuf.h"
 
 #define MAX_FILE_BYTES (256u << 20)
 
-static int sql_fail(sqlite3 *h, mlk_error *err, const char *what)
-{
-    return mlk_fail(err, MLK_E_DB, "import-gbench: %s: %s", what, sqlite3_errmsg(h));
-}
-
 /* ---- figures per family ---- */
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* Linear-interpolation quantile of v[0..n) (sorted here), as memleak-run's own step statistics. */
-static double quantile(double *v, int n, double q)
-{
-    if (n <= 0)
-        return NAN;
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    double pos = q * (n - 1);
-    int lo = (int)pos;
-    return lo + 1 < n ? v[lo] + (v[lo + 1] - v[lo]) * (pos - lo) : v[lo];
-}
 
 static double counter(const mlk_gbr_entry *e, const char *key)
 {
@@ -122,7 +101,7 @@ static int family_collect(const mlk_gbr *r, const char *run_name, gb_family *f)
             for (int i = 0; i < f->n_reps; i++)
                 if (!isnan(counter(f->reps[i], src->counters[k].key)))
                     v[n++] = counter(f->reps[i], src->counters[k].key);
-            x = quantile(v, n, 0.5);
+            x = mlk_median(v, n);
         }
         if (!(f->sum[k].key = strdup(src->counters[k].key))) {
             free(v);
@@ -154,8 +133,8 @@ static double family_ms(const gb_family *f, bool cpu, double *p90)
         if (!isnan(x))
             v[n++] = x;
     }
-    double med = quantile(v, n, 0.5);
-    *p90 = quantile(v, n, 0.9);
+    double med = mlk_median(v, n);
+    *p90 = mlk_quantile(v, n, 0.9);
     free(v);
     if (f->median)
         med = (cpu ? f->median->cpu : f->median->real) * mlk_gbr_unit_ns(f->median->unit) / 1e6;
@@ -164,31 +143,27 @@ static double family_ms(const gb_family *f, bool cpu, double *p90)
     return med;
 }
 
-/* ---- writing ---- */
+/* ---- one cell per family ---- */
 
+/* The rows of the run being built: the families' cells, and what each cell's strings and samples take. */
 typedef struct {
-    sqlite3 *h;
     const mlk_gbr *r;
     mlk_gbench_import_result *out;
-    int64_t run_id;
-    const char *started;
-    sqlite3_stmt *cell, *stats, *sample;
-} writer;
+    db_import_cell *cells;
+    int n_cells, cap;
+} builder;
 
-static void bind_num(sqlite3_stmt *st, int i, double v)
+static void builder_free(builder *b)
 {
-    if (isfinite(v))
-        sqlite3_bind_double(st, i, v); /* an INTEGER column keeps a whole value as an integer */
-    else
-        sqlite3_bind_null(st, i);
-}
-
-static void bind_str(sqlite3_stmt *st, int i, const char *s)
-{
-    if (s)
-        sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT);
-    else
-        sqlite3_bind_null(st, i);
+    for (int i = 0; i < b->n_cells; i++) {
+        db_import_cell *c = &b->cells[i];
+        free((char *)c->axes_json);
+        free((char *)c->config_key);
+        free((char *)c->detail);
+        free((char *)c->error);
+        free((db_import_sample *)c->samples);
+    }
+    free(b->cells);
 }
 
 /* The cell's detail: a JSON object with what step_stats has no column for. */
@@ -219,98 +194,86 @@ static char *family_detail(const gb_family *f)
     return mlk_buf_take(&b);
 }
 
-static int write_samples(writer *w, int64_t cell_id, const gb_family *f)
+/* One sample per repetition: its time per iteration and the mapped counters. NULL when out of memory. */
+static db_import_sample *family_samples(const gb_family *f)
 {
-    for (int i = 0; i < f->n_reps; i++) {
+    db_import_sample *v = calloc((size_t)f->n_reps + 1, sizeof *v);
+    for (int i = 0; v && i < f->n_reps; i++) {
         const mlk_gbr_entry *e = f->reps[i];
         double ns = mlk_gbr_unit_ns(e->unit);
-        sqlite3_stmt *st = w->sample;
-        sqlite3_reset(st);
-        sqlite3_bind_int64(st, 1, cell_id);
-        sqlite3_bind_int(st, 2, i);
-        sqlite3_bind_int(st, 3, i);
-        bind_num(st, 4, e->real * ns);
-        bind_num(st, 5, e->cpu * ns);
-        bind_num(st, 6, mapped(e, k_peak));
-        bind_num(st, 7, mapped(e, k_heap));
-        if (sqlite3_step(st) != SQLITE_DONE)
-            return -1;
-        w->out->n_samples++;
+        v[i] = (db_import_sample){.wall_ns = e->real * ns, .cpu_ns = e->cpu * ns, .vm_hwm_kib = mapped(e, k_peak),
+                                  .heap_live_bytes = mapped(e, k_heap)};
     }
-    return 0;
+    return v;
 }
 
-static int write_stats(writer *w, int64_t cell_id, const gb_family *f)
+/* The family's step figures: medians of time per iteration and the mapped summary counters. */
+static void family_stats(const gb_family *f, db_import_cell *c)
 {
-    double p90, cpu_p90, wall = family_ms(f, false, &p90), cpu = family_ms(f, true, &cpu_p90);
-    int n = f->n_reps ? f->n_reps : f->median && isfinite(f->median->repetitions) ? (int)f->median->repetitions : 1;
-    sqlite3_stmt *st = w->stats;
-    sqlite3_reset(st);
-    sqlite3_bind_int64(st, 1, cell_id);
-    sqlite3_bind_int(st, 2, n);
-    bind_num(st, 3, sum_counter(f, k_peak));
-    bind_num(st, 4, sum_counter(f, k_rss_growth));
-    bind_num(st, 5, sum_counter(f, k_heap_growth));
-    bind_num(st, 6, wall);
-    bind_num(st, 7, p90);
-    bind_num(st, 8, cpu);
-    bind_num(st, 9, sum_counter(f, k_rss));
-    bind_num(st, 10, sum_counter(f, k_heap));
-    return sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
+    double p90, cpu_p90;
+    c->has_stats = true;
+    c->step = "iteration";
+    c->sample_step = "benchmark";
+    c->n = f->n_reps ? f->n_reps : f->median && isfinite(f->median->repetitions) ? (int)f->median->repetitions : 1;
+    c->wall_ms_median = family_ms(f, false, &p90);
+    c->wall_ms_p90 = p90;
+    c->cpu_ms_median = family_ms(f, true, &cpu_p90);
+    c->peak_kib = sum_counter(f, k_peak);
+    c->rss_growth = sum_counter(f, k_rss_growth);
+    c->heap_growth = sum_counter(f, k_heap_growth);
+    c->final_rss_kib = sum_counter(f, k_rss);
+    c->final_heap_bytes = sum_counter(f, k_heap);
 }
 
-static int write_family(writer *w, const gb_family *f, int idx, mlk_error *err)
+/* Append the family's cell to b. MLK_E_NOMEM. */
+static int add_family(builder *b, const gb_family *f, mlk_error *err)
 {
+    if (b->n_cells == b->cap) {
+        int cap = b->cap ? b->cap * 2 : 16;
+        db_import_cell *p = realloc(b->cells, sizeof *p * (size_t)cap);
+        if (!p)
+            return mlk_fail(err, MLK_E_NOMEM, "import-gbench: out of memory");
+        b->cells = p;
+        b->cap = cap;
+    }
     mlk_buf axes = {0}, key = {0};
     mlk_buf_printf(&axes, "{\"benchmark\":");
     mlk_buf_json(&axes, f->run_name);
     mlk_buf_printf(&axes, "}");
     /* The benchmark first: compare and history print a key's start. */
-    mlk_buf_printf(&key, "benchmark=%s;engine=gbench;binary=%s", f->run_name, w->out->name);
-    char *detail = family_detail(f);
-    int rc = MLK_OK;
-    if (axes.failed || key.failed || !detail) {
-        rc = mlk_fail(err, MLK_E_NOMEM, "import-gbench: out of memory");
-        goto out;
+    mlk_buf_printf(&key, "benchmark=%s;engine=gbench;binary=%s", f->run_name, b->out->name);
+    db_import_cell *c = &b->cells[b->n_cells++];
+    memset(c, 0, sizeof *c);
+    c->axes_json = mlk_buf_take(&axes);
+    c->config_key = mlk_buf_take(&key);
+    c->detail = family_detail(f);
+    const char *error = f->failed ? (f->failed->error_msg ? f->failed->error_msg : "error_occurred") : NULL;
+    c->error = error ? strdup(error) : NULL;
+    c->engine = "gbench";
+    c->model = b->out->name;
+    c->allocator = "unknown";
+    c->status = f->failed ? "error" : "pass";
+    c->heap_shim = !isnan(sum_counter(f, k_heap)) || !isnan(sum_counter(f, k_heap_growth)) ? 1 : -1;
+    if (!f->failed) {
+        family_stats(f, c);
+        c->samples = family_samples(f);
+        c->n_samples = f->n_reps;
     }
-    bool heap = !isnan(sum_counter(f, k_heap)) || !isnan(sum_counter(f, k_heap_growth));
-    sqlite3_stmt *st = w->cell;
-    sqlite3_reset(st);
-    sqlite3_bind_int64(st, 1, w->run_id);
-    sqlite3_bind_int(st, 2, idx);
-    bind_str(st, 3, w->out->name);
-    bind_str(st, 4, axes.s);
-    bind_str(st, 5, key.s);
-    if (heap)
-        sqlite3_bind_int(st, 6, 1);
-    else
-        sqlite3_bind_null(st, 6);
-    bind_str(st, 7, f->failed ? "error" : "pass");
-    bind_str(st, 8, f->failed ? (f->failed->error_msg ? f->failed->error_msg : "error_occurred") : NULL);
-    bind_str(st, 9, detail);
-    bind_str(st, 10, w->started);
-    if (sqlite3_step(st) != SQLITE_DONE) {
-        rc = sql_fail(w->h, err, "storing a cell");
-        goto out;
-    }
-    int64_t cell_id = sqlite3_last_insert_rowid(w->h);
-    w->out->n_cells++;
+    if (!c->axes_json || !c->config_key || !c->detail || (error && !c->error) || (!f->failed && !c->samples))
+        return mlk_fail(err, MLK_E_NOMEM, "import-gbench: out of memory");
+    b->out->n_cells++;
     if (f->failed)
-        w->out->n_failed++;
-    else if (write_samples(w, cell_id, f) || write_stats(w, cell_id, f))
-        rc = sql_fail(w->h, err, "storing a benchmark's figures");
-out:
-    mlk_buf_free(&axes);
-    mlk_buf_free(&key);
-    free(detail);
-    return rc;
+        b->out->n_failed++;
+    else
+        b->out->n_samples += f->n_reps;
+    return MLK_OK;
 }
 
 /* Every family, in the order of its first entry. */
-static int write_families(writer *w, mlk_error *err)
+static int build_families(builder *b, mlk_error *err)
 {
-    const mlk_gbr *r = w->r;
-    int rc = MLK_OK, idx = 0;
+    const mlk_gbr *r = b->r;
+    int rc = MLK_OK;
     for (int i = 0; i < r->n && !rc; i++) {
         bool seen = false;
         for (int k = 0; k < i && !seen; k++)
@@ -324,9 +287,9 @@ static int write_families(writer *w, mlk_error *err)
         }
         double p90;
         if (!f.failed && isnan(family_ms(&f, false, &p90)))
-            w->out->n_skipped++; /* only complexity aggregates (BigO, RMS): no time per iteration */
+            b->out->n_skipped++; /* only complexity aggregates (BigO, RMS): no time per iteration */
         else
-            rc = write_family(w, &f, idx++, err);
+            rc = add_family(b, &f, err);
         family_free(&f);
     }
     return rc;
@@ -410,101 +373,29 @@ static int scenario_for(const mlk_gbr *r, const char *name, char **out, mlk_erro
     return MLK_E_INTERNAL;
 }
 
-static int insert_run(writer *w, const char *scenario, const mlk_gbench_import_opts *o, mlk_error *err)
-{
-    const mlk_gbr *r = w->r;
-    const char *sql = "INSERT INTO runs(uuid, scenario_name, scenario_path, scenario_text, commit_sha, branch, host, "
-                      "cpu, tool_version, argv, started_at, finished_at, status) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, "
-                      "?8, ?9, ?10, COALESCE(strftime('%Y-%m-%dT%H:%M:%fZ', ?11), "
-                      "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')), strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), 'done') "
-                      "RETURNING id, started_at";
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(w->h, sql, -1, &st, NULL) != SQLITE_OK)
-        return sql_fail(w->h, err, "storing the run");
-    char cpu[96] = "", tool[160];
-    if (isfinite(r->n_cpus) && isfinite(r->mhz))
-        snprintf(cpu, sizeof cpu, "%.0f x %.0f MHz", r->n_cpus, r->mhz);
-    snprintf(tool, sizeof tool, "google benchmark (%s build), imported by memleak-run %s",
-             r->build ? r->build : "unknown", MLK_VERSION);
-    const char *f[] = {w->out->uuid, w->out->name, r->name, scenario, o->commit, o->branch, r->host,
-                       cpu[0] ? cpu : NULL, tool, o->argv_text, r->date};
-    for (int i = 0; i < 11; i++)
-        bind_str(st, i + 1, f[i] && *f[i] ? f[i] : NULL);
-    int rc = MLK_OK;
-    if (sqlite3_step(st) != SQLITE_ROW) {
-        rc = sql_fail(w->h, err, "storing the run");
-    } else {
-        w->run_id = sqlite3_column_int64(st, 0);
-        w->started = (const char *)sqlite3_column_text(st, 1);
-        w->started = w->started ? strdup(w->started) : NULL;
-        if (!w->started)
-            rc = mlk_fail(err, MLK_E_NOMEM, "import-gbench: out of memory");
-    }
-    sqlite3_finalize(st);
-    return rc;
-}
-
-/* 1 with the run's id when the uuid is stored already, 0 when not, negative on error. */
-static int find_run(sqlite3 *h, const char *uuid, int64_t *id, mlk_error *err)
-{
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(h, "SELECT id FROM runs WHERE uuid = ?", -1, &st, NULL) != SQLITE_OK)
-        return sql_fail(h, err, "looking the run up");
-    sqlite3_bind_text(st, 1, uuid, -1, SQLITE_STATIC);
-    int found = sqlite3_step(st) == SQLITE_ROW;
-    if (found)
-        *id = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    return found;
-}
-
-static int prepare_writer(writer *w, mlk_error *err)
-{
-    const char *cell = "INSERT INTO cells(run_id, idx, engine, model, axes, config_key, allocator, heap_shim, status, "
-                       "error, detail, started_at, finished_at) VALUES (?1, ?2, 'gbench', ?3, ?4, ?5, 'unknown', ?6, "
-                       "?7, ?8, ?9, ?10, ?10)";
-    const char *stats = "INSERT INTO step_stats(cell_id, step, n, peak_kib, rss_growth_per_iter, "
-                        "heap_growth_per_iter, wall_ms_median, wall_ms_p90, cpu_ms_median, final_rss_kib, "
-                        "final_heap_bytes) VALUES (?1, 'iteration', ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)";
-    const char *sample = "INSERT INTO samples(cell_id, seq, phase, iteration, step, wall_ns, cpu_ns, vm_hwm_kib, "
-                         "heap_live_bytes) VALUES (?1, ?2, 'measure', ?3, 'benchmark', ?4, ?5, ?6, ?7)";
-    if (sqlite3_prepare_v2(w->h, cell, -1, &w->cell, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(w->h, stats, -1, &w->stats, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(w->h, sample, -1, &w->sample, NULL) != SQLITE_OK)
-        return sql_fail(w->h, err, "preparing the inserts");
-    return MLK_OK;
-}
-
 static int store(db_store *db, const mlk_gbr *r, const mlk_gbench_import_opts *o, mlk_gbench_import_result *out,
                  mlk_error *err)
 {
-    writer w = {.h = db_handle(db), .r = r, .out = out};
     char *scenario = NULL;
     int rc = scenario_for(r, out->name, &scenario, err);
     if (rc)
         return rc;
-    if (sqlite3_exec(w.h, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
-        free(scenario);
-        return sql_fail(w.h, err, "starting the import");
+    builder b = {.r = r, .out = out};
+    if (!(rc = build_families(&b, err))) {
+        char cpu[96] = "", tool[160];
+        if (isfinite(r->n_cpus) && isfinite(r->mhz))
+            snprintf(cpu, sizeof cpu, "%.0f x %.0f MHz", r->n_cpus, r->mhz);
+        snprintf(tool, sizeof tool, "google benchmark (%s build), imported by memleak-run %s",
+                 r->build ? r->build : "unknown", MLK_VERSION);
+        db_import_run run = {.uuid = out->uuid, .scenario_name = out->name, .scenario_path = r->name,
+                             .scenario_text = scenario, .commit_sha = o->commit, .branch = o->branch,
+                             .host = r->host, .cpu = cpu, .tool_version = tool, .argv = o->argv_text, .date = r->date};
+        rc = db_import_store(db, &run, b.cells, b.n_cells, &out->run_id, &out->existed, err);
+        if (!rc && out->existed) /* nothing was written: nothing was imported */
+            out->n_cells = out->n_failed = out->n_skipped = out->n_samples = 0;
     }
-    int found = find_run(w.h, out->uuid, &out->run_id, err);
-    if (found < 0)
-        rc = found;
-    else if (found)
-        out->existed = true;
-    else if (!(rc = insert_run(&w, scenario, o, err)) && !(rc = prepare_writer(&w, err)))
-        rc = write_families(&w, err);
-    if (!found && !rc)
-        out->run_id = w.run_id;
-    sqlite3_finalize(w.cell);
-    sqlite3_finalize(w.stats);
-    sqlite3_finalize(w.sample);
-    free((char *)w.started);
+    builder_free(&b);
     free(scenario);
-    if (!rc && sqlite3_exec(w.h, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
-        rc = sql_fail(w.h, err, "committing the import");
-    if (rc)
-        sqlite3_exec(w.h, "ROLLBACK", NULL, NULL, NULL);
     return rc;
 }
 
@@ -517,7 +408,7 @@ int mlk_gbench_import_text(db_store *db, const char *text, size_t len, const cha
     mlk_gbr r;
     mlk_gbench_import_result res;
     memset(&res, 0, sizeof res);
-    int rc = mlk_gbr_read(db_handle(db), text, len, name, &r, err);
+    int rc = mlk_gbr_read(db, text, len, name, &r, err);
     if (!rc) {
         uint64_t h = fnv1a(1469598103934665603ULL, text, len);
         h = fnv1a(h, "\0", 1);

@@ -1,11 +1,12 @@
-/* gbench_report.c: reads a Google Benchmark JSON report with SQLite's json_each/json_extract into mlk_gbr.
- * It must never read past the text it is given, nor keep a pointer into it: every string is copied. */
+/* gbench_report.c: reads a Google Benchmark JSON report into mlk_gbr, through the store's JSON reader (db_json.h:
+ * SQLite's json_each). It must never read past the text it is given, nor keep a pointer into it: every string is
+ * copied. */
 #include <math.h>
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "db_json.h"
 #include "gbench_report.h"
 
 /* ---- reading ---- */
@@ -67,65 +68,72 @@ static char *clean_json(const char *text, size_t len)
     return out;
 }
 
-static int sql_fail(sqlite3 *h, mlk_error *err, const char *what)
-{
-    return mlk_fail(err, MLK_E_DB, "import-gbench: %s: %s", what, sqlite3_errmsg(h));
-}
+static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
 
-static char *col_dup(sqlite3_stmt *st, int i)
+/* A scalar other than true, false and null: the only values read as context fields. */
+static bool plain_scalar(const db_json_item *it)
 {
-    const unsigned char *t = sqlite3_column_text(st, i);
-    return t ? strdup((const char *)t) : NULL;
-}
-
-static double col_num(sqlite3_stmt *st, int i)
-{
-    int t = sqlite3_column_type(st, i);
-    return t == SQLITE_INTEGER || t == SQLITE_FLOAT ? sqlite3_column_double(st, i) : NAN;
+    return it->type == DB_JSON_TEXT || it->type == DB_JSON_INTEGER || it->type == DB_JSON_REAL;
 }
 
 /* The context: a few fields for the run record, and every key as a description line. */
-static int read_context(sqlite3 *h, mlk_gbr *r, mlk_error *err)
+static int read_context(db_store *db, mlk_gbr *r, mlk_error *err)
 {
-    sqlite3_stmt *st;
-    const char *sql = "SELECT key, CASE WHEN type IN ('object', 'array') THEN value ELSE json_quote(value) END, "
-                      "CASE WHEN type IN ('text', 'integer', 'real') THEN value END FROM json_each(?1, '$.context')";
-    if (sqlite3_prepare_v2(h, sql, -1, &st, NULL) != SQLITE_OK)
-        return sql_fail(h, err, "reading the context");
-    sqlite3_bind_text(st, 1, r->text, -1, SQLITE_STATIC);
+    db_json_item *v = NULL;
+    int n = 0, rc = db_json_items(db, r->text, "$.context", &v, &n, err);
+    if (rc)
+        return mlk_fail_prefix(err, "import-gbench: reading the context: ");
     r->n_cpus = r->mhz = NAN;
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        const char *k = (const char *)sqlite3_column_text(st, 0), *v = (const char *)sqlite3_column_text(st, 1);
-        if (!k || !v)
+    bool oom = false;
+    for (int i = 0; i < n; i++) {
+        const db_json_item *it = &v[i];
+        const char *k = it->key, *val = it->json ? it->json : it->text; /* an object or array as its JSON */
+        if (!k || !val)
             continue;
         char **slot = !strcmp(k, "executable")           ? &r->exe
                       : !strcmp(k, "date")               ? &r->date
                       : !strcmp(k, "host_name")          ? &r->host
                       : !strcmp(k, "library_build_type") ? &r->build
                                                          : NULL;
-        if (slot && !*slot)
-            *slot = col_dup(st, 2);
+        if (slot && !*slot && plain_scalar(it) && !(*slot = dup_or_null(it->text)))
+            oom = true;
         if (!strcmp(k, "num_cpus"))
-            r->n_cpus = col_num(st, 2);
+            r->n_cpus = plain_scalar(it) ? it->num : NAN;
         if (!strcmp(k, "mhz_per_cpu"))
-            r->mhz = col_num(st, 2);
+            r->mhz = plain_scalar(it) ? it->num : NAN;
         mlk_buf_printf(&r->ctx, "    ");
         for (const char *p = k; *p; p++) /* a key is one line of the description: no control characters */
             mlk_buf_printf(&r->ctx, "%c", (unsigned char)*p < 0x20 ? ' ' : *p);
-        mlk_buf_printf(&r->ctx, ": %s\n", v);
+        mlk_buf_printf(&r->ctx, ": %s\n", val);
     }
-    sqlite3_finalize(st);
-    return r->ctx.failed ? mlk_fail(err, MLK_E_NOMEM, "import-gbench: out of memory") : MLK_OK;
+    db_json_items_free(v, n);
+    return oom || r->ctx.failed ? mlk_fail(err, MLK_E_NOMEM, "import-gbench: out of memory") : MLK_OK;
+}
+
+/* Google Benchmark's own fields of an entry; every other numeric key is a counter. */
+static const char *const own_keys[] = {
+    "name",          "family_index",   "per_family_instance_index", "run_name",       "run_type",
+    "repetitions",   "repetition_index", "threads",                 "iterations",     "real_time",
+    "cpu_time",      "time_unit",      "aggregate_name",            "aggregate_unit", "error_occurred",
+    "error_message", "label",          "big_o",                     "rms",            "cpu_coefficient",
+    "real_coefficient", NULL};
+
+static bool own_key(const char *k)
+{
+    for (int i = 0; own_keys[i]; i++)
+        if (!strcmp(own_keys[i], k))
+            return true;
+    return false;
 }
 
 /* The numeric top-level keys of an entry that are not Google Benchmark's own fields: its user counters (and the
- * MemoryManager's figures, which are measurements too). */
-static int read_counters(sqlite3_stmt *st, const char *entry, mlk_gbr_entry *e)
+ * MemoryManager's figures, which are measurements too). -1 when out of memory. */
+static int read_counters(const db_json_item *m, int n, mlk_gbr_entry *e)
 {
-    sqlite3_reset(st);
-    sqlite3_bind_text(st, 1, entry, -1, SQLITE_STATIC);
     int cap = 0;
-    while (sqlite3_step(st) == SQLITE_ROW) {
+    for (int i = 0; i < n; i++) {
+        if ((m[i].type != DB_JSON_INTEGER && m[i].type != DB_JSON_REAL) || own_key(m[i].key))
+            continue;
         if (e->n_counters == cap) {
             cap = cap ? cap * 2 : 8;
             mlk_gbr_counter *p = realloc(e->counters, sizeof *p * (size_t)cap);
@@ -134,19 +142,13 @@ static int read_counters(sqlite3_stmt *st, const char *entry, mlk_gbr_entry *e)
             e->counters = p;
         }
         mlk_gbr_counter *c = &e->counters[e->n_counters];
-        if (!(c->key = col_dup(st, 0)))
+        if (!(c->key = strdup(m[i].key)))
             return -1;
-        c->v = sqlite3_column_double(st, 1);
+        c->v = m[i].num;
         e->n_counters++;
     }
     return 0;
 }
-
-#define OWN_KEYS                                                                                                  \
-    "'name', 'family_index', 'per_family_instance_index', 'run_name', 'run_type', 'repetitions', "                 \
-    "'repetition_index', 'threads', 'iterations', 'real_time', 'cpu_time', 'time_unit', 'aggregate_name', "        \
-    "'aggregate_unit', 'error_occurred', 'error_message', 'label', 'big_o', 'rms', 'cpu_coefficient', "            \
-    "'real_coefficient'"
 
 double mlk_gbr_unit_ns(const char *unit)
 {
@@ -169,22 +171,55 @@ static char *family_of(const mlk_gbr_entry *e)
     return s;
 }
 
-static int read_entry(sqlite3_stmt *st, sqlite3_stmt *cst, mlk_gbr *r, mlk_gbr_entry *e, mlk_error *err)
+/* The first member key of m: its text (an object's JSON, NULL for null), copied; NULL when absent. *oom is set
+ * when a copy fails. */
+static char *member_text(const db_json_item *m, int n, const char *key, bool *oom)
 {
-    int idx = sqlite3_column_int(st, 0);
-    e->name = col_dup(st, 1);
-    e->run_name = col_dup(st, 2);
-    const unsigned char *type = sqlite3_column_text(st, 3);
-    e->is_agg = type && !strcmp((const char *)type, "aggregate");
-    e->agg = col_dup(st, 4);
-    e->unit = col_dup(st, 5);
-    e->error = sqlite3_column_int(st, 6) != 0;
-    e->error_msg = col_dup(st, 7);
-    e->label = col_dup(st, 8);
-    e->iterations = col_num(st, 9);
-    e->real = col_num(st, 10);
-    e->cpu = col_num(st, 11);
-    e->repetitions = col_num(st, 12);
+    const db_json_item *it = db_json_find(m, n, key);
+    char *s = it && it->text ? strdup(it->text) : NULL;
+    if (it && it->text && !s)
+        *oom = true;
+    return s;
+}
+
+/* The first member key of m as a number (true 1, false 0); NaN when absent or not a number. */
+static double member_num(const db_json_item *m, int n, const char *key)
+{
+    const db_json_item *it = db_json_find(m, n, key);
+    return it ? it->num : NAN;
+}
+
+/* error_occurred as SQL reads it: a number truncated, text by its leading digits. */
+static bool member_flag(const db_json_item *m, int n, const char *key)
+{
+    const db_json_item *it = db_json_find(m, n, key);
+    if (!it)
+        return false;
+    if (!isnan(it->num))
+        return (long long)it->num != 0;
+    return it->type == DB_JSON_TEXT && it->text && atoll(it->text) != 0;
+}
+
+/* Entry idx of "benchmarks", whose members are m[0..n). */
+static int read_entry(const db_json_item *m, int n, int idx, mlk_gbr *r, mlk_gbr_entry *e, mlk_error *err)
+{
+    bool oom = false;
+    e->name = member_text(m, n, "name", &oom);
+    e->run_name = member_text(m, n, "run_name", &oom);
+    char *type = member_text(m, n, "run_type", &oom);
+    e->is_agg = type && !strcmp(type, "aggregate");
+    free(type);
+    e->agg = member_text(m, n, "aggregate_name", &oom);
+    e->unit = member_text(m, n, "time_unit", &oom);
+    e->error = member_flag(m, n, "error_occurred");
+    e->error_msg = member_text(m, n, "error_message", &oom);
+    e->label = member_text(m, n, "label", &oom);
+    e->iterations = member_num(m, n, "iterations");
+    e->real = member_num(m, n, "real_time");
+    e->cpu = member_num(m, n, "cpu_time");
+    e->repetitions = member_num(m, n, "repetitions");
+    if (oom)
+        return mlk_fail(err, MLK_E_NOMEM, "import-gbench: out of memory");
     if (!e->name || !*e->name)
         return mlk_fail(err, MLK_E_PARSE, "%s: benchmarks[%d] has no name", r->name, idx);
     if (!mlk_gbr_unit_ns(e->unit))
@@ -192,32 +227,22 @@ static int read_entry(sqlite3_stmt *st, sqlite3_stmt *cst, mlk_gbr *r, mlk_gbr_e
                         r->name, idx, e->name, e->unit);
     if (!e->run_name && !(e->run_name = family_of(e)))
         return mlk_fail(err, MLK_E_NOMEM, "import-gbench: out of memory");
-    if (read_counters(cst, (const char *)sqlite3_column_text(st, 13), e))
+    if (read_counters(m, n, e))
         return mlk_fail(err, MLK_E_NOMEM, "import-gbench: out of memory");
     return MLK_OK;
 }
 
-static int read_entries(sqlite3 *h, mlk_gbr *r, mlk_error *err)
+/* Every object of "benchmarks", in order. */
+static int read_entries(db_store *db, mlk_gbr *r, mlk_error *err)
 {
-    const char *sql = "SELECT b.key, json_extract(b.value, '$.name'), json_extract(b.value, '$.run_name'), "
-                      "json_extract(b.value, '$.run_type'), json_extract(b.value, '$.aggregate_name'), "
-                      "json_extract(b.value, '$.time_unit'), json_extract(b.value, '$.error_occurred'), "
-                      "json_extract(b.value, '$.error_message'), json_extract(b.value, '$.label'), "
-                      "json_extract(b.value, '$.iterations'), json_extract(b.value, '$.real_time'), "
-                      "json_extract(b.value, '$.cpu_time'), json_extract(b.value, '$.repetitions'), b.value "
-                      "FROM json_each(?1, '$.benchmarks') b WHERE b.type = 'object' ORDER BY b.id";
-    const char *csql = "SELECT key, value FROM json_each(?1) WHERE type IN ('integer', 'real') AND key NOT IN (" OWN_KEYS
-                       ")";
-    sqlite3_stmt *st = NULL, *cst = NULL;
-    if (sqlite3_prepare_v2(h, sql, -1, &st, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(h, csql, -1, &cst, NULL) != SQLITE_OK) {
-        int rc = sql_fail(h, err, "reading the benchmarks");
-        sqlite3_finalize(st);
-        return rc;
-    }
-    sqlite3_bind_text(st, 1, r->text, -1, SQLITE_STATIC);
-    int rc = MLK_OK, cap = 0;
-    while (!rc && sqlite3_step(st) == SQLITE_ROW) {
+    db_json_item *b = NULL;
+    int nb = 0, rc = db_json_items(db, r->text, "$.benchmarks", &b, &nb, err);
+    if (rc)
+        return mlk_fail_prefix(err, "import-gbench: reading the benchmarks: ");
+    int cap = 0;
+    for (int i = 0; i < nb && !rc; i++) {
+        if (b[i].type != DB_JSON_OBJECT)
+            continue;
         if (r->n == cap) {
             cap = cap ? cap * 2 : 32;
             mlk_gbr_entry *p = realloc(r->e, sizeof *p * (size_t)cap);
@@ -229,10 +254,15 @@ static int read_entries(sqlite3 *h, mlk_gbr *r, mlk_error *err)
         }
         mlk_gbr_entry *e = &r->e[r->n++];
         memset(e, 0, sizeof *e);
-        rc = read_entry(st, cst, r, e, err);
+        db_json_item *m = NULL;
+        int nm = 0;
+        if ((rc = db_json_items(db, b[i].text, "$", &m, &nm, err)))
+            mlk_fail_prefix(err, "import-gbench: reading benchmarks[%s]: ", b[i].key);
+        else
+            rc = read_entry(m, nm, atoi(b[i].key), r, e, err);
+        db_json_items_free(m, nm);
     }
-    sqlite3_finalize(st);
-    sqlite3_finalize(cst);
+    db_json_items_free(b, nb);
     return rc;
 }
 
@@ -250,27 +280,24 @@ void mlk_gbr_free(mlk_gbr *r)
     mlk_buf_free(&r->ctx);
 }
 
-int mlk_gbr_read(sqlite3 *h, const char *text, size_t len, const char *name, mlk_gbr *r, mlk_error *err)
+int mlk_gbr_read(db_store *db, const char *text, size_t len, const char *name, mlk_gbr *r, mlk_error *err)
 {
     memset(r, 0, sizeof *r);
     r->name = name ? name : "(report)";
     if (!(r->text = clean_json(text, len)))
         return mlk_fail(err, MLK_E_NOMEM, "import-gbench: out of memory");
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(h, "SELECT json_valid(?1), json_type(?1, '$.benchmarks'), json_type(?1, '$.context')",
-                           -1, &st, NULL) != SQLITE_OK)
-        return sql_fail(h, err, "checking the report");
-    sqlite3_bind_text(st, 1, r->text, -1, SQLITE_STATIC);
-    int rc = MLK_OK;
-    if (sqlite3_step(st) != SQLITE_ROW || !sqlite3_column_int(st, 0))
-        rc = mlk_fail(err, MLK_E_PARSE, "%s: not valid JSON", r->name);
-    else if (!sqlite3_column_text(st, 1) || strcmp((const char *)sqlite3_column_text(st, 1), "array"))
-        rc = mlk_fail(err, MLK_E_PARSE, "%s: no \"benchmarks\" array: not a Google Benchmark JSON report", r->name);
-    bool has_ctx = sqlite3_column_text(st, 2) && !strcmp((const char *)sqlite3_column_text(st, 2), "object");
-    sqlite3_finalize(st);
-    if (!rc && has_ctx)
-        rc = read_context(h, r, err);
-    if (!rc)
-        rc = read_entries(h, r, err);
-    return rc;
+    db_json_type bench = DB_JSON_ABSENT, ctx = DB_JSON_ABSENT;
+    int rc = db_json_type_at(db, r->text, "$.benchmarks", &bench, err);
+    if (rc == MLK_E_PARSE)
+        return mlk_fail(err, MLK_E_PARSE, "%s: not valid JSON", r->name);
+    if (rc)
+        return rc;
+    if (bench != DB_JSON_ARRAY)
+        return mlk_fail(err, MLK_E_PARSE, "%s: no \"benchmarks\" array: not a Google Benchmark JSON report",
+                        r->name);
+    if ((rc = db_json_type_at(db, r->text, "$.context", &ctx, err)))
+        return rc;
+    if (ctx == DB_JSON_OBJECT && (rc = read_context(db, r, err)))
+        return rc;
+    return read_entries(db, r, err);
 }

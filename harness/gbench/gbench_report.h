@@ -1,6 +1,6 @@
-/* gbench_report.h: a Google Benchmark JSON report read into plain structs, through SQLite's JSON functions (no
- * parser of our own, no new dependency). It must never trust the report: missing fields are NaN or NULL, never 0.
- * Internal to gbench_import.c and its tests. */
+/* gbench_report.h: a Google Benchmark JSON report read into plain structs, through the store's JSON reader
+ * (db_json.h: SQLite's JSON functions; no parser of our own, no new dependency). It must never trust the report:
+ * missing fields are NaN or NULL, never 0. Internal to gbench_import.c and its tests. */
 #ifndef MLK_GBENCH_REPORT_H
 #define MLK_GBENCH_REPORT_H
 
@@ -8,9 +8,8 @@
 #include <stddef.h>
 
 #include "status.h"
+#include "store.h"
 #include "strbuf.h"
-
-struct sqlite3;
 
 typedef struct mlk_gbr_counter {
     char *key;
@@ -41,8 +40,8 @@ typedef struct mlk_gbr {
  * without run_name (reports before 1.5) gets its name less the "_<aggregate>" suffix. NaN, Infinity and other bare
  * words outside strings are read as null. Returns 0, or MLK_E_PARSE (not JSON, no "benchmarks" array, an entry
  * without a name or with an unknown time_unit: the message names the file and the entry's index), MLK_E_NOMEM,
- * MLK_E_DB. *r must be freed with mlk_gbr_free either way. */
-int mlk_gbr_read(struct sqlite3 *h, const char *text, size_t len, const char *name, mlk_gbr *r, mlk_error *err);
+ * MLK_E_DB. db only lends its JSON functions: nothing is written. *r must be freed with mlk_gbr_free either way. */
+int mlk_gbr_read(db_store *db, const char *text, size_t len, const char *name, mlk_gbr *r, mlk_error *err);
 void mlk_gbr_free(mlk_gbr *r);
 
 /* Nanoseconds per time_unit ("ns", "us", "ms", "s"; NULL counts as "ns", the library's default); 0 if unknown. */

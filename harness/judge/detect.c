@@ -36,6 +36,7 @@
 #include <string.h>
 
 #include "detect.h"
+#include "quantile.h"
 
 #define DETECT_MIN_SAMPLES 8
 #define PERSIST_FRACTION 0.5 /* each half of the late part grows at >= this share of the floor */
@@ -105,18 +106,11 @@ static void result_init(mlk_detect_result *r, int n)
     r->n = n;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* Median of y[0..n), n >= 1, through scratch (n doubles). */
+/* Median of y[0..n), n >= 1, through scratch (n doubles): y itself stays in order. */
 static double median_of(const double *y, int n, double *scratch)
 {
     memcpy(scratch, y, sizeof *y * (size_t)n);
-    qsort(scratch, (size_t)n, sizeof *scratch, cmp_double);
-    return n % 2 ? scratch[n / 2] : scratch[n / 2 - 1] + (scratch[n / 2] - scratch[n / 2 - 1]) / 2;
+    return mlk_median(scratch, n);
 }
 
 static int opts_ok(const mlk_detect_opts *o)
@@ -130,15 +124,9 @@ static double median5(const double *v, int lo, int hi)
 {
     double w[5];
     int k = 0;
-    for (int i = lo; i <= hi; i++) {
-        int j = k++;
-        while (j > 0 && w[j - 1] > v[i]) { /* insertion sort of at most 5 */
-            w[j] = w[j - 1];
-            j--;
-        }
-        w[j] = v[i];
-    }
-    return k % 2 ? w[k / 2] : w[k / 2 - 1] + (w[k / 2] - w[k / 2 - 1]) / 2;
+    for (int i = lo; i <= hi; i++)
+        w[k++] = v[i];
+    return mlk_median(w, k);
 }
 
 /* Copy to out the samples of late[0..m) that are not isolated spikes, and return how many: a sample whose

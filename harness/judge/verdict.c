@@ -4,23 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "quantile.h"
 #include "verdict.h"
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double quantile(double *v, int n, double q)
-{
-    if (n <= 0)
-        return NAN;
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    double pos = q * (n - 1);
-    int lo = (int)pos;
-    return lo + 1 < n ? v[lo] + (v[lo + 1] - v[lo]) * (pos - lo) : v[lo];
-}
 
 double mlk_slope_or_nan(const double *y, int n)
 {
@@ -137,11 +122,11 @@ int mlk_step_stats(const mlk_sample *samples, int n, db_step_stats *out)
         o->peak_kib = peak;
         o->rss_growth = mlk_slope_or_nan(rss, k);
         o->heap_growth = have_heap ? mlk_slope_or_nan(heap, k) : NAN;
-        o->heap_delta_median = have_heap ? quantile(delta, k, 0.5) : NAN;
-        o->rss_delta_median = quantile(rdelta, k, 0.5);
-        o->wall_ms_median = quantile(wall, k, 0.5);
-        o->wall_ms_p90 = quantile(wall, k, 0.9);
-        o->cpu_ms_median = quantile(cpu, k, 0.5);
+        o->heap_delta_median = have_heap ? mlk_median(delta, k) : NAN;
+        o->rss_delta_median = mlk_median(rdelta, k);
+        o->wall_ms_median = mlk_median(wall, k);
+        o->wall_ms_p90 = mlk_quantile(wall, k, 0.9);
+        o->cpu_ms_median = mlk_median(cpu, k);
         o->final_rss_kib = o->final_anon_kib = o->final_heap_bytes = -1;
         for (int i = n - 1; i >= 0; i--)
             if (samples[i].phase == MLK_PHASE_MEASURE && samples[i].step == steps[s]) {

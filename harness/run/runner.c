@@ -2,7 +2,6 @@
  * verdicts and step statistics, progress, the final table, resume. It must never mark a cell finished before its
  * samples are committed, so a SIGKILL of memleak-run leaves only whole cells or cells to run again. */
 #include <math.h>
-#include <sqlite3.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -153,10 +152,7 @@ static int begin(const mlk_plan *p, db_store *db, const mlk_run_opts *o, int64_t
 {
     if (resume > 0) {
         *run_id = resume;
-        char sql[128];
-        snprintf(sql, sizeof sql, "UPDATE runs SET status = 'running' WHERE id = %lld", (long long)resume);
-        return sqlite3_exec(db_handle(db), sql, NULL, NULL, NULL) == 0 ? MLK_OK
-                                                                      : mlk_fail(err, MLK_E_DB, "cannot reopen run %lld", (long long)resume);
+        return db_run_reopen(db, resume, err);
     }
     mlk_meta meta;
     mlk_meta_collect(&meta, o->commit, o->branch);

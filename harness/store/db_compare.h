@@ -1,4 +1,4 @@
-/* db_compare.h: the store's side of compare, history and baseline: existing dbs, stored scenarios, baselines, the
+/* db_compare.h: the store's side of compare and baseline: existing dbs, stored scenarios, pinned baselines, the
  * cells to compare and the comparisons' findings. It must never create a db: those commands only read runs. */
 #ifndef MLK_DB_COMPARE_H
 #define MLK_DB_COMPARE_H
@@ -25,9 +25,23 @@ int db_cell_in_run(db_store *db, int64_t run_id, const char *config_key, int64_t
 int db_engine_peer(db_store *db, int64_t run_id, int64_t cell_id, const char *engine, int64_t *cells, int *n,
                         mlk_error *err);
 
+/* Start a comparison of run_id against baseline (a description); *id gets its id. MLK_E_DB. */
 int db_begin_comparison(db_store *db, int64_t run_id, const char *baseline, int64_t *id, mlk_error *err);
+/* Store (or replace) one finding of comparison_id about f's cell and step. NaN rel, abs and p store NULL. MLK_E_DB. */
 int db_store_finding(db_store *db, int64_t comparison_id, const mlk_step_figures *f, const char *metric,
                           const char *kind, double cur, double base, double rel, double abs, double p,
                           const char *detail, mlk_error *err);
+
+/* Pin the run run_uuid as the baseline of branch (NULL: ""), now. The caller checks that the run is done. */
+int db_baseline_pin(db_store *db, const char *run_uuid, const char *branch, mlk_error *err);
+
+/* One pin: its branch, its run (run_id 0 when the run is not in this db) and when it was pinned. */
+typedef struct db_baseline {
+    char branch[128], commit[64], pinned_at[40]; /* "" for NULL */
+    int64_t run_id;
+} db_baseline;
+
+/* Every pin, by branch, newest first within a branch. *out is malloc'd (never NULL on success). MLK_E_DB, NOMEM. */
+int db_baselines_list(db_store *db, db_baseline **out, int *n, mlk_error *err);
 
 #endif

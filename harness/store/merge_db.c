@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "db_col.h"
 #include "merge_db.h"
 #include "scenario.h"
 #include "strbuf.h"
@@ -443,7 +444,7 @@ static int merge_all(const ctx *x, mlk_merge_counts *c)
 
 int mlk_merge_db(db_store *out, const char *path, mlk_merge_counts *counts, mlk_error *err)
 {
-    ctx x = {db_handle(out), path, err};
+    ctx x = {db_sqlite(out), path, err};
     mlk_merge_counts c;
     memset(&c, 0, sizeof c);
     int rc = attach(&x);

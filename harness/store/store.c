@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "db_col.h"
 #include "schema_sql.h"
 #include "store.h"
 
@@ -18,22 +19,11 @@ struct db_store {
     char *path;
 };
 
-static int db_fail(db_store *db, mlk_error *err, const char *what)
-{
-    return mlk_fail(err, MLK_E_DB, "%s: %s: %s", db && db->path ? db->path : "db", what,
-                    db && db->h ? sqlite3_errmsg(db->h) : "no handle");
-}
+sqlite3 *db_sqlite(db_store *db) { return db->h; }
+const char *db_path(db_store *db) { return db->path; }
 
-static int exec(db_store *db, const char *sql, mlk_error *err)
-{
-    char *msg = NULL;
-    if (sqlite3_exec(db->h, sql, NULL, NULL, &msg) != SQLITE_OK) {
-        mlk_fail(err, MLK_E_DB, "%s: %s: %s", db->path, sql, msg ? msg : "?");
-        sqlite3_free(msg);
-        return MLK_E_DB;
-    }
-    return MLK_OK;
-}
+/* Kept for report/, which still runs its own queries; it goes once they live in the store. */
+struct sqlite3 *db_handle(db_store *db) { return db->h; }
 
 /* Switching a fresh file to WAL takes an exclusive lock that SQLite does not pass through the busy handler:
  * a second run creating the same db at the same moment gets SQLITE_BUSY at once. Retry it for as long as the
@@ -50,14 +40,14 @@ static int enter_wal(db_store *db, mlk_error *err)
             break;
         sqlite3_sleep(10);
     }
-    return db_fail(db, err, "PRAGMA journal_mode=WAL");
+    return db_fail_sql(db, err, "PRAGMA journal_mode=WAL");
 }
 
 static int check_version(db_store *db, mlk_error *err)
 {
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(db->h, "SELECT max(version) FROM schema_version", -1, &st, NULL) != SQLITE_OK)
-        return db_fail(db, err, "reading schema_version");
+        return db_fail_sql(db, err, "reading schema_version");
     int rc = MLK_OK;
     if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
         int v = sqlite3_column_int(st, 0);
@@ -68,9 +58,12 @@ static int check_version(db_store *db, mlk_error *err)
         return rc;
     }
     sqlite3_finalize(st);
-    char sql[96];
-    snprintf(sql, sizeof sql, "INSERT INTO schema_version(version) VALUES (%d)", DB_SCHEMA_VERSION);
-    return exec(db, sql, err);
+    if (sqlite3_prepare_v2(db->h, "INSERT INTO schema_version(version) VALUES (?1)", -1, &st, NULL) != SQLITE_OK)
+        return db_fail_sql(db, err, "writing schema_version");
+    sqlite3_bind_int(st, 1, DB_SCHEMA_VERSION);
+    rc = sqlite3_step(st) == SQLITE_DONE ? MLK_OK : db_fail_sql(db, err, "writing schema_version");
+    sqlite3_finalize(st);
+    return rc;
 }
 
 int db_open(const char *path, db_store **out, mlk_error *err)
@@ -82,19 +75,19 @@ int db_open(const char *path, db_store **out, mlk_error *err)
     }
     int rc;
     if (sqlite3_open_v2(path, &db->h, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
-        rc = db_fail(db, err, "cannot open");
+        rc = db_fail_sql(db, err, "cannot open");
         goto fail;
     }
     sqlite3_busy_timeout(db->h, DB_BUSY_MS);
-    if ((rc = enter_wal(db, err)) || (rc = exec(db, "PRAGMA synchronous=NORMAL", err)) ||
-        (rc = exec(db, "PRAGMA foreign_keys=ON", err)) ||
-        (rc = exec(db, "BEGIN IMMEDIATE", err)))
+    if ((rc = enter_wal(db, err)) || (rc = db_exec(db, "PRAGMA synchronous=NORMAL", err)) ||
+        (rc = db_exec(db, "PRAGMA foreign_keys=ON", err)) ||
+        (rc = db_exec(db, "BEGIN IMMEDIATE", err)))
         goto fail;
-    if ((rc = exec(db, (const char *)mlk_schema_sql, err)) || (rc = check_version(db, err))) {
-        exec(db, "ROLLBACK", NULL);
+    if ((rc = db_exec(db, (const char *)mlk_schema_sql, err)) || (rc = check_version(db, err))) {
+        db_exec(db, "ROLLBACK", NULL);
         goto fail;
     }
-    if ((rc = exec(db, "COMMIT", err)))
+    if ((rc = db_exec(db, "COMMIT", err)))
         goto fail;
     if (sqlite3_prepare_v2(db->h,
                            "INSERT INTO samples(cell_id, seq, phase, iteration, step, wall_ns, cpu_ns, minflt, "
@@ -102,7 +95,7 @@ int db_open(const char *path, db_store **out, mlk_error *err)
                            "rss_shmem_kib, threads, heap_live_bytes, heap_peak_bytes, heap_allocs, heap_frees) "
                            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                            -1, &db->ins_sample, NULL) != SQLITE_OK) {
-        rc = db_fail(db, err, "preparing the sample insert");
+        rc = db_fail_sql(db, err, "preparing the sample insert");
         goto fail;
     }
     *out = db;
@@ -122,41 +115,15 @@ void db_close(db_store *db)
     free(db);
 }
 
-struct sqlite3 *db_handle(db_store *db) { return db->h; }
-
-static void bind_text(sqlite3_stmt *st, int i, const char *s)
-{
-    if (s)
-        sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT);
-    else
-        sqlite3_bind_null(st, i);
-}
-
-static void bind_real(sqlite3_stmt *st, int i, double v)
-{
-    if (isnan(v))
-        sqlite3_bind_null(st, i);
-    else
-        sqlite3_bind_double(st, i, v);
-}
-
-static void bind_opt_int(sqlite3_stmt *st, int i, int64_t v, bool present)
-{
-    if (present && v >= 0)
-        sqlite3_bind_int64(st, i, v);
-    else
-        sqlite3_bind_null(st, i);
-}
-
 /* Prepare, bind through the callback, step once, finalize. */
 static int run_stmt(db_store *db, const char *sql, void (*bind)(sqlite3_stmt *, const void *), const void *arg,
                     mlk_error *err)
 {
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(db->h, sql, -1, &st, NULL) != SQLITE_OK)
-        return db_fail(db, err, sql);
+        return db_fail_sql(db, err, sql);
     bind(st, arg);
-    int rc = sqlite3_step(st) == SQLITE_DONE ? MLK_OK : db_fail(db, err, sql);
+    int rc = sqlite3_step(st) == SQLITE_DONE ? MLK_OK : db_fail_sql(db, err, sql);
     sqlite3_finalize(st);
     return rc;
 }
@@ -167,10 +134,10 @@ static void bind_run(sqlite3_stmt *st, const void *v)
     const char *f[] = {m->uuid, m->scenario_name, m->scenario_path, m->scenario_text, m->commit_sha, m->branch,
                        m->host, m->cpu, m->kernel, m->glibc, m->tool_version, m->argv};
     for (int i = 0; i < 12; i++)
-        bind_text(st, i + 1, f[i]);
+        db_bind_text(st, i + 1, f[i]);
 }
 
-static void bind_uuid(sqlite3_stmt *st, const void *v) { bind_text(st, 1, v); }
+static void bind_uuid(sqlite3_stmt *st, const void *v) { db_bind_text(st, 1, v); }
 
 int db_run_begin(db_store *db, const db_run_meta *m, int64_t *run_id, mlk_error *err)
 {
@@ -184,9 +151,9 @@ int db_run_begin(db_store *db, const db_run_meta *m, int64_t *run_id, mlk_error 
         return rc;
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(db->h, "SELECT id FROM runs WHERE uuid = ?", -1, &st, NULL) != SQLITE_OK)
-        return db_fail(db, err, "reading the run back");
+        return db_fail_sql(db, err, "reading the run back");
     bind_uuid(st, m->uuid);
-    rc = sqlite3_step(st) == SQLITE_ROW ? MLK_OK : db_fail(db, err, "reading the run back");
+    rc = sqlite3_step(st) == SQLITE_ROW ? MLK_OK : db_fail_sql(db, err, "reading the run back");
     if (!rc)
         *run_id = sqlite3_column_int64(st, 0);
     sqlite3_finalize(st);
@@ -201,7 +168,7 @@ typedef struct {
 static void bind_id_text(sqlite3_stmt *st, const void *v)
 {
     const id_text *a = v;
-    bind_text(st, 1, a->s);
+    db_bind_text(st, 1, a->s);
     sqlite3_bind_int64(st, 2, a->id);
 }
 
@@ -226,7 +193,7 @@ static void bind_cell(sqlite3_stmt *st, const void *v)
     const char *f[] = {a->c->engine, a->c->model, a->c->model_hash, a->c->axes_json, a->c->config_key,
                        a->c->allocator};
     for (int i = 0; i < 6; i++)
-        bind_text(st, i + 3, f[i]);
+        db_bind_text(st, i + 3, f[i]);
 }
 
 int db_cell_insert(db_store *db, int64_t run_id, const db_cell_def *c, int64_t *cell_id, mlk_error *err)
@@ -241,24 +208,30 @@ int db_cell_insert(db_store *db, int64_t run_id, const db_cell_def *c, int64_t *
     return rc;
 }
 
+static void bind_id(sqlite3_stmt *st, const void *v) { sqlite3_bind_int64(st, 1, *(const int64_t *)v); }
+
 int db_cell_start(db_store *db, int64_t cell_id, mlk_error *err)
 {
-    char sql[1024];
     /* Everything an interrupted attempt may have left hangs off the cell by cell_id. */
-    static const char *const tables[] = {"samples", "metrics", "step_stats", "leaks", "heap_peaks",
-                                         "heap_peak_sites", "tool_frames"};
-    int len = snprintf(sql, sizeof sql, "BEGIN IMMEDIATE;");
-    for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++)
-        len += snprintf(sql + len, sizeof sql - (size_t)len, " DELETE FROM %s WHERE cell_id = %lld;", tables[i],
-                        (long long)cell_id);
-    snprintf(sql + len, sizeof sql - (size_t)len,
-             " UPDATE cells SET status = 'running', started_at = strftime('%%Y-%%m-%%dT%%H:%%M:%%fZ','now') "
-             "WHERE id = %lld; COMMIT",
-             (long long)cell_id);
-    int rc = exec(db, sql, err);
+    static const char *const sql[] = {
+        "DELETE FROM samples WHERE cell_id = ?1",         "DELETE FROM metrics WHERE cell_id = ?1",
+        "DELETE FROM step_stats WHERE cell_id = ?1",      "DELETE FROM leaks WHERE cell_id = ?1",
+        "DELETE FROM heap_peaks WHERE cell_id = ?1",      "DELETE FROM heap_peak_sites WHERE cell_id = ?1",
+        "DELETE FROM tool_frames WHERE cell_id = ?1",
+        "UPDATE cells SET status = 'running', started_at = strftime('%Y-%m-%dT%H:%M:%fZ','now') WHERE id = ?1"};
+    int rc = db_exec(db, "BEGIN IMMEDIATE", err);
+    for (size_t i = 0; !rc && i < sizeof sql / sizeof *sql; i++)
+        rc = run_stmt(db, sql[i], bind_id, &cell_id, err);
+    if (!rc)
+        rc = db_exec(db, "COMMIT", err);
     if (rc)
-        exec(db, "ROLLBACK", NULL);
+        db_exec(db, "ROLLBACK", NULL);
     return rc;
+}
+
+int db_run_reopen(db_store *db, int64_t run_id, mlk_error *err)
+{
+    return run_stmt(db, "UPDATE runs SET status = 'running' WHERE id = ?1", bind_id, &run_id, err);
 }
 
 typedef struct {
@@ -270,8 +243,8 @@ typedef struct {
 static void bind_alloc(sqlite3_stmt *st, const void *v)
 {
     const alloc_arg *a = v;
-    bind_text(st, 1, a->active);
-    bind_text(st, 2, a->lib);
+    db_bind_text(st, 1, a->active);
+    db_bind_text(st, 2, a->lib);
     sqlite3_bind_int(st, 3, a->heap);
     sqlite3_bind_int64(st, 4, a->id);
 }
@@ -293,16 +266,16 @@ static void bind_result(sqlite3_stmt *st, const void *v)
 {
     const result_arg *a = v;
     const db_cell_result *r = a->r;
-    bind_text(st, 1, r->status);
-    bind_opt_int(st, 2, r->signal, r->signal >= 0);
-    bind_opt_int(st, 3, r->exit_code, r->exit_code >= 0);
-    bind_text(st, 4, r->metric);
-    bind_real(st, 5, r->slope);
-    bind_real(st, 6, r->late_slope);
-    bind_real(st, 7, r->mk_p);
-    bind_real(st, 8, r->growth);
-    bind_text(st, 9, r->detail);
-    bind_text(st, 10, r->error);
+    db_bind_text(st, 1, r->status);
+    db_bind_opt_int(st, 2, r->signal, r->signal >= 0);
+    db_bind_opt_int(st, 3, r->exit_code, r->exit_code >= 0);
+    db_bind_text(st, 4, r->metric);
+    db_bind_real(st, 5, r->slope);
+    db_bind_real(st, 6, r->late_slope);
+    db_bind_real(st, 7, r->mk_p);
+    db_bind_real(st, 8, r->growth);
+    db_bind_text(st, 9, r->detail);
+    db_bind_text(st, 10, r->error);
     sqlite3_bind_int64(st, 11, a->id);
 }
 
@@ -323,17 +296,17 @@ static int insert_sample(db_store *db, int64_t cell_id, int64_t seq, const mlk_s
     sqlite3_reset(st);
     sqlite3_bind_int64(st, 1, cell_id);
     sqlite3_bind_int64(st, 2, seq);
-    bind_text(st, 3, mlk_phase_name(s->phase));
-    bind_opt_int(st, 4, s->iteration, s->iteration >= 0);
-    bind_text(st, 5, mlk_any_step_name(s->step));
+    db_bind_text(st, 3, mlk_phase_name(s->phase));
+    db_bind_opt_int(st, 4, s->iteration, s->iteration >= 0);
+    db_bind_text(st, 5, mlk_any_step_name(s->step));
     const int64_t v[] = {s->wall_ns,      s->cpu_ns,      s->minflt,       s->majflt,        m->vm_rss_kib,
                          m->vm_hwm_kib,   m->vm_size_kib, m->vm_peak_kib,  m->rss_anon_kib,  m->rss_file_kib,
                          m->rss_shmem_kib, m->threads};
     for (int i = 0; i < 12; i++)
-        bind_opt_int(st, 6 + i, v[i], true);
+        db_bind_opt_int(st, 6 + i, v[i], true);
     const int64_t h[] = {m->heap.live_bytes, m->heap.peak_bytes, m->heap.n_allocs, m->heap.n_frees};
     for (int i = 0; i < 4; i++)
-        bind_opt_int(st, 18 + i, h[i], m->have_heap);
+        db_bind_opt_int(st, 18 + i, h[i], m->have_heap);
     return sqlite3_step(st) == SQLITE_DONE ? MLK_OK : MLK_E_DB;
 }
 
@@ -341,17 +314,17 @@ int db_samples_insert(db_store *db, int64_t cell_id, const mlk_sample *s, int n,
 {
     if (n <= 0)
         return MLK_OK;
-    int rc = exec(db, "BEGIN IMMEDIATE", err);
+    int rc = db_exec(db, "BEGIN IMMEDIATE", err);
     if (rc)
         return rc;
     for (int i = 0; i < n; i++)
         if (insert_sample(db, cell_id, *seq + i, &s[i])) {
-            rc = db_fail(db, err, "inserting a sample");
-            exec(db, "ROLLBACK", NULL);
+            rc = db_fail_sql(db, err, "inserting a sample");
+            db_exec(db, "ROLLBACK", NULL);
             return rc;
         }
-    if ((rc = exec(db, "COMMIT", err))) {
-        exec(db, "ROLLBACK", NULL);
+    if ((rc = db_exec(db, "COMMIT", err))) {
+        db_exec(db, "ROLLBACK", NULL);
         return rc;
     }
     *seq += n;
@@ -363,12 +336,12 @@ int db_metric_insert(db_store *db, int64_t cell_id, int64_t seq, const char *nam
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(db->h, "INSERT OR REPLACE INTO metrics(cell_id, seq, name, value) VALUES (?,?,?,?)", -1, &st,
                            NULL) != SQLITE_OK)
-        return db_fail(db, err, "preparing a metric insert");
+        return db_fail_sql(db, err, "preparing a metric insert");
     sqlite3_bind_int64(st, 1, cell_id);
     sqlite3_bind_int64(st, 2, seq);
     sqlite3_bind_text(st, 3, name, -1, SQLITE_TRANSIENT);
     sqlite3_bind_int64(st, 4, value);
-    int rc = sqlite3_step(st) == SQLITE_DONE ? MLK_OK : db_fail(db, err, "inserting a metric");
+    int rc = sqlite3_step(st) == SQLITE_DONE ? MLK_OK : db_fail_sql(db, err, "inserting a metric");
     sqlite3_finalize(st);
     return rc;
 }
@@ -381,86 +354,83 @@ int db_step_stats_insert(db_store *db, int64_t cell_id, const db_step_stats *s, 
                       "cpu_ms_median, final_rss_kib, final_anon_kib, final_heap_bytes) "
                       "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
     if (sqlite3_prepare_v2(db->h, sql, -1, &st, NULL) != SQLITE_OK)
-        return db_fail(db, err, "preparing step_stats insert");
-    int rc = exec(db, "BEGIN IMMEDIATE", err);
+        return db_fail_sql(db, err, "preparing step_stats insert");
+    int rc = db_exec(db, "BEGIN IMMEDIATE", err);
     for (int i = 0; !rc && i < n; i++) {
         sqlite3_reset(st);
         sqlite3_bind_int64(st, 1, cell_id);
-        bind_text(st, 2, mlk_any_step_name(s[i].step));
+        db_bind_text(st, 2, mlk_any_step_name(s[i].step));
         sqlite3_bind_int(st, 3, s[i].n);
-        bind_opt_int(st, 4, s[i].peak_kib, true);
-        bind_real(st, 5, s[i].rss_growth);
-        bind_real(st, 6, s[i].heap_growth);
-        bind_real(st, 7, s[i].heap_delta_median);
-        bind_real(st, 8, s[i].rss_delta_median);
-        bind_real(st, 9, s[i].wall_ms_median);
-        bind_real(st, 10, s[i].wall_ms_p90);
-        bind_real(st, 11, s[i].cpu_ms_median);
-        bind_opt_int(st, 12, s[i].final_rss_kib, true);
-        bind_opt_int(st, 13, s[i].final_anon_kib, true);
-        bind_opt_int(st, 14, s[i].final_heap_bytes, true);
+        db_bind_opt_int(st, 4, s[i].peak_kib, true);
+        db_bind_real(st, 5, s[i].rss_growth);
+        db_bind_real(st, 6, s[i].heap_growth);
+        db_bind_real(st, 7, s[i].heap_delta_median);
+        db_bind_real(st, 8, s[i].rss_delta_median);
+        db_bind_real(st, 9, s[i].wall_ms_median);
+        db_bind_real(st, 10, s[i].wall_ms_p90);
+        db_bind_real(st, 11, s[i].cpu_ms_median);
+        db_bind_opt_int(st, 12, s[i].final_rss_kib, true);
+        db_bind_opt_int(st, 13, s[i].final_anon_kib, true);
+        db_bind_opt_int(st, 14, s[i].final_heap_bytes, true);
         if (sqlite3_step(st) != SQLITE_DONE)
-            rc = db_fail(db, err, "inserting step_stats");
+            rc = db_fail_sql(db, err, "inserting step_stats");
     }
     sqlite3_finalize(st);
     if (!rc)
-        rc = exec(db, "COMMIT", err);
+        rc = db_exec(db, "COMMIT", err);
     if (rc)
-        exec(db, "ROLLBACK", NULL);
+        db_exec(db, "ROLLBACK", NULL);
     return rc;
 }
 
-static bool column_ok(const char *c)
-{
-    static const char *const ok[] = {"heap_live_bytes", "rss_anon_kib", "vm_rss_kib", "vm_hwm_kib", "wall_ns",
-                                     "cpu_ns", "heap_peak_bytes", "threads", "rss_file_kib", NULL};
-    for (int i = 0; ok[i]; i++)
-        if (!strcmp(ok[i], c))
-            return true;
-    return false;
-}
+/* One static statement per column db_series serves: a column name cannot be a bound parameter. */
+#define SERIES_SQL(c)                                                                                              \
+    "SELECT " c " FROM samples WHERE cell_id = ?1 AND step = ?2 AND phase = 'measure' AND " c " IS NOT NULL "    \
+    "ORDER BY seq"
+static const struct {
+    const char *column, *sql;
+} series_sql[] = {
+#define SERIES_(c) {c, SERIES_SQL(c)},
+    SERIES_("heap_live_bytes") SERIES_("rss_anon_kib") SERIES_("vm_rss_kib") SERIES_("vm_hwm_kib") SERIES_("wall_ns")
+    SERIES_("cpu_ns") SERIES_("heap_peak_bytes") SERIES_("threads") SERIES_("rss_file_kib")
+#undef SERIES_
+};
 
 int db_series(db_store *db, int64_t cell_id, const char *step, const char *column, double **out, int *n,
               mlk_error *err)
 {
-    if (!column_ok(column))
+    const char *sql = NULL;
+    for (size_t i = 0; i < sizeof series_sql / sizeof *series_sql && !sql; i++)
+        if (!strcmp(series_sql[i].column, column))
+            sql = series_sql[i].sql;
+    if (!sql)
         return mlk_fail(err, MLK_E_INTERNAL, "db_series: unknown column %s", column);
-    char sql[256];
-    snprintf(sql, sizeof sql,
-             "SELECT %s FROM samples WHERE cell_id = ? AND step = ? AND phase = 'measure' AND %s IS NOT NULL "
-             "ORDER BY seq",
-             column, column);
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(db->h, sql, -1, &st, NULL) != SQLITE_OK)
-        return db_fail(db, err, "preparing a series query");
+        return db_fail_sql(db, err, "preparing a series query");
     sqlite3_bind_int64(st, 1, cell_id);
-    bind_text(st, 2, step);
-    int cap = 256, len = 0, rc = MLK_OK;
-    double *v = malloc(sizeof *v * (size_t)cap);
-    while (v && sqlite3_step(st) == SQLITE_ROW) {
-        if (len == cap) {
-            double *p = realloc(v, sizeof *v * (size_t)(cap *= 2));
-            if (!p) {
-                free(v);
-                v = NULL;
-                break;
-            }
-            v = p;
+    db_bind_text(st, 2, step);
+    int cap = 0, len = 0, rc = MLK_OK;
+    double *v = NULL;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        double *p = db_grow(v, len, &cap, sizeof *v);
+        if (!p) {
+            rc = mlk_fail(err, MLK_E_NOMEM, "db_series: out of memory");
+            break;
         }
+        v = p;
         v[len++] = sqlite3_column_double(st, 0);
     }
     sqlite3_finalize(st);
-    if (!v)
-        return mlk_fail(err, MLK_E_NOMEM, "db_series: out of memory");
+    if (!rc && !v && !(v = malloc(sizeof *v)))
+        rc = mlk_fail(err, MLK_E_NOMEM, "db_series: out of memory");
+    if (rc) {
+        free(v);
+        return rc;
+    }
     *out = v;
     *n = len;
-    return rc;
-}
-
-static char *dup_col(sqlite3_stmt *st, int i)
-{
-    const unsigned char *t = sqlite3_column_text(st, i);
-    return t ? strdup((const char *)t) : NULL;
+    return MLK_OK;
 }
 
 int db_run_load(db_store *db, int64_t run_id, char **scenario_text, char **scenario_path, mlk_error *err)
@@ -468,12 +438,20 @@ int db_run_load(db_store *db, int64_t run_id, char **scenario_text, char **scena
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(db->h, "SELECT scenario_text, scenario_path FROM runs WHERE id = ?", -1, &st, NULL) !=
         SQLITE_OK)
-        return db_fail(db, err, "reading a run");
+        return db_fail_sql(db, err, "reading a run");
     sqlite3_bind_int64(st, 1, run_id);
     int rc = MLK_OK;
     if (sqlite3_step(st) == SQLITE_ROW) {
-        *scenario_text = dup_col(st, 0);
-        *scenario_path = dup_col(st, 1);
+        bool oom = false;
+        char *text = db_col_dup(st, 0, &oom), *spath = db_col_dup(st, 1, &oom);
+        if (oom) {
+            free(text);
+            free(spath);
+            rc = mlk_fail(err, MLK_E_NOMEM, "%s: out of memory", db->path);
+        } else {
+            *scenario_text = text;
+            *scenario_path = spath;
+        }
     } else {
         rc = mlk_fail(err, MLK_E_NOTFOUND, "%s: no run %lld", db->path, (long long)run_id);
     }
@@ -486,14 +464,14 @@ int db_cell_lookup(db_store *db, int64_t run_id, int idx, int64_t *cell_id, char
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(db->h, "SELECT id, status FROM cells WHERE run_id = ? AND idx = ?", -1, &st, NULL) !=
         SQLITE_OK)
-        return db_fail(db, err, "reading a cell");
+        return db_fail_sql(db, err, "reading a cell");
     sqlite3_bind_int64(st, 1, run_id);
     sqlite3_bind_int(st, 2, idx);
     *cell_id = 0;
     *status = NULL;
     if (sqlite3_step(st) == SQLITE_ROW) {
         *cell_id = sqlite3_column_int64(st, 0);
-        *status = dup_col(st, 1);
+        *status = db_col_dup(st, 1, NULL);
     }
     sqlite3_finalize(st);
     return MLK_OK;
@@ -503,7 +481,7 @@ int db_integrity_ok(db_store *db, bool *ok, mlk_error *err)
 {
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(db->h, "PRAGMA integrity_check", -1, &st, NULL) != SQLITE_OK)
-        return db_fail(db, err, "integrity_check");
+        return db_fail_sql(db, err, "integrity_check");
     *ok = sqlite3_step(st) == SQLITE_ROW && !strcmp((const char *)sqlite3_column_text(st, 0), "ok");
     sqlite3_finalize(st);
     return MLK_OK;

@@ -1,5 +1,6 @@
-/* store.h: memleak's SQLite store (db_): runs, cells, streamed samples, step statistics, for resume and reports.
- * It must never hold a write transaction open across a wait: runs sharing one db stay live with short ones. */
+/* store.h: memleak's SQLite store (db_): runs, cells, streamed samples, step statistics, for resume and reports; the
+ * only stage with SQL or sqlite3.h, later ones get plain structs. It must never hold a write transaction open across
+ * a wait: runs sharing one db stay live with short ones. */
 #ifndef MLK_STORE_H
 #define MLK_STORE_H
 
@@ -26,6 +27,8 @@ typedef struct db_run_meta {
 
 /* Start a run, or join the one with m->uuid (shards of one batch writing one db). */
 int db_run_begin(db_store *db, const db_run_meta *m, int64_t *run_id, mlk_error *err);
+/* Mark run_id running again (--resume); an id with no run changes nothing. MLK_E_DB. */
+int db_run_reopen(db_store *db, int64_t run_id, mlk_error *err);
 /* status: "done", "interrupted" or "failed". */
 int db_run_finish(db_store *db, int64_t run_id, const char *status, mlk_error *err);
 
@@ -80,7 +83,8 @@ int db_cell_lookup(db_store *db, int64_t run_id, int idx, int64_t *cell_id, char
 /* PRAGMA integrity_check == "ok". */
 int db_integrity_ok(db_store *db, bool *ok, mlk_error *err);
 
-/* The underlying handle, for reports that run their own queries. */
+/* The underlying handle, for report/'s own queries until they move into the store (store files use db_col.h).
+ * Every other stage gets plain structs from db_* functions. */
 struct sqlite3 *db_handle(db_store *db);
 
 #endif

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "db_col.h"
 #include "store_tools.h"
 
 static int fail(sqlite3 *h, mlk_error *err, const char *what, int64_t cell_id)
@@ -13,22 +14,21 @@ static int fail(sqlite3 *h, mlk_error *err, const char *what, int64_t cell_id)
     return MLK_E_DB;
 }
 
-static void bind_text(sqlite3_stmt *st, int i, const char *s)
-{
-    if (s)
-        sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT);
-    else
-        sqlite3_bind_null(st, i);
-}
-
 /* Delete the cell's rows, inside the caller's transaction. */
 static int clear(sqlite3 *h, int64_t cell_id)
 {
-    static const char *const tables[] = {"tool_frames", "leaks", "heap_peak_sites", "heap_peaks"};
-    for (size_t i = 0; i < sizeof tables / sizeof *tables; i++) {
-        char sql[96];
-        snprintf(sql, sizeof sql, "DELETE FROM %s WHERE cell_id = %lld", tables[i], (long long)cell_id);
-        if (sqlite3_exec(h, sql, NULL, NULL, NULL) != SQLITE_OK)
+    static const char *const sql[] = {"DELETE FROM tool_frames WHERE cell_id = ?1",
+                                      "DELETE FROM leaks WHERE cell_id = ?1",
+                                      "DELETE FROM heap_peak_sites WHERE cell_id = ?1",
+                                      "DELETE FROM heap_peaks WHERE cell_id = ?1"};
+    for (size_t i = 0; i < sizeof sql / sizeof *sql; i++) {
+        sqlite3_stmt *st;
+        if (sqlite3_prepare_v2(h, sql[i], -1, &st, NULL) != SQLITE_OK)
+            return -1;
+        sqlite3_bind_int64(st, 1, cell_id);
+        int done = sqlite3_step(st) == SQLITE_DONE;
+        sqlite3_finalize(st);
+        if (!done)
             return -1;
     }
     return 0;
@@ -36,7 +36,7 @@ static int clear(sqlite3 *h, int64_t cell_id)
 
 int db_tool_clear(db_store *db, int64_t cell_id, mlk_error *err)
 {
-    sqlite3 *h = db_handle(db);
+    sqlite3 *h = db_sqlite(db);
     if (sqlite3_exec(h, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK || clear(h, cell_id) ||
         sqlite3_exec(h, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
         return fail(h, err, "clearing the tool findings", cell_id);
@@ -51,13 +51,13 @@ static int frames_insert(sqlite3_stmt *st, int64_t cell_id, const char *source, 
         sqlite3_bind_text(st, 2, source, -1, SQLITE_STATIC);
         sqlite3_bind_int(st, 3, seq);
         sqlite3_bind_int(st, 4, d);
-        bind_text(st, 5, f[d].fn);
-        bind_text(st, 6, f[d].file);
+        db_bind_text(st, 5, f[d].fn);
+        db_bind_text(st, 6, f[d].file);
         if (f[d].line > 0)
             sqlite3_bind_int(st, 7, f[d].line);
         else
             sqlite3_bind_null(st, 7);
-        bind_text(st, 8, f[d].obj);
+        db_bind_text(st, 8, f[d].obj);
         if (sqlite3_step(st) != SQLITE_DONE)
             return -1;
     }
@@ -69,7 +69,7 @@ static const char *const frame_sql =
 
 int db_leaks_store(db_store *db, int64_t cell_id, const char *tool, const mlk_leak_report *r, mlk_error *err)
 {
-    sqlite3 *h = db_handle(db);
+    sqlite3 *h = db_sqlite(db);
     sqlite3_stmt *leak = NULL, *frame = NULL;
     int bad = sqlite3_exec(h, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK || clear(h, cell_id) ||
               sqlite3_prepare_v2(h, "INSERT INTO leaks(cell_id, seq, tool, kind, bytes, total_bytes, blocks, "
@@ -114,7 +114,7 @@ static int peak_row(sqlite3 *h, int64_t cell_id, const mlk_heap_peak *p)
         sqlite3_bind_int64(st, 8, p->time);
     else
         sqlite3_bind_null(st, 8);
-    bind_text(st, 9, p->time_unit[0] ? p->time_unit : NULL);
+    db_bind_text(st, 9, p->time_unit[0] ? p->time_unit : NULL);
     sqlite3_bind_int64(st, 10, p->below_threshold_bytes);
     int bad = sqlite3_step(st) != SQLITE_DONE;
     sqlite3_finalize(st);
@@ -123,7 +123,7 @@ static int peak_row(sqlite3 *h, int64_t cell_id, const mlk_heap_peak *p)
 
 int db_heap_peak_store(db_store *db, int64_t cell_id, const mlk_heap_peak *p, int max_sites, mlk_error *err)
 {
-    sqlite3 *h = db_handle(db);
+    sqlite3 *h = db_sqlite(db);
     sqlite3_stmt *site = NULL, *frame = NULL;
     int bad = sqlite3_exec(h, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK || clear(h, cell_id);
     if (!bad && p->found)
