@@ -22,9 +22,6 @@ struct db_store {
 sqlite3 *db_sqlite(db_store *db) { return db->h; }
 const char *db_path(db_store *db) { return db->path; }
 
-/* Kept for report/, which still runs its own queries; it goes once they live in the store. */
-struct sqlite3 *db_handle(db_store *db) { return db->h; }
-
 /* Switching a fresh file to WAL takes an exclusive lock that SQLite does not pass through the busy handler:
  * a second run creating the same db at the same moment gets SQLITE_BUSY at once. Retry it for as long as the
  * busy timeout would have waited. */

@@ -83,8 +83,4 @@ int db_cell_lookup(db_store *db, int64_t run_id, int idx, int64_t *cell_id, char
 /* PRAGMA integrity_check == "ok". */
 int db_integrity_ok(db_store *db, bool *ok, mlk_error *err);
 
-/* The underlying handle, for report/'s own queries until they move into the store (store files use db_col.h).
- * Every other stage gets plain structs from db_* functions. */
-struct sqlite3 *db_handle(db_store *db);
-
 #endif
