@@ -1,9 +1,9 @@
 /* cmd_report.c: `memleak-run report [--run ID] --out DIR`: plots (gnuplot), index.html, summary.md and junit.xml
- * for one run. It must never exit() itself nor write to the db: it opens the db read-only. */
+ * for one run. It must never exit() itself nor write to the db: it opens it through db_report_open, whose
+ * connection refuses writes. */
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -159,30 +159,6 @@ static int find_plots_dir(const char *given, char *out, size_t len, mlk_error *e
                                          "executable: give --plots-dir DIR or set MLK_PLOTS_DIR");
 }
 
-static int open_db(const char *path, sqlite3 **out, mlk_error *err)
-{
-    struct stat sb;
-    if (stat(path, &sb))
-        return mlk_fail(err, MLK_E_NOTFOUND, "report: no db at %s: %s", path, strerror(errno));
-    sqlite3 *db = NULL;
-    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-        int rc = mlk_fail(err, MLK_E_DB, "report: cannot open %s: %s", path, db ? sqlite3_errmsg(db) : "no memory");
-        sqlite3_close(db);
-        return rc;
-    }
-    sqlite3_busy_timeout(db, 60000); /* a run may be writing to it */
-    sqlite3_stmt *st = NULL;
-    int ok = sqlite3_prepare_v2(db, "SELECT 1 FROM runs, cells, samples, step_stats LIMIT 0", -1, &st, NULL);
-    sqlite3_finalize(st);
-    if (ok != SQLITE_OK) {
-        int rc = mlk_fail(err, MLK_E_NOTFOUND, "report: %s is not a memleak db: %s", path, sqlite3_errmsg(db));
-        sqlite3_close(db);
-        return rc;
-    }
-    *out = db;
-    return MLK_OK;
-}
-
 static int exit_for(int code)
 {
     return code == MLK_E_USAGE || code == MLK_E_NOTFOUND || code == MLK_E_PARSE ? EXIT_INPUT : EXIT_INTERNAL;
@@ -204,12 +180,12 @@ static int write_outputs(const mlk_report *r, const char *dir, mlk_error *err)
 
 static int report(const report_args *a, mlk_error *err)
 {
-    sqlite3 *db = NULL;
+    db_store *db = NULL;
     mlk_report *r = NULL;
     char dir[PATH_MAX], plots_dir[PATH_MAX] = "", sub[PATH_MAX + 16];
     int64_t run_id = 0;
     int rc, plot_rc = MLK_OK;
-    if ((rc = open_db(a->db, &db, err)) || (rc = mlk_rep_find_run(db, a->run, &run_id, err)) ||
+    if ((rc = db_report_open(a->db, &db, err)) || (rc = db_report_find_run(db, a->run, &run_id, err)) ||
         (rc = mlk_rep_load(db, run_id, &r, err)))
         goto out;
     r->link_base = a->link_base;
@@ -243,7 +219,7 @@ static int report(const report_args *a, mlk_error *err)
                       perr.msg);
 out:
     mlk_rep_free(r);
-    sqlite3_close(db);
+    db_close(db);
     return rc;
 }
 

@@ -1,5 +1,6 @@
-/* report.h: what `memleak-run report` knows about one run (loaded from the db) and the files it writes from it:
- * TSV data and gnuplot plots, index.html, summary.md, junit.xml. It must never write to the db: reports read only. */
+/* report.h: what `memleak-run report` knows about one run (read through the store's db_report.h) and the files it
+ * writes from it: TSV data and gnuplot plots, index.html, summary.md, junit.xml. It must never write to the db nor
+ * run a query of its own: reports read plain structs. */
 #ifndef MLK_REPORT_H
 #define MLK_REPORT_H
 
@@ -7,11 +8,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "db_report.h"
 #include "fmt.h"
 #include "names.h"
 #include "status.h"
-
-struct sqlite3;
 
 enum { MLK_REP_MEMORY, MLK_REP_TREND, MLK_REP_MATRIX };
 
@@ -75,11 +75,10 @@ typedef struct mlk_report {
 } mlk_report;
 
 /* ---- report_data.c ---- */
-/* Resolve "latest" (or NULL), a numeric id or a uuid to a run id. MLK_E_NOTFOUND when there is no such run. */
-int mlk_rep_find_run(struct sqlite3 *db, const char *spec, int64_t *run_id, mlk_error *err);
-/* Load the run, its cells, the findings of its newest comparison and its configs' change points into a new
- * report (*out, freed with mlk_rep_free). */
-int mlk_rep_load(struct sqlite3 *db, int64_t run_id, mlk_report **out, mlk_error *err);
+/* Load the run, its cells (with their tool findings as HTML), the findings of its newest comparison and its
+ * configs' change points from the store (db_report_load) into a new report (*out, freed with mlk_rep_free).
+ * The run is found with db_report_find_run. MLK_E_NOTFOUND, MLK_E_DB, MLK_E_NOMEM. */
+int mlk_rep_load(db_store *db, int64_t run_id, mlk_report **out, mlk_error *err);
 void mlk_rep_free(mlk_report *r);
 /* Append a plot (strings copied); returns its index or a negative status. */
 int mlk_rep_add_plot(mlk_report *r, int kind, const char *base, const char *title, int cell, const char *step,
@@ -88,8 +87,8 @@ int mlk_rep_add_plot(mlk_report *r, int kind, const char *base, const char *titl
 int mlk_rep_find_trend(const mlk_report *r, int cell, const char *step, const char *metric);
 
 /* ---- report_export.c ---- */
-/* Write every plot's data under dir/data/ (dir absolute) and register the plots in r. */
-int mlk_rep_export(struct sqlite3 *db, mlk_report *r, const char *dir, const char *matrix_step, mlk_error *err);
+/* Write every plot's data, read from the store, under dir/data/ (dir absolute) and register the plots in r. */
+int mlk_rep_export(db_store *db, mlk_report *r, const char *dir, const char *matrix_step, mlk_error *err);
 
 /* ---- report_plot.c ---- */
 /* Render every registered plot with gnuplot (program: $MLK_GNUPLOT or "gnuplot") and the scripts in plots_dir,
@@ -118,9 +117,10 @@ bool mlk_rep_status_fails(const char *status);
 int mlk_rep_close(FILE *f, const char *path, mlk_error *err);
 
 /* ---- tool_html.c ---- */
-/* The findings of cell_id as an HTML fragment (a table of leak records with their stacks, or the heap peak and
- * its sites), every db string escaped; *out is malloc'd, or NULL when the cell has none (or the db predates the
- * tool tables). MLK_E_DB, MLK_E_NOMEM. */
-int mlk_tool_html(struct sqlite3 *db, int64_t cell_id, char **out, mlk_error *err);
+/* A tool cell's findings as an HTML fragment (a table of leak records with their stacks, or the heap peak and
+ * its sites), every stored string escaped; *out is malloc'd, or NULL when there are none. MLK_E_NOMEM. */
+int mlk_tool_html(const db_report_tool *t, char **out, mlk_error *err);
+/* The same for cell_id, read from the store (as many records as the fragment lists). MLK_E_DB, MLK_E_NOMEM. */
+int mlk_tool_html_cell(db_store *db, int64_t cell_id, char **out, mlk_error *err);
 
 #endif

@@ -1,9 +1,8 @@
-/* report_export.c: turns the db into the TSV files the gnuplot scripts read (memory per cell, trend per config
- * and metric, the allocator x threads x mmap matrix) and registers each plot. It must never write to the db, and
- * writes "?" (gnuplot's missing value) for a figure that was not measured, never 0. */
+/* report_export.c: turns the store's series (db_report.h) into the TSV files the gnuplot scripts read (memory per
+ * cell, trend per config and metric, the allocator x threads x mmap matrix) and registers each plot. It must never
+ * query the db itself, and writes "?" (gnuplot's missing value) for a figure that was not measured, never 0. */
 #include <errno.h>
 #include <math.h>
-#include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,11 +11,6 @@
 #define TREND_MAX_RUNS 50 /* more would not fit labelled on one x axis */
 #define BAND_RUNS 5       /* the baseline band: rolling median of the previous 5 runs */
 #define BAND_REL 0.05     /* ... plus and minus 5% */
-
-static int db_fail(sqlite3 *db, mlk_error *err, const char *what, const char *which)
-{
-    return mlk_fail(err, MLK_E_DB, "report: %s %s: %s", what, which, sqlite3_errmsg(db));
-}
 
 /* Create dir/data/<base><suffix>.tsv; its path goes to path (size len). */
 static int open_data(const char *dir, const char *base, const char *suffix, char *path, size_t len, FILE **out,
@@ -29,12 +23,12 @@ static int open_data(const char *dir, const char *base, const char *suffix, char
     return MLK_OK;
 }
 
-static void put_num(FILE *f, sqlite3_stmt *st, int col, double scale)
+static void put_val(FILE *f, double v)
 {
-    if (sqlite3_column_type(st, col) == SQLITE_NULL)
+    if (isnan(v))
         fputs("\t?", f);
     else
-        fprintf(f, "\t%.6g", sqlite3_column_double(st, col) * scale);
+        fprintf(f, "\t%.6g", v);
 }
 
 /* Keep only [A-Za-z0-9_-] so a step name can be part of a file name. */
@@ -51,48 +45,36 @@ static void safe_name(char *out, size_t len, const char *s)
 
 /* ---- memory over iterations, one plot per cell ---- */
 
-static int export_memory(sqlite3 *db, mlk_report *r, int ci, const char *dir, mlk_error *err)
+static int export_memory(db_store *db, mlk_report *r, int ci, const char *dir, mlk_error *err)
 {
-    /* Per iteration: RSS and live heap after it, and its peak (the max of its steps' own VmHWM). */
-    const char *sql = "SELECT iteration, phase = 'measure', MAX(CASE WHEN step = 'iteration' THEN vm_rss_kib END), "
-                      "MAX(vm_hwm_kib), MAX(CASE WHEN step = 'iteration' THEN heap_live_bytes END) "
-                      "FROM samples WHERE cell_id = ? AND iteration IS NOT NULL GROUP BY iteration ORDER BY iteration";
     mlk_rep_cell *c = &r->cells[ci];
     char base[64], path[4096];
     snprintf(base, sizeof base, "memory-cell-%d", c->idx);
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-        return db_fail(db, err, "reading the samples of", base);
-    sqlite3_bind_int64(st, 1, c->id);
+    db_report_iter *it = NULL;
+    int n = 0, rc = db_report_memory(db, c->id, &it, &n, err);
     FILE *f = NULL;
-    int rc = open_data(dir, base, "", path, sizeof path, &f, err);
-    if (rc) {
-        sqlite3_finalize(st);
+    if (rc || (rc = open_data(dir, base, "", path, sizeof path, &f, err))) {
+        free(it);
         return rc;
     }
     fputs("# iteration\tmeasured\trss_mib\thwm_mib\theap_mib\n", f);
-    int n = 0, n_measured = 0;
+    int n_measured = 0;
     double first_measured = NAN, last = NAN;
     bool heap = false;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        int it = sqlite3_column_int(st, 0), measured = sqlite3_column_int(st, 1);
-        fprintf(f, "%d\t%d", it, measured);
-        put_num(f, st, 2, 1.0 / 1024);
-        put_num(f, st, 3, 1.0 / 1024);
-        put_num(f, st, 4, 1.0 / (1024 * 1024));
+    for (int i = 0; i < n; i++) {
+        fprintf(f, "%d\t%d", it[i].iteration, it[i].measured);
+        put_val(f, it[i].rss_kib * (1.0 / 1024));
+        put_val(f, it[i].hwm_kib * (1.0 / 1024));
+        put_val(f, it[i].heap_bytes * (1.0 / (1024 * 1024)));
         fputc('\n', f);
-        heap = heap || sqlite3_column_type(st, 4) != SQLITE_NULL;
-        if (measured && !n_measured++)
-            first_measured = it;
-        last = it;
-        n++;
+        heap = heap || !isnan(it[i].heap_bytes);
+        if (it[i].measured && !n_measured++)
+            first_measured = it[i].iteration;
+        last = it[i].iteration;
     }
-    sqlite3_finalize(st);
-    int wrc = mlk_rep_close(f, path, err);
-    if (rc != SQLITE_DONE)
-        return db_fail(db, err, "reading the samples of", base);
-    if (wrc || n == 0) /* nothing sampled (a cell that failed before its first iteration): no plot */
-        return wrc;
+    free(it);
+    if ((rc = mlk_rep_close(f, path, err)) || n == 0) /* nothing sampled (failed before its first iteration) */
+        return rc;
     char title[512];
     snprintf(title, sizeof title, "%s: memory per iteration (%s)", c->label, c->status);
     int p = mlk_rep_add_plot(r, MLK_REP_MEMORY, base, title, ci, "iteration", NULL, err);
@@ -110,84 +92,51 @@ static int export_memory(sqlite3 *db, mlk_report *r, int ci, const char *dir, ml
 /* ---- one config's metric across runs ---- */
 
 typedef struct {
-    char label[24];
-    char uuid[256]; /* a --run-key may be longer than a generated uuid */
-    double v;
-    bool flagged;
+    char label[24];  /* the x axis' label: the commit's first 8 characters, else the uuid's first 6 */
+    db_report_point p;
 } trend_point;
 
+/* The y axis a metric's trend is drawn on, by the metric's unit (names.h): its figure divided by div. */
 typedef struct {
-    const char *metric, *expr, *ylabel;
-} metric_def;
+    const char *unit, *axis;
+    double div;
+} plot_unit;
 
-static const metric_def metrics[] = {
-    {"peak_kib", "s.peak_kib / 1024.0", "peak HWM (MiB)"},
-    {"final_rss_kib", "s.final_rss_kib / 1024.0", "final RSS (MiB)"},
-    {"final_anon_kib", "s.final_anon_kib / 1024.0", "final RssAnon (MiB)"},
-    {"final_heap_bytes", "s.final_heap_bytes / 1048576.0", "final live heap (MiB)"},
-    {"wall_ms", "s.wall_ms_median", "median latency (ms)"},
-    {"growth", "COALESCE(s.heap_growth_per_iter, s.rss_growth_per_iter) / 1024.0", "growth (KiB per iteration)"},
-};
+static const plot_unit plot_units[] = {
+    {"kib", "MiB", 1024.0}, {"bytes", "MiB", 1048576.0}, {"ms", "ms", 1.0}, {"bytes/iter", "KiB", 1024.0}};
 
-static const metric_def *find_metric(const char *m)
+static const plot_unit *unit_of(int metric)
 {
-    for (size_t i = 0; m && i < sizeof metrics / sizeof *metrics; i++)
-        if (!strcmp(metrics[i].metric, m))
-            return &metrics[i];
+    const char *u = mlk_metric_unit(metric);
+    for (size_t i = 0; u && i < sizeof plot_units / sizeof *plot_units; i++)
+        if (!strcmp(plot_units[i].unit, u))
+            return &plot_units[i];
     return NULL;
 }
 
-static bool have_findings(sqlite3 *db)
+/* The config's values of step/metric in the runs up to the reported one, oldest first, into pts (n <= max),
+ * in the plot's unit. */
+static int trend_query(db_store *db, const mlk_report *r, int ci, const char *step, int metric, trend_point *pts,
+                       int *n, mlk_error *err)
 {
-    sqlite3_stmt *st = NULL;
-    bool yes = sqlite3_prepare_v2(db, "SELECT 1 FROM findings, comparisons LIMIT 0", -1, &st, NULL) == SQLITE_OK;
-    sqlite3_finalize(st);
-    return yes;
-}
-
-/* The config's values of step/metric in the runs up to the reported one, oldest first, into pts (n <= max). */
-static int trend_query(sqlite3 *db, const mlk_report *r, int ci, const char *step, const metric_def *m,
-                       trend_point *pts, int *n, mlk_error *err)
-{
-    char sql[1536], flag[512] = "0";
-    if (have_findings(db))
-        snprintf(flag, sizeof flag,
-                 "EXISTS (SELECT 1 FROM findings f WHERE f.cell_id = c.id AND f.step = s.step AND f.metric = '%s' "
-                 "AND f.kind = 'regression' AND f.comparison_id = (SELECT id FROM comparisons WHERE run_id = ru.id "
-                 "ORDER BY created_at DESC, id DESC LIMIT 1))", m->metric);
-    snprintf(sql, sizeof sql,
-             "SELECT ru.uuid, ru.commit_sha, %s, %s FROM runs ru JOIN cells c ON c.run_id = ru.id "
-             "JOIN step_stats s ON s.cell_id = c.id WHERE c.config_key = ?1 AND s.step = ?2 AND "
-             "((ru.status = 'done' AND ru.started_at < (SELECT started_at FROM runs WHERE id = ?3)) OR ru.id = ?3) "
-             "ORDER BY ru.started_at DESC, ru.id DESC, c.idx DESC LIMIT %d", m->expr, flag, TREND_MAX_RUNS);
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-        return db_fail(db, err, "reading the history of", r->cells[ci].label);
-    sqlite3_bind_text(st, 1, r->cells[ci].config_key, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 2, step, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 3, r->run_id);
-    int rc, k = 0;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW && k < TREND_MAX_RUNS) {
-        trend_point *p = &pts[k++];
-        const char *uuid = (const char *)sqlite3_column_text(st, 0);
-        const char *sha = (const char *)sqlite3_column_text(st, 1);
-        snprintf(p->uuid, sizeof p->uuid, "%s", uuid ? uuid : "");
+    db_report_point *v = calloc(TREND_MAX_RUNS, sizeof *v);
+    if (!v)
+        return mlk_fail(err, MLK_E_NOMEM, "report: out of memory");
+    const plot_unit *u = unit_of(metric);
+    int k = 0, rc = db_report_trend(db, r->run_id, r->cells[ci].config_key, step, metric, TREND_MAX_RUNS, v, &k, err);
+    for (int i = 0; !rc && i < k; i++) {
+        trend_point *p = &pts[i];
+        p->p = v[i];
+        p->p.v = v[i].v / u->div;
+        const char *sha = v[i].commit;
         char label[16];
-        snprintf(label, sizeof label, "%.*s", sha && *sha ? 8 : 6, sha && *sha ? sha : p->uuid);
+        snprintf(label, sizeof label, "%.*s", *sha ? 8 : 6, *sha ? sha : v[i].uuid);
         mlk_rep_tsv_field(p->label, sizeof p->label, label);
-        p->v = sqlite3_column_type(st, 2) == SQLITE_NULL ? NAN : sqlite3_column_double(st, 2);
-        p->flagged = sqlite3_column_int(st, 3) != 0;
     }
-    sqlite3_finalize(st);
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-        return db_fail(db, err, "reading the history of", r->cells[ci].label);
-    for (int i = 0; i < k / 2; i++) { /* newest first from the query: put oldest first */
-        trend_point t = pts[i];
-        pts[i] = pts[k - 1 - i];
-        pts[k - 1 - i] = t;
-    }
-    *n = k;
-    return MLK_OK;
+    free(v);
+    if (!rc)
+        *n = k;
+    return rc;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -202,20 +151,12 @@ static double band_median(const trend_point *pts, int i)
     double w[BAND_RUNS];
     int k = 0;
     for (int j = i - 1; j >= 0 && k < BAND_RUNS; j--)
-        if (!isnan(pts[j].v))
-            w[k++] = pts[j].v;
+        if (!isnan(pts[j].p.v))
+            w[k++] = pts[j].p.v;
     if (!k)
         return NAN;
     qsort(w, (size_t)k, sizeof *w, cmp_double);
     return k % 2 ? w[k / 2] : (w[k / 2 - 1] + w[k / 2]) / 2;
-}
-
-static void put_val(FILE *f, double v)
-{
-    if (isnan(v))
-        fputs("\t?", f);
-    else
-        fprintf(f, "\t%.6g", v);
 }
 
 /* Block 1 of a trend's TSV: x and commit of the change points of config/step/metric within the points. Returns
@@ -231,7 +172,7 @@ static int write_change_points(FILE *f, const mlk_report *r, int ci, const char 
             strcmp(cp->step, step) || strcmp(cp->metric, metric) || !cp->run_uuid)
             continue;
         for (int i = 0; i < n; i++)
-            if (!strcmp(pts[i].uuid, cp->run_uuid)) {
+            if (!strcmp(pts[i].p.uuid, cp->run_uuid)) {
                 char label[24];
                 mlk_rep_tsv_field(label, sizeof label, cp->commit_sha ? cp->commit_sha : pts[i].label);
                 fprintf(f, "%d\t%.8s\n", i, label);
@@ -244,12 +185,13 @@ static int write_change_points(FILE *f, const mlk_report *r, int ci, const char 
 }
 
 /* Block 0: the points and the band; block 1: the change points (x, commit). */
-static int write_trend(mlk_report *r, int ci, const char *step, const metric_def *m, const trend_point *pts, int n,
+static int write_trend(mlk_report *r, int ci, const char *step, int metric, const trend_point *pts, int n,
                        const char *dir, mlk_error *err)
 {
+    const char *name = mlk_metric_name(metric);
     char sstep[64], base[160], path[4096], title[512];
     safe_name(sstep, sizeof sstep, step);
-    snprintf(base, sizeof base, "trend-c%d-%s-%s", r->cells[ci].idx, sstep, m->metric);
+    snprintf(base, sizeof base, "trend-c%d-%s-%s", r->cells[ci].idx, sstep, name);
     FILE *f = NULL;
     int rc = open_data(dir, base, "", path, sizeof path, &f, err);
     if (rc)
@@ -258,29 +200,29 @@ static int write_trend(mlk_report *r, int ci, const char *step, const metric_def
     int n_flagged = 0, n_band = 0;
     fputs("# x\tcommit\tvalue\tband_lo\tband_hi\tbaseline\tregression\n", f);
     for (int i = 0; i < n; i++) {
-        double med = band_median(pts, i), v = pts[i].v;
+        double med = band_median(pts, i), v = pts[i].p.v;
         fprintf(f, "%d\t%s", i, pts[i].label);
         put_val(f, v);
         put_val(f, med * (1 - BAND_REL));
         put_val(f, med * (1 + BAND_REL));
         put_val(f, med);
-        put_val(f, pts[i].flagged ? v : NAN);
+        put_val(f, pts[i].p.flagged ? v : NAN);
         fputc('\n', f);
-        n_flagged += pts[i].flagged && !isnan(v);
+        n_flagged += pts[i].p.flagged && !isnan(v);
         n_band += !isnan(med);
         double cand[] = {v, med * (1 - BAND_REL), med * (1 + BAND_REL)};
         for (int k = 0; k < 3; k++)
             if (!isnan(cand[k]))
                 lo = fmin(lo, cand[k]), hi = fmax(hi, cand[k]);
     }
-    int n_cp = write_change_points(f, r, ci, step, m->metric, pts, n);
+    int n_cp = write_change_points(f, r, ci, step, name, pts, n);
     if ((rc = mlk_rep_close(f, path, err)))
         return rc;
     if (!isfinite(lo))
         return MLK_OK; /* never measured (live heap without the shim): no plot */
     double pad = (hi - lo) * 0.1 + fmax(fabs(hi), 1e-9) * 0.02;
-    snprintf(title, sizeof title, "%s: %s %s across runs", r->cells[ci].label, step, mlk_metric_label(m->metric));
-    int p = mlk_rep_add_plot(r, MLK_REP_TREND, base, title, ci, step, m->metric, err);
+    snprintf(title, sizeof title, "%s: %s %s across runs", r->cells[ci].label, step, mlk_metric_label(name));
+    int p = mlk_rep_add_plot(r, MLK_REP_TREND, base, title, ci, step, name, err);
     if (p < 0)
         return p;
     mlk_rep_plot *pl = &r->plots[p];
@@ -290,16 +232,18 @@ static int write_trend(mlk_report *r, int ci, const char *step, const metric_def
     pl->a[3] = n_cp;
     pl->a[4] = n_flagged;
     pl->a[5] = n_band;
-    if (!(pl->ylabel = strdup(m->ylabel)))
+    char ylabel[128];
+    snprintf(ylabel, sizeof ylabel, "%s (%s)", mlk_metric_label(name), unit_of(metric)->axis);
+    if (!(pl->ylabel = strdup(ylabel)))
         return mlk_fail(err, MLK_E_NOMEM, "report: out of memory");
     return MLK_OK;
 }
 
-static int export_trend(sqlite3 *db, mlk_report *r, int ci, const char *step, const char *metric, const char *dir,
-                        mlk_error *err)
+static int export_trend(db_store *db, mlk_report *r, int ci, const char *step, const char *metric,
+                        const char *dir, mlk_error *err)
 {
-    const metric_def *m = find_metric(metric);
-    if (!m || mlk_rep_find_trend(r, ci, step, metric) >= 0)
+    int m = mlk_metric_from_name(metric);
+    if (m < 0 || !unit_of(m) || mlk_rep_find_trend(r, ci, step, metric) >= 0)
         return MLK_OK; /* a metric this report cannot chart, or already charted */
     trend_point *pts = calloc(TREND_MAX_RUNS, sizeof *pts);
     if (!pts)
@@ -313,7 +257,7 @@ static int export_trend(sqlite3 *db, mlk_report *r, int ci, const char *step, co
 
 /* Every config of the run: the whole iteration's figures, plus what its findings and the iteration's change
  * points name. */
-static int export_trends(sqlite3 *db, mlk_report *r, const char *dir, mlk_error *err)
+static int export_trends(db_store *db, mlk_report *r, const char *dir, mlk_error *err)
 {
     static const char *base_metrics[] = {"peak_kib", "final_rss_kib", "final_heap_bytes", "wall_ms"};
     int rc = MLK_OK;
@@ -382,38 +326,23 @@ static int slot(char (*names)[128], int *n, const char *s)
     return (*n)++;
 }
 
-/* series_keys: the axes that make the bars within a group, as an SQL list ('threads', 'mmap'); every other axis, with
- * the allocator, names the group. */
-static int matrix_query(sqlite3 *db, const mlk_report *r, const char *step, const char *series_keys, matrix *m,
-                        mlk_error *err)
+/* The run's cells at step into m: the allocator and every axis not among series_axes name the group, those axes
+ * the series (the bars within a group). */
+static int matrix_query(db_store *db, const mlk_report *r, const char *step, const char *const *series_axes,
+                        int n_axes, matrix *m, mlk_error *err)
 {
-    /* Group: the allocator and any axis not in the series; series: those axes. A missing axis collapses; bad axes
-     * JSON puts the cell in its own group. */
-    char sql[1024];
-    snprintf(sql, sizeof sql,
-             "SELECT c.allocator || COALESCE(' ' || (SELECT group_concat(j.key || '=' || j.value, ' ') FROM "
-             "json_each(CASE WHEN json_valid(c.axes) THEN c.axes ELSE '{}' END) j WHERE j.key NOT IN ('allocator', "
-             "%s)), ''), COALESCE((SELECT group_concat(j.key || '=' || j.value, ' ') FROM "
-             "json_each(CASE WHEN json_valid(c.axes) THEN c.axes ELSE '{}' END) j WHERE j.key IN (%s)), "
-             "'all'), s.peak_kib / 1024.0, s.wall_ms_median FROM cells c JOIN step_stats s ON s.cell_id = c.id "
-             "WHERE c.run_id = ? AND s.step = ? ORDER BY c.idx",
-             series_keys, series_keys);
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-        return db_fail(db, err, "reading the matrix of step", step);
-    sqlite3_bind_int64(st, 1, r->run_id);
-    sqlite3_bind_text(st, 2, step, -1, SQLITE_STATIC);
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        const char *g = (const char *)sqlite3_column_text(st, 0), *s = (const char *)sqlite3_column_text(st, 1);
+    db_report_bar *bars = NULL;
+    int n = 0, rc = db_report_matrix(db, r->run_id, step, series_axes, n_axes, &bars, &n, err);
+    for (int i = 0; !rc && i < n; i++) {
+        const char *g = bars[i].group, *s = bars[i].series;
         int gi = slot(m->groups, &m->n_groups, g ? g : "-"), si = slot(m->series, &m->n_series, s ? s : "all");
         if (gi < 0 || si < 0)
             continue; /* more than MATRIX_MAX: the rest is in the html table */
-        m->peak[gi][si] = sqlite3_column_type(st, 2) == SQLITE_NULL ? NAN : sqlite3_column_double(st, 2);
-        m->ms[gi][si] = sqlite3_column_type(st, 3) == SQLITE_NULL ? NAN : sqlite3_column_double(st, 3);
+        m->peak[gi][si] = bars[i].peak_kib / 1024.0;
+        m->ms[gi][si] = bars[i].wall_ms;
     }
-    sqlite3_finalize(st);
-    return rc == SQLITE_DONE ? MLK_OK : db_fail(db, err, "reading the matrix of step", step);
+    db_report_bars_free(bars, n);
+    return rc;
 }
 
 static int write_matrix_table(const matrix *m, double (*v)[MATRIX_MAX], const char *dir, const char *base,
@@ -437,36 +366,10 @@ static int write_matrix_table(const matrix *m, double (*v)[MATRIX_MAX], const ch
     return mlk_rep_close(f, path, err);
 }
 
-static bool run_has_step(sqlite3 *db, int64_t run_id, const char *step)
-{
-    sqlite3_stmt *st = NULL;
-    bool yes = false;
-    if (sqlite3_prepare_v2(db, "SELECT 1 FROM step_stats s JOIN cells c ON c.id = s.cell_id WHERE c.run_id = ? "
-                               "AND s.step = ? LIMIT 1", -1, &st, NULL) == SQLITE_OK) {
-        sqlite3_bind_int64(st, 1, run_id);
-        sqlite3_bind_text(st, 2, step, -1, SQLITE_STATIC);
-        yes = sqlite3_step(st) == SQLITE_ROW;
-    }
-    sqlite3_finalize(st);
-    return yes;
-}
-
-static int distinct_engines(sqlite3 *db, int64_t run_id)
-{
-    sqlite3_stmt *st = NULL;
-    int n = 0;
-    if (sqlite3_prepare_v2(db, "SELECT count(DISTINCT engine) FROM cells WHERE run_id = ?", -1, &st, NULL) == SQLITE_OK) {
-        sqlite3_bind_int64(st, 1, run_id);
-        if (sqlite3_step(st) == SQLITE_ROW)
-            n = sqlite3_column_int(st, 0);
-    }
-    sqlite3_finalize(st);
-    return n;
-}
-
 /* One matrix plot: kind "matrix" has threads x mmap as bars; kind "engines" has the engines side by side. */
-static int export_one_matrix(sqlite3 *db, mlk_report *r, const char *step, const char *kind, const char *series_keys,
-                             const char *what, const char *dir, mlk_error *err)
+static int export_one_matrix(db_store *db, mlk_report *r, const char *step, const char *kind,
+                             const char *const *series_axes, int n_axes, const char *what, const char *dir,
+                             mlk_error *err)
 {
     matrix *m = calloc(1, sizeof *m);
     if (!m)
@@ -477,7 +380,7 @@ static int export_one_matrix(sqlite3 *db, mlk_report *r, const char *step, const
     char sstep[64], base[96], title[256];
     safe_name(sstep, sizeof sstep, step);
     snprintf(base, sizeof base, "%s-%s", kind, sstep);
-    int rc = matrix_query(db, r, step, series_keys, m, err);
+    int rc = matrix_query(db, r, step, series_axes, n_axes, m, err);
     if (!rc && m->n_groups && !(rc = write_matrix_table(m, m->peak, dir, base, "-peak", err)) &&
         !(rc = write_matrix_table(m, m->ms, dir, base, "-latency", err))) {
         snprintf(title, sizeof title, "%s: step %s %s", r->scenario, step, what);
@@ -493,18 +396,24 @@ static int export_one_matrix(sqlite3 *db, mlk_report *r, const char *step, const
     return rc;
 }
 
-static int export_matrix(sqlite3 *db, mlk_report *r, const char *step, const char *dir, mlk_error *err)
+static int export_matrix(db_store *db, mlk_report *r, const char *step, const char *dir, mlk_error *err)
 {
+    static const char *const threads_mmap[] = {"threads", "mmap"}, *const engine[] = {"engine"};
+    bool infer = false;
+    int n_engines = 0, rc = MLK_OK;
     if (!step) /* infer is what a serving engine repeats; without it, the whole iteration */
-        step = run_has_step(db, r->run_id, "infer") ? "infer" : "iteration";
-    int rc = export_one_matrix(db, r, step, "matrix", "'threads', 'mmap'", "across allocators, threads and mmap",
-                               dir, err);
-    if (!rc && distinct_engines(db, r->run_id) > 1)
-        rc = export_one_matrix(db, r, step, "engines", "'engine'", "engine by engine, side by side", dir, err);
+        rc = db_report_run_has_step(db, r->run_id, "infer", &infer, err);
+    if (!step)
+        step = infer ? "infer" : "iteration";
+    if (!rc)
+        rc = export_one_matrix(db, r, step, "matrix", threads_mmap, 2, "across allocators, threads and mmap", dir,
+                               err);
+    if (!rc && !(rc = db_report_n_engines(db, r->run_id, &n_engines, err)) && n_engines > 1)
+        rc = export_one_matrix(db, r, step, "engines", engine, 1, "engine by engine, side by side", dir, err);
     return rc;
 }
 
-int mlk_rep_export(sqlite3 *db, mlk_report *r, const char *dir, const char *matrix_step, mlk_error *err)
+int mlk_rep_export(db_store *db, mlk_report *r, const char *dir, const char *matrix_step, mlk_error *err)
 {
     int rc = MLK_OK;
     for (int i = 0; i < r->n_cells && !rc; i++)

@@ -1,6 +1,6 @@
-/* tool_html.c: a tool cell's findings (leak records with their stacks, or the heap peak and its sites) as an HTML
- * fragment for the report. It must never print a db string into HTML unescaped. */
-#include <sqlite3.h>
+/* tool_html.c: a tool cell's findings (leak records with their stacks, or the heap peak and its sites), as the
+ * store reads them back, as an HTML fragment for the report. It must never print a stored string into HTML
+ * unescaped. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,144 +10,101 @@
 
 #define HTML_RECORDS 30
 
-/* ---- HTML ----------------------------------------------------------------------------------------------- */
-
-static void html_frames(FILE *f, sqlite3_stmt *fr, const char *source, int64_t cell_id, int seq)
+/* One stack as a table cell; a leak's allocator frames on top are left out (they say malloc, not who called it). */
+static void html_frames(FILE *f, const mlk_frame *frames, int n, bool leak)
 {
-    sqlite3_reset(fr);
-    sqlite3_bind_int64(fr, 1, cell_id);
-    sqlite3_bind_text(fr, 2, source, -1, SQLITE_STATIC);
-    sqlite3_bind_int(fr, 3, seq);
     fputs("<td><code>", f);
     int shown = 0;
-    while (sqlite3_step(fr) == SQLITE_ROW) {
-        mlk_frame fm = {(char *)sqlite3_column_text(fr, 0), (char *)sqlite3_column_text(fr, 1),
-                        (char *)sqlite3_column_text(fr, 3), sqlite3_column_int(fr, 2)};
-        if (!strcmp(source, "leak") && !shown && mlk_frame_is_allocator(&fm))
+    for (int i = 0; i < n; i++) {
+        const mlk_frame *fm = &frames[i];
+        if (leak && !shown && mlk_frame_is_allocator(fm))
             continue;
         char one[1024];
-        mlk_tool_frame_str(&fm, one, sizeof one);
+        mlk_tool_frame_str(fm, one, sizeof one);
         fputs(shown++ ? "<br>" : "", f);
         mlk_rep_xml(f, one);
-        if (fm.obj && fm.file) {
+        if (fm->obj && fm->file) {
             fputs(" <small>", f);
-            mlk_rep_xml(f, mlk_base_name(fm.obj));
+            mlk_rep_xml(f, mlk_base_name(fm->obj));
             fputs("</small>", f);
         }
     }
     fputs(shown ? "</code></td>" : "-</code></td>", f);
 }
 
-static bool has_table(sqlite3 *db, const char *name)
+static void html_leaks(FILE *f, const db_report_tool *t)
 {
-    sqlite3_stmt *st = NULL;
-    bool yes = sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1", -1, &st,
-                                  NULL) == SQLITE_OK &&
-               sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW;
-    sqlite3_finalize(st);
-    return yes;
-}
-
-static void html_text(FILE *f, const unsigned char *s)
-{
-    mlk_rep_xml(f, s ? (const char *)s : "-");
-}
-
-static int html_leaks(FILE *f, sqlite3 *db, sqlite3_stmt *fr, int64_t cell_id, int *rows)
-{
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(db, "SELECT seq, tool, kind, bytes, total_bytes, blocks, in_engine FROM leaks "
-                               "WHERE cell_id = ?1 ORDER BY CASE kind WHEN 'definitely' THEN 0 WHEN 'indirectly' "
-                               "THEN 1 WHEN 'possibly' THEN 2 ELSE 3 END, total_bytes DESC, seq", -1, &st,
-                           NULL) != SQLITE_OK)
-        return -1;
-    sqlite3_bind_int64(st, 1, cell_id);
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        if ((*rows)++ == 0)
-            fputs("<table class=\"leaks\">\n<tr><th>tool</th><th>kind</th><th>bytes</th><th>with indirect</th>"
-                  "<th>blocks</th><th>engine</th><th>stack (innermost first)</th></tr>\n", f);
-        if (*rows > HTML_RECORDS)
-            continue;
-        const unsigned char *kind = sqlite3_column_text(st, 2);
-        bool definite = kind && !strcmp((const char *)kind, "definitely");
+    if (!t->n_leaks)
+        return;
+    fputs("<table class=\"leaks\">\n<tr><th>tool</th><th>kind</th><th>bytes</th><th>with indirect</th>"
+          "<th>blocks</th><th>engine</th><th>stack (innermost first)</th></tr>\n", f);
+    for (int i = 0; i < t->leaks.n && i < HTML_RECORDS; i++) {
+        const mlk_leak *l = &t->leaks.leaks[i];
         fputs("<tr><td>", f);
-        html_text(f, sqlite3_column_text(st, 1));
-        fprintf(f, "</td><td%s>", definite ? " class=\"leak\"" : "");
-        html_text(f, kind);
+        mlk_rep_xml(f, t->tool[0] ? t->tool : "-");
+        fprintf(f, "</td><td%s>", l->kind == MLK_LEAK_DEFINITELY ? " class=\"leak\"" : "");
+        mlk_rep_xml(f, mlk_leak_kind_name(l->kind));
         fprintf(f, "</td><td class=\"num\">%lld</td><td class=\"num\">%lld</td><td class=\"num\">%lld</td><td>%s</td>",
-                (long long)sqlite3_column_int64(st, 3), (long long)sqlite3_column_int64(st, 4),
-                (long long)sqlite3_column_int64(st, 5), sqlite3_column_int(st, 6) ? "yes" : "no");
-        html_frames(f, fr, "leak", cell_id, sqlite3_column_int(st, 0));
+                (long long)l->bytes, (long long)l->total_bytes, (long long)l->blocks, l->in_engine ? "yes" : "no");
+        html_frames(f, l->frames, l->n_frames, true);
         fputs("</tr>\n", f);
     }
-    if (*rows > HTML_RECORDS)
+    if (t->n_leaks > HTML_RECORDS)
         fprintf(f, "<tr><td colspan=\"7\">... and %d more records (table leaks of the db)</td></tr>\n",
-                *rows - HTML_RECORDS);
-    if (*rows)
-        fputs("</table>\n", f);
-    sqlite3_finalize(st);
-    return 0;
+                t->n_leaks - HTML_RECORDS);
+    fputs("</table>\n", f);
 }
 
-static int html_peak(FILE *f, sqlite3 *db, sqlite3_stmt *fr, int64_t cell_id, int *rows)
+static void html_peak(FILE *f, const mlk_heap_peak *p)
 {
-    sqlite3_stmt *st = NULL, *sites = NULL;
-    int bad = sqlite3_prepare_v2(db, "SELECT peak_bytes, heap_bytes, heap_extra_bytes, snapshot, n_snapshots FROM "
-                                     "heap_peaks WHERE cell_id = ?1", -1, &st, NULL) != SQLITE_OK ||
-              sqlite3_prepare_v2(db, "SELECT seq, bytes FROM heap_peak_sites WHERE cell_id = ?1 ORDER BY seq", -1,
-                                 &sites, NULL) != SQLITE_OK;
-    if (!bad) {
-        sqlite3_bind_int64(st, 1, cell_id);
-        sqlite3_bind_int64(sites, 1, cell_id);
+    if (!p->found)
+        return;
+    char peak[32];
+    mlk_fmt_bytes(peak, sizeof peak, (double)(p->heap_bytes + p->extra_bytes), false);
+    fprintf(f, "<p>massif: peak heap <strong>%s</strong> (%lld B asked for + %lld B allocator overhead), "
+               "snapshot %d of %d.</p>\n", peak, (long long)p->heap_bytes, (long long)p->extra_bytes, p->snapshot,
+            p->n_snapshots);
+    for (int i = 0; i < p->n_sites; i++) {
+        char b[32];
+        mlk_fmt_bytes(b, sizeof b, (double)p->sites[i].bytes, false);
+        if (!i)
+            fputs("<table class=\"peak\">\n<tr><th>bytes at the peak</th><th>allocated from (innermost first)"
+                  "</th></tr>\n", f);
+        fprintf(f, "<tr><td class=\"num\">%s</td>", b);
+        html_frames(f, p->sites[i].frames, p->sites[i].n_frames, false);
+        fputs("</tr>\n", f);
     }
-    if (!bad && sqlite3_step(st) == SQLITE_ROW) {
-        char peak[32];
-        mlk_fmt_bytes(peak, sizeof peak, (double)sqlite3_column_int64(st, 0), false);
-        fprintf(f, "<p>massif: peak heap <strong>%s</strong> (%lld B asked for + %lld B allocator overhead), "
-                   "snapshot %d of %d.</p>\n", peak, (long long)sqlite3_column_int64(st, 1),
-                (long long)sqlite3_column_int64(st, 2), sqlite3_column_int(st, 3), sqlite3_column_int(st, 4));
-        (*rows)++;
-        int n = 0;
-        for (; sqlite3_step(sites) == SQLITE_ROW; n++) {
-            char b[32];
-            mlk_fmt_bytes(b, sizeof b, (double)sqlite3_column_int64(sites, 1), false);
-            if (!n)
-                fputs("<table class=\"peak\">\n<tr><th>bytes at the peak</th><th>allocated from (innermost first)"
-                      "</th></tr>\n", f);
-            fprintf(f, "<tr><td class=\"num\">%s</td>", b);
-            html_frames(f, fr, "peak_site", cell_id, sqlite3_column_int(sites, 0));
-            fputs("</tr>\n", f);
-        }
-        if (n)
-            fputs("</table>\n", f);
-    }
-    sqlite3_finalize(st);
-    sqlite3_finalize(sites);
-    return bad ? -1 : 0;
+    if (p->n_sites)
+        fputs("</table>\n", f);
 }
 
-int mlk_tool_html(sqlite3 *db, int64_t cell_id, char **out, mlk_error *err)
+int mlk_tool_html(const db_report_tool *t, char **out, mlk_error *err)
 {
     *out = NULL;
-    if (!has_table(db, "leaks") || !has_table(db, "heap_peaks") || !has_table(db, "tool_frames"))
+    if (!t->n_leaks && !t->peak.found)
         return MLK_OK;
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
     if (!f)
         return mlk_fail(err, MLK_E_NOMEM, "report: out of memory");
-    sqlite3_stmt *fr = NULL;
-    int rows = 0, bad = sqlite3_prepare_v2(db, "SELECT fn, file, line, obj FROM tool_frames WHERE cell_id = ?1 AND "
-                                               "source = ?2 AND seq = ?3 ORDER BY depth", -1, &fr, NULL) != SQLITE_OK;
-    bad = bad || html_leaks(f, db, fr, cell_id, &rows) || html_peak(f, db, fr, cell_id, &rows);
-    sqlite3_finalize(fr);
-    bool nomem = fclose(f) != 0;
-    if (bad || nomem || !rows) {
+    html_leaks(f, t);
+    html_peak(f, &t->peak);
+    if (fclose(f)) {
         free(buf);
-        return bad ? mlk_fail(err, MLK_E_DB, "report: reading the tool findings of cell %lld: %s", (long long)cell_id,
-                              sqlite3_errmsg(db))
-                   : nomem ? mlk_fail(err, MLK_E_NOMEM, "report: out of memory") : MLK_OK;
+        return mlk_fail(err, MLK_E_NOMEM, "report: out of memory");
     }
     *out = buf;
     return MLK_OK;
+}
+
+int mlk_tool_html_cell(db_store *db, int64_t cell_id, char **out, mlk_error *err)
+{
+    db_report_tool t;
+    int rc = db_report_tool_load(db, cell_id, HTML_RECORDS, &t, err);
+    char *html = NULL;
+    if (!rc && !(rc = mlk_tool_html(&t, &html, err)))
+        *out = html;
+    db_report_tool_deinit(&t);
+    return rc;
 }
