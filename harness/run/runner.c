@@ -15,7 +15,7 @@
 #include "tool_collect.h"
 #include "verdict.h"
 
-volatile int mlk_run_interrupted;
+volatile sig_atomic_t mlk_run_interrupted;
 
 typedef struct {
     db_store *db;

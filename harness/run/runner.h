@@ -3,6 +3,7 @@
 #ifndef MLK_RUNNER_H
 #define MLK_RUNNER_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -27,6 +28,6 @@ int mlk_run(const mlk_plan *p, db_store *db, const mlk_run_opts *o, int64_t resu
             bool *finding, mlk_error *err);
 
 /* Set by the SIGINT/SIGTERM handler: the runner stops the current worker, marks the run interrupted. */
-extern volatile int mlk_run_interrupted;
+extern volatile sig_atomic_t mlk_run_interrupted;
 
 #endif
