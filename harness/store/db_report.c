@@ -24,13 +24,8 @@ int db_report_open(const char *path, db_store **out, mlk_error *err)
     sqlite3_finalize(st);
     sqlite3_close(h);
     db_store *db = NULL;
-    if (rc || (rc = db_open(path, &db, err)))
+    if (rc || (rc = db_open_readonly(path, &db, err)))
         return rc;
-    /* From here this connection only reads, whatever a report asks of it. */
-    if ((rc = db_exec(db, "PRAGMA query_only = 1", err))) {
-        db_close(db);
-        return rc;
-    }
     *out = db;
     return MLK_OK;
 }

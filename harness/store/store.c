@@ -102,6 +102,27 @@ fail:
     return rc;
 }
 
+int db_open_readonly(const char *path, db_store **out, mlk_error *err)
+{
+    db_store *db = calloc(1, sizeof *db);
+    if (!db || !(db->path = strdup(path))) {
+        free(db);
+        return mlk_fail(err, MLK_E_NOMEM, "db: out of memory");
+    }
+    int rc = MLK_OK;
+    /* No schema, no WAL switch, no insert statement: nothing here may write, not even to an older db. */
+    if (sqlite3_open_v2(path, &db->h, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
+        rc = db_fail_sql(db, err, "cannot open");
+    else
+        sqlite3_busy_timeout(db->h, DB_BUSY_MS);
+    if (!rc && (rc = db_exec(db, "PRAGMA query_only = 1", err)) == MLK_OK) {
+        *out = db;
+        return MLK_OK;
+    }
+    db_close(db);
+    return rc;
+}
+
 void db_close(db_store *db)
 {
     if (!db)

@@ -17,6 +17,10 @@ typedef struct db_store db_store;
 /* Open (creating if needed) the db at path: schema, WAL, busy timeout, foreign keys. */
 int db_open(const char *path, db_store **out, mlk_error *err);
 void db_close(db_store *db);
+/* Open an existing db for reading only: no schema is created or upgraded, nothing is ever written (an older db
+ * stays as it is; queries of tables it lacks fail, so callers look before they read). The sample insert of a
+ * read-only store fails. MLK_E_DB naming the file when it cannot be opened. */
+int db_open_readonly(const char *path, db_store **out, mlk_error *err);
 
 typedef struct db_run_meta {
     const char *uuid;  /* the run's identity across dbs; a run with this uuid already here is joined (shards) */
