@@ -208,3 +208,53 @@ CREATE TABLE IF NOT EXISTS tool_frames (
   obj     TEXT,
   PRIMARY KEY (cell_id, source, seq, depth)
 ) WITHOUT ROWID;
+
+-- Where heap and mappings grow, at normal speed (issue 9, heap_sites: sample | exact): per plain cell, how its
+-- allocation sites were recorded. The shim records the stack of sampled (or all) allocations and of every mmap, and
+-- the worker snapshots each site's live bytes at a few checkpoints of the measured iterations. mode 'maps': no stacks
+-- (heap_sites: off, or heap: off), growing mappings found by diffing /proc/self/maps between two checkpoints.
+CREATE TABLE IF NOT EXISTS site_reports (
+  cell_id          INTEGER PRIMARY KEY REFERENCES cells(id),
+  mode             TEXT NOT NULL CHECK (mode IN ('sample', 'exact', 'maps')),
+  sample_bytes     INTEGER,                -- mean sampling interval in bytes (Poisson by bytes); NULL unless sample
+  n_checkpoints    INTEGER NOT NULL,       -- snapshots taken, each after an iteration's sample
+  first_iteration  INTEGER NOT NULL,       -- the iterations of the first and last checkpoints
+  last_iteration   INTEGER NOT NULL,
+  n_sites          INTEGER,                -- distinct stacks recorded over the whole cell; NULL for maps
+  sampled_allocs   INTEGER,                -- allocations whose stack was taken
+  dropped_sites    INTEGER,                -- stacks not recorded, the site table being full (their bytes go to site 0)
+  dropped_blocks   INTEGER,                -- sampled blocks the live-block table had no room for (not attributed)
+  dropped_mappings INTEGER,                -- mappings the mapping table had no room for (not counted)
+  unwind_ns        REAL,                   -- mean cost of one stack capture in the shim
+  symbolize_ms     REAL                    -- the worker's time to name the reported sites (before teardown)
+);
+
+-- The sites whose live bytes grew across the measured iterations (Theil-Sen slope over the checkpoints > 0 and
+-- growing in both halves), fastest first. Still-reachable growth counts: a cache appended to is a growing site.
+CREATE TABLE IF NOT EXISTS growth_sites (
+  cell_id         INTEGER NOT NULL REFERENCES cells(id),
+  seq             INTEGER NOT NULL,        -- 0: the fastest growing
+  kind            TEXT NOT NULL CHECK (kind IN ('heap', 'mmap', 'maps')), -- heap: malloc family and operator new;
+                                           -- mmap: mmap/mremap calls; maps: a path of /proc/self/maps (no stack)
+  bytes_per_iter  REAL NOT NULL,           -- slope of the site's live bytes (an unbiased estimate when sampled)
+  blocks_per_iter REAL,                    -- slope of its live blocks (mappings for mmap); NULL for maps
+  growth_bytes    INTEGER NOT NULL,        -- live bytes at the last checkpoint minus the first
+  live_bytes      INTEGER NOT NULL,        -- at the last checkpoint
+  live_blocks     INTEGER,                 -- at the last checkpoint; NULL for maps
+  path            TEXT,                    -- mmap, maps: the file mapped (the one with most bytes) or '[anon]'
+  PRIMARY KEY (cell_id, seq)
+) WITHOUT ROWID;
+
+-- Their stacks, innermost first: depth 0 is the first frame outside the shim and the allocator (the caller of
+-- malloc, operator new or mmap). NULL: not known (no symbol, no debug information).
+CREATE TABLE IF NOT EXISTS growth_site_frames (
+  cell_id INTEGER NOT NULL REFERENCES cells(id),
+  seq     INTEGER NOT NULL,                -- growth_sites.seq
+  depth   INTEGER NOT NULL,
+  fn      TEXT,                            -- demangled when the C++ runtime is loaded
+  file    TEXT,
+  line    INTEGER,
+  obj     TEXT,                            -- the object's path
+  offset  INTEGER,                         -- the return address, relative to obj's load address
+  PRIMARY KEY (cell_id, seq, depth)
+) WITHOUT ROWID;
