@@ -35,6 +35,15 @@ void ref_model_ref(ref_model *m)
         atomic_fetch_add(&m->refs, 1);
 }
 
+static void graph_free_arrays(ref_graph *g)
+{
+    ref_free(g->nodes);
+    ref_free(g->inits);
+    ref_free(g->inputs);
+    ref_free(g->outputs);
+    ref_free(g->value_infos);
+}
+
 static void model_destroy(ref_model *m)
 {
     for (size_t i = 0; i < m->n_maps; i++)
@@ -45,12 +54,9 @@ static void model_destroy(ref_model *m)
         ref_free(b->p);
         ref_free(b);
     }
-    ref_graph *g = &m->graph;
-    ref_free(g->nodes);
-    ref_free(g->inits);
-    ref_free(g->inputs);
-    ref_free(g->outputs);
-    ref_free(g->value_infos);
+    graph_free_arrays(&m->graph);
+    for (ref_graph *g = m->subs; g; g = g->next_sub)
+        graph_free_arrays(g);
     ref_free(m->opsets);
     for (ref_pool_chunk *c = m->pool, *next; c; c = next) {
         next = c->next;
@@ -141,44 +147,52 @@ int ref_model_add_mapping(ref_model *m, void *addr, size_t len)
     return REF_OK;
 }
 
-ref_node *ref_graph_add_node(ref_model *m)
+ref_node *ref_graph_push_node(ref_graph *g)
 {
-    ref_graph *g = &m->graph;
     return append((void **)&g->nodes, &g->n_nodes, &g->cap_nodes, sizeof(ref_node));
 }
 
-ref_initializer *ref_graph_add_init(ref_model *m)
+ref_initializer *ref_graph_push_init(ref_graph *g)
 {
-    ref_graph *g = &m->graph;
     return append((void **)&g->inits, &g->n_inits, &g->cap_inits, sizeof(ref_initializer));
 }
 
-ref_value_info *ref_graph_add_input(ref_model *m)
+ref_value_info *ref_graph_push_value(ref_value_info **arr, size_t *n, size_t *cap)
 {
-    ref_graph *g = &m->graph;
-    ref_value_info *v = append((void **)&g->inputs, &g->n_inputs, &g->cap_inputs, sizeof *v);
+    ref_value_info *v = append((void **)arr, n, cap, sizeof *v);
     if (v)
         v->rank = -1;
     return v;
+}
+
+ref_graph *ref_model_new_subgraph(ref_model *m)
+{
+    ref_graph *g = ref_model_pool_alloc(m, sizeof *g);
+    if (!g)
+        return NULL;
+    g->name = "";
+    g->next_sub = m->subs;
+    m->subs = g;
+    return g;
+}
+
+ref_node *ref_graph_add_node(ref_model *m) { return ref_graph_push_node(&m->graph); }
+
+ref_initializer *ref_graph_add_init(ref_model *m) { return ref_graph_push_init(&m->graph); }
+
+ref_value_info *ref_graph_add_input(ref_model *m)
+{
+    return ref_graph_push_value(&m->graph.inputs, &m->graph.n_inputs, &m->graph.cap_inputs);
 }
 
 ref_value_info *ref_graph_add_output(ref_model *m)
 {
-    ref_graph *g = &m->graph;
-    ref_value_info *v = append((void **)&g->outputs, &g->n_outputs, &g->cap_outputs, sizeof *v);
-    if (v)
-        v->rank = -1;
-    return v;
+    return ref_graph_push_value(&m->graph.outputs, &m->graph.n_outputs, &m->graph.cap_outputs);
 }
 
 ref_value_info *ref_graph_add_value_info(ref_model *m)
 {
-    ref_graph *g = &m->graph;
-    ref_value_info *v =
-        append((void **)&g->value_infos, &g->n_value_infos, &g->cap_value_infos, sizeof *v);
-    if (v)
-        v->rank = -1;
-    return v;
+    return ref_graph_push_value(&m->graph.value_infos, &m->graph.n_value_infos, &m->graph.cap_value_infos);
 }
 
 int ref_model_add_opset(ref_model *m, const char *domain, int64_t version)
@@ -265,4 +279,26 @@ size_t ref_attr_floats(const ref_node *n, const char *name, const float **out)
     }
     *out = a->floats;
     return a->n;
+}
+
+/* Graph inputs that are not initializers (older files list initializers among the inputs too). */
+static bool is_initializer(const ref_model *m, const char *name)
+{
+    return ref_model_find_init(m, name) != NULL;
+}
+
+size_t ref_model_n_inputs(const ref_model *m)
+{
+    size_t n = 0;
+    for (size_t i = 0; m && i < m->graph.n_inputs; i++)
+        n += !is_initializer(m, m->graph.inputs[i].name);
+    return n;
+}
+
+const char *ref_model_input_name(const ref_model *m, size_t i)
+{
+    for (size_t k = 0; m && k < m->graph.n_inputs; k++)
+        if (!is_initializer(m, m->graph.inputs[k].name) && i-- == 0)
+            return m->graph.inputs[k].name;
+    return NULL;
 }

@@ -42,7 +42,9 @@ typedef struct ref_attr {
     const int64_t *ints;
     const char **strings;
     size_t n;           /* count of floats, ints or strings */
-    bool has_graph;     /* GRAPH(S): recognized, not kept; ops needing subgraphs report unsupported */
+    const struct ref_graph *g;              /* GRAPH: the subgraph (If's branches, Loop's body), owned by the model */
+    const struct ref_graph *const *graphs;  /* GRAPHS, n_graphs of them */
+    size_t n_graphs;
 } ref_attr;
 
 typedef struct ref_node {
@@ -86,6 +88,7 @@ typedef struct ref_opset {
 
 typedef struct ref_graph {
     const char *name;
+    struct ref_graph *next_sub; /* the model's list of subgraphs, to free their arrays */
     ref_node *nodes;
     size_t n_nodes, cap_nodes;
     ref_initializer *inits;
@@ -113,6 +116,7 @@ struct ref_model {
     const char *producer_name;
     const char *producer_version;
     ref_graph graph;
+    ref_graph *subs;         /* every subgraph (attribute g or graphs), at any depth */
 
     ref_options opts;        /* the options it was read with */
     const char *path;        /* NULL when read from memory */
@@ -148,6 +152,12 @@ ref_value_info *ref_graph_add_input(ref_model *m);
 ref_value_info *ref_graph_add_output(ref_model *m);
 ref_value_info *ref_graph_add_value_info(ref_model *m);
 int ref_model_add_opset(ref_model *m, const char *domain, int64_t version);
+/* The same appends on any graph of the model (the main one or a subgraph). */
+ref_node *ref_graph_push_node(ref_graph *g);
+ref_initializer *ref_graph_push_init(ref_graph *g);
+ref_value_info *ref_graph_push_value(ref_value_info **arr, size_t *n, size_t *cap);
+/* A new empty subgraph in the model's pool, freed with the model. NULL on allocation failure. */
+ref_graph *ref_model_new_subgraph(ref_model *m);
 
 /* Opset of the default domain ("" or "ai.onnx"); 0 when not imported. */
 int64_t ref_model_opset(const ref_model *m);

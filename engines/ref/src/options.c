@@ -41,6 +41,8 @@ void ref_options_init(ref_options *o)
     o->arena = 1;
     o->arena_growth = REF_GROWTH_POW2;
     o->mem_pattern = 1;
+    o->plan_cache = 8;
+    o->fold_bn = 1;
     o->inject_leak_step = REF_STEP_INFER;
     o->inject_retention_step = REF_STEP_INFER;
     o->inject_crash_step = REF_STEP_INFER;
@@ -49,7 +51,8 @@ void ref_options_init(ref_options *o)
 
 const char *ref_options_keys(void)
 {
-    return "mmap, threads, compile_threads, planner, arena, arena_growth, mem_pattern, dim.NAME, "
+    return "mmap, threads, compile_threads, planner, arena, arena_growth, mem_pattern, plan_cache, fold_bn, "
+           "dim.NAME, shape.NAME, "
            "inject_leak_bytes, inject_leak_step, inject_retention_bytes, inject_retention_cap, "
            "inject_retention_step, inject_crash_at, inject_crash_step, inject_thread_leak, "
            "inject_thread_step";
@@ -126,6 +129,46 @@ static int set_dim(ref_options *o, const char *name, const char *v, ref_error *e
     return REF_OK;
 }
 
+int ref_options_set_shape(ref_options *o, const char *name, const ref_tensor *t, ref_error *err)
+{
+    if (!name || !name[0] || strlen(name) >= sizeof o->shapes[0].name)
+        return ref_fail(err, REF_E_INVALID, "option shape.%s: name must be 1 to %zu characters", name ? name : "",
+                        sizeof o->shapes[0].name - 1);
+    if (t->rank < 0 || t->rank > REF_MAX_RANK)
+        return ref_fail(err, REF_E_INVALID, "option shape.%s: rank %d (0 to %d)", name, t->rank, REF_MAX_RANK);
+    int i = 0;
+    while (i < o->n_shapes && strcmp(o->shapes[i].name, name))
+        i++;
+    if (i == REF_MAX_SHAPE_OVERRIDES)
+        return ref_fail(err, REF_E_RANGE, "option shape.%s: at most %d input shapes", name, REF_MAX_SHAPE_OVERRIDES);
+    if (i == o->n_shapes)
+        strcpy(o->shapes[o->n_shapes++].name, name);
+    o->shapes[i].rank = t->rank;
+    for (int d = 0; d < REF_MAX_RANK; d++)
+        o->shapes[i].dims[d] = d < t->rank ? t->dims[d] : 0;
+    return REF_OK;
+}
+
+/* "1x3x640x640" (or "" for a scalar): dims of at most 2^31 - 1 each. */
+static int set_shape(ref_options *o, const char *name, const char *v, ref_error *err)
+{
+    ref_tensor t = {.dtype = 0};
+    for (const char *p = v; *p;) {
+        char *end;
+        errno = 0;
+        long long d = strtoll(p, &end, 10);
+        if (end == p || errno || d < 0 || d > INT32_MAX || (*end && *end != 'x' && *end != 'X') ||
+            t.rank == REF_MAX_RANK)
+            return ref_fail(err, REF_E_INVALID, "option shape.%s: '%s' is not a shape like 1x3x224x224 (at most %d "
+                            "dims, each 0 to %d; empty for a scalar)", name, v, REF_MAX_RANK, INT32_MAX);
+        t.dims[t.rank++] = d;
+        p = *end ? end + 1 : end;
+        if (*end && !*p)
+            return ref_fail(err, REF_E_INVALID, "option shape.%s: '%s' ends with 'x'", name, v);
+    }
+    return ref_options_set_shape(o, name, &t, err);
+}
+
 int ref_options_set(ref_options *o, const char *key, const char *v, ref_error *err)
 {
     int64_t x = 0;
@@ -138,6 +181,16 @@ int ref_options_set(ref_options *o, const char *key, const char *v, ref_error *e
         return parse_bool(key, v, &o->arena, err);
     if (!strcmp(key, "mem_pattern"))
         return parse_bool(key, v, &o->mem_pattern, err);
+    if (!strcmp(key, "fold_bn"))
+        return parse_bool(key, v, &o->fold_bn, err);
+    if (!strcmp(key, "plan_cache")) {
+        if ((rc = parse_int(key, v, 1, 4096, &x, err)))
+            return rc;
+        o->plan_cache = (int)x;
+        return REF_OK;
+    }
+    if (!strncmp(key, "shape.", 6))
+        return set_shape(o, key + 6, v, err);
     if (!strcmp(key, "inject_thread_leak"))
         return parse_bool(key, v, &o->inject_thread_leak, err);
     if (!strcmp(key, "threads") || !strcmp(key, "compile_threads")) {

@@ -1,5 +1,6 @@
 /* compile.c: ref_compile and the compiled model's public getters: order, fold, plan, pre-pack.
  * It must never modify the model it compiles: the model may be shared by several compiled models. */
+#include <stdio.h>
 #include <string.h>
 
 #include "../alloc.h"
@@ -22,17 +23,21 @@ static int check_ops(ref_compiled *c, ref_error *err)
     return REF_OK;
 }
 
-/* The default plan, for the declared input shapes; none (and no error) when a shape is undeclared. */
-static int default_plan(ref_compiled *c, ref_error *err)
+/* The default plan: for the shapes options give, else the declared ones. None (and no error) when a shape is
+ * undeclared, or when planning fails for dims guessed as 1: the inputs will bring the real shapes. With
+ * for_prepack, a plan that stopped at a failing node is kept too: the nodes before it can be pre-packed. */
+static int default_plan(ref_compiled *c, bool for_prepack, ref_error *err)
 {
     /* A model may declare any number of graph inputs: their shapes go on the heap. */
     ref_tensor *shapes = ref_calloc((size_t)c->n_inputs + 1, sizeof *shapes);
     if (!shapes)
         return ref_fail(err, REF_E_NOMEM, "compile: out of memory for the shapes of %d inputs", c->n_inputs);
     int rc = REF_OK;
+    bool guessed = false;
     for (int i = 0; i < c->n_inputs; i++) {
-        rc = ref_input_default_shape(c, i, &shapes[i], err);
+        rc = ref_input_default_shape(c, i, &shapes[i], &guessed, err);
         if (rc == REF_E_DYNAMIC) {
+            snprintf(c->no_plan_why, sizeof c->no_plan_why, "%.300s", err ? err->msg : "an input declares no shape");
             ref_error_clear(err);
             rc = REF_OK;
             goto out;
@@ -40,10 +45,60 @@ static int default_plan(ref_compiled *c, ref_error *err)
         if (rc)
             goto out;
     }
-    rc = ref_plan_build(c, shapes, &c->default_plan, err);
+    c->guessed_dims = guessed;
+    if (!guessed) {
+        rc = ref_plan_build(c, shapes, &c->default_plan, err);
+        goto out;
+    }
+    ref_error why = {0};
+    if ((rc = ref_plan_build_tolerant(c, shapes, &c->default_plan, &why))) {
+        if (err)
+            *err = why;
+        goto out;
+    }
+    if (c->default_plan->incomplete) {
+        snprintf(c->no_plan_why, sizeof c->no_plan_why, "planning for symbolic dims guessed as 1 failed (%.200s); "
+                 "give the input shapes (shape.NAME or dim.NAME)", why.msg);
+        if (!for_prepack) {
+            ref_plan_free(c, c->default_plan);
+            c->default_plan = NULL;
+        }
+    }
 out:
     ref_free(shapes);
     return rc;
+}
+
+/* Everything after reading the graph: order, fold, subgraphs, pre-pack, default plan. */
+static int compile_graph(ref_compiled *c, ref_error *err)
+{
+    int rc;
+    if ((rc = ref_graph_build(c, err)) || (rc = check_ops(c, err)))
+        return rc;
+    if (c->opset <= 0 && c->n_nodes > 0)
+        return ref_fail(err, REF_E_PARSE, "compile: the model imports no default-domain (ai.onnx) opset");
+    /* The first plan gives pre-packing its shapes; the second sizes scratch for what was packed. */
+    if ((rc = ref_fold_constants(c, err)) || (c->opts.fold_bn && (rc = ref_fold_affine(c, err))) ||
+        (rc = default_plan(c, true, err)) || (rc = ref_prepack(c, c->default_plan, err)))
+        return rc;
+    c->prepacked = true;
+    ref_plan_free(c, c->default_plan);
+    c->default_plan = NULL;
+    return default_plan(c, false, err);
+}
+
+static ref_compiled *compiled_alloc(ref_model *m, const ref_graph *g, const ref_options *o)
+{
+    ref_compiled *c = ref_calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    pthread_mutex_init(&c->prep_mu, NULL);
+    ref_model_ref(m);
+    c->model = m;
+    c->graph = g;
+    c->opts = *o;
+    c->opset = (int)ref_model_opset(m);
+    return c;
 }
 
 int ref_compile(ref_model *m, const ref_options *o, ref_compiled **out, ref_error *err)
@@ -58,34 +113,43 @@ int ref_compile(ref_model *m, const ref_options *o, ref_compiled **out, ref_erro
     int rc = ref_inject_step(o, REF_STEP_COMPILE_MODEL, err);
     if (rc)
         return rc;
-    ref_compiled *c = ref_calloc(1, sizeof *c);
+    ref_compiled *c = compiled_alloc(m, &m->graph, o);
     if (!c)
         return ref_fail(err, REF_E_NOMEM, "compile: out of memory");
-    pthread_mutex_init(&c->prep_mu, NULL);
-    ref_model_ref(m);
-    c->model = m;
-    c->opts = *o;
-    c->opset = (int)ref_model_opset(m);
-    if ((rc = ref_graph_build(c, err)) || (rc = check_ops(c, err)))
-        goto fail;
-    if (c->opset <= 0 && c->n_nodes > 0) {
-        rc = ref_fail(err, REF_E_PARSE, "compile: the model imports no default-domain (ai.onnx) opset");
-        goto fail;
+    if ((rc = compile_graph(c, err))) {
+        compiled_destroy(c);
+        return rc;
     }
-    /* The first plan gives pre-packing its shapes; the second sizes scratch for what was packed. */
-    if ((rc = ref_fold_constants(c, err)) || (rc = default_plan(c, err)) ||
-        (rc = ref_prepack(c, c->default_plan, err)))
-        goto fail;
-    c->prepacked = true;
-    ref_plan_free(c, c->default_plan);
-    c->default_plan = NULL;
-    if ((rc = default_plan(c, err)))
-        goto fail;
     *out = c;
     return REF_OK;
-fail:
-    compiled_destroy(c);
-    return rc;
+}
+
+int ref_compile_sub(const ref_compiled *parent, int k, const ref_graph *g, ref_compiled **out, ref_error *err)
+{
+    /* A subgraph runs inside its parent's steps: no fault injection of its own, and shapes come from its inputs. */
+    ref_options o;
+    ref_options_init(&o);
+    o.mmap = parent->opts.mmap;
+    o.threads = parent->opts.threads;
+    o.planner = parent->opts.planner;
+    o.arena = parent->opts.arena;
+    o.arena_growth = parent->opts.arena_growth;
+    o.mem_pattern = parent->opts.mem_pattern;
+    o.plan_cache = parent->opts.plan_cache;
+    o.fold_bn = parent->opts.fold_bn;
+    ref_compiled *c = compiled_alloc(parent->model, g, &o);
+    if (!c)
+        return ref_fail(err, REF_E_NOMEM, "compile: out of memory for a subgraph");
+    c->parent = parent;
+    c->parent_node = k;
+    c->opset = parent->opset;
+    int rc = compile_graph(c, err);
+    if (rc) {
+        compiled_destroy(c);
+        return rc;
+    }
+    *out = c;
+    return REF_OK;
 }
 
 void ref_compiled_free(ref_compiled *c)
@@ -99,9 +163,18 @@ void ref_compiled_free(ref_compiled *c)
 static void compiled_destroy(ref_compiled *c)
 {
     ref_plan_free(c, c->default_plan);
-    for (int k = 0; k < c->n_nodes; k++)
+    for (int k = 0; k < c->n_nodes; k++) {
         if (c->nodes[k].state)
             c->nodes[k].op->state_free(c->nodes[k].state);
+        for (int s = 0; s < c->nodes[k].n_subs; s++)
+            compiled_destroy(c->nodes[k].subs[s]);
+        ref_free(c->nodes[k].subs);
+    }
+    for (int i = 0; i < c->n_extra; i++)
+        ref_free(c->extra[i]);
+    ref_free(c->extra);
+    ref_free(c->capture_slot);
+    ref_free(c->capture_input);
     for (int v = 0; v < c->n_vals; v++)
         ref_free(c->vals[v].owned);
     ref_free(c->vals);
@@ -123,7 +196,7 @@ int ref_compiled_input(const ref_compiled *c, size_t i, ref_value_desc *out)
     if (!c || i >= (size_t)c->n_inputs)
         return REF_E_RANGE;
     out->name = c->vals[c->inputs[i]].name;
-    if (ref_input_default_shape(c, (int)i, &out->shape, NULL)) {
+    if (ref_input_default_shape(c, (int)i, &out->shape, NULL, NULL)) {
         out->shape.rank = -1; /* undeclared shape */
     }
     return REF_OK;
@@ -151,7 +224,7 @@ int ref_compiled_plan_stats(const ref_compiled *c, ref_plan_stats *out, ref_erro
     memset(out, 0, sizeof *out);
     const ref_plan *p = c->default_plan;
     if (!p)
-        return ref_fail(err, REF_E_DYNAMIC, "no plan: some graph input declares no shape");
+        return ref_fail(err, REF_E_DYNAMIC, "no plan: %s", c->no_plan_why[0] ? c->no_plan_why : "no input shapes");
     out->is_static = p->dynamic_from == c->n_nodes;
     if (!out->is_static)
         return ref_fail(err, REF_E_DYNAMIC, "no static plan: node '%s' (%s) needs a run-time value",

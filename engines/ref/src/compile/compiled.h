@@ -28,8 +28,12 @@ typedef struct ref_value {
 typedef struct ref_exec_node {
     const ref_node *node; /* borrowed from the model */
     const ref_op *op;
-    int *in;              /* value ids; -1 for omitted optional inputs */
+    int *in;              /* value ids; -1 for omitted optional inputs; n_in explicit, then n_implicit */
     int n_in;
+    int n_implicit;       /* outer-scope values its subgraphs read (in[n_in..n_in + n_implicit)) */
+    ref_compiled **subs;  /* compiled subgraphs, one per GRAPH attribute in attribute order; owned */
+    int n_subs;
+    bool elided;          /* folded into the node producing its input (BatchNormalization after Conv): never runs */
     int *out;             /* value ids; -1 for omitted optional outputs */
     int n_out;
     bool folded;          /* computed at compile time: its outputs are REF_VAL_CONST */
@@ -49,10 +53,12 @@ typedef struct ref_plan {
     size_t arena_bytes, naive_bytes, lower_bound_bytes;
     size_t n_tensors;
     int dynamic_from;       /* first node whose output shapes need run-time values; n_nodes if none */
+    bool incomplete;        /* built with guessed dims and failed at dynamic_from: good for pre-packing only */
 } ref_plan;
 
 struct ref_compiled {
     ref_model *model;       /* holds a reference */
+    const ref_graph *graph; /* the model's graph, or a subgraph of it */
     ref_options opts;
     int opset;
     ref_value *vals;
@@ -68,7 +74,26 @@ struct ref_compiled {
     size_t packed_bytes;
     bool prepacked;         /* compile-time preparation is over: later plans prepare what it left */
     pthread_mutex_t prep_mu; /* guards lazy prepare of nodes whose shapes were unknown at compile */
+    bool guessed_dims;      /* the default plan's shapes bind some symbolic dim to 1 (no option named it) */
+    char no_plan_why[384];  /* why there is no default plan, when there is none */
+
+    /* A subgraph (If's branch, Loop's or Scan's body): compiled with its parent, run by the control-flow op. */
+    const ref_compiled *parent;
+    int parent_node;        /* the node of parent whose attribute this is */
+    int n_formal;           /* formal inputs: inputs[0..n_formal) */
+    int n_captures;         /* outer-scope names it reads, in first-use order */
+    int *capture_slot;      /* per capture: index among the parent node's implicit inputs */
+    int *capture_input;     /* per capture: index in inputs[], or -1 when the parent's value is a constant */
+    void **extra;           /* buffers rewrites allocated (input id arrays), freed with the compiled model */
+    int n_extra, cap_extra;
 };
+
+/* compile.c: compile subgraph g of node k of parent (after parent's values up to k are final). */
+int ref_compile_sub(const ref_compiled *parent, int k, const ref_graph *g, ref_compiled **out, ref_error *err);
+/* subgraph.c: compile every subgraph of node k (GRAPH attributes) into c->nodes[k].subs. */
+int ref_compile_node_subs(ref_compiled *c, int k, ref_error *err);
+/* affine.c: fold BatchNormalization, and Mul or Add by per-channel constants, into the Conv or Gemm before them. */
+int ref_fold_affine(ref_compiled *c, ref_error *err);
 
 /* graph.c: build vals/nodes in topological order from the model (no shapes yet). */
 int ref_graph_build(ref_compiled *c, ref_error *err);
@@ -109,12 +134,16 @@ int ref_prepare_lazy(ref_compiled *c, int k, const ref_tensor *const *in, ref_er
 /* plan.c: shapes for the given input shapes (shape inference plus folding of shape-only subgraphs),
  * then the memory plan. in_shapes has n_inputs entries (dtype and dims). */
 int ref_plan_build(const ref_compiled *c, const ref_tensor *in_shapes, ref_plan **out, ref_error *err);
+/* The same, but a node that fails stops the plan there (incomplete, with the message in err) instead of failing
+ * it; allocation failures still fail. For shapes with guessed dims, where a failure says nothing of the model. */
+int ref_plan_build_tolerant(const ref_compiled *c, const ref_tensor *in_shapes, ref_plan **out, ref_error *err);
 void ref_plan_free(const ref_compiled *c, ref_plan *p);
 /* True when p was built for exactly these input shapes. */
 bool ref_plan_matches(const ref_compiled *c, const ref_plan *p, const ref_tensor *in_shapes);
-/* Default shape of graph input i: declared dims, symbolic ones from opts.dims or 1.
- * REF_E_DYNAMIC when the model declares no shape for it. */
-int ref_input_default_shape(const ref_compiled *c, int i, ref_tensor *out, ref_error *err);
+/* Default shape of graph input i: opts.shapes when it names the input, else the declared dims with symbolic ones
+ * from opts.dims or 1 (*guessed set true then; guessed may be NULL). REF_E_DYNAMIC when the model declares no
+ * shape for it and no option gives one; REF_E_SHAPE when an option contradicts the declaration. */
+int ref_input_default_shape(const ref_compiled *c, int i, ref_tensor *out, bool *guessed, ref_error *err);
 
 /* planner.c: offsets for the tensors of p (sizes and lifetimes known) with the given strategy. */
 int ref_plan_memory(const ref_compiled *c, ref_plan *p, int strategy, ref_error *err);

@@ -45,6 +45,28 @@ void ref_node_ctx(const ref_compiled *c, int k, const ref_tensor *const *in, ref
     ctx->state = e->state;
     ctx->n_threads = 1;
     ctx->err = err;
+    ctx->n_implicit = e->n_implicit;
+    ctx->subs = e->subs;
+    ctx->n_subs = e->n_subs;
+}
+
+/* alloc_out for one-shot evaluation: heap data the caller of ref_node_eval owns. */
+static int eval_alloc_out(ref_op_ctx *ctx, int j)
+{
+    ref_tensor *t = ctx->out[j];
+    size_t bytes = ref_tensor_nbytes(t);
+    t->data = ref_aligned_alloc(bytes);
+    if (!t->data)
+        return ref_fail(ctx->err, REF_E_NOMEM, "out of memory for a %zu-byte folded output", bytes);
+    return REF_OK;
+}
+
+static bool all_inputs_known(const ref_exec_node *e, const ref_tensor *const *in)
+{
+    for (int j = 0; j < e->n_in + e->n_implicit; j++)
+        if (in[j] && !in[j]->data && ref_tensor_nbytes(in[j]))
+            return false;
+    return true;
 }
 
 int ref_node_fail(const ref_compiled *c, int k, ref_error *err)
@@ -66,11 +88,21 @@ int ref_node_eval(const ref_compiled *c, int k, ref_node_io *io, ref_error *err)
     }
     ref_op_ctx ctx;
     ref_node_ctx(c, k, io->in, io->outp, &ctx, err);
-    void *state = NULL, *scratch = NULL;
+    void *state = NULL, *scratch = NULL, *rt = NULL;
+    ctx.rt = &rt;
     int rc = op->infer(&ctx);
+    /* An op that only learns its output shapes by running (Loop) runs now when every input is known. */
+    bool self_alloc = rc == REF_E_DYNAMIC && op->sets_outputs && all_inputs_known(e, io->in);
+    if (self_alloc) {
+        ref_error_clear(err);
+        rc = REF_OK;
+        ctx.alloc_out = eval_alloc_out;
+        for (int j = 0; j < e->n_out; j++)
+            memset(&out[j], 0, sizeof out[j]);
+    }
     if (rc)
         goto fail;
-    for (int j = 0; j < e->n_out; j++) {
+    for (int j = 0; j < e->n_out && !self_alloc; j++) {
         out[j].data = ref_aligned_alloc(ref_tensor_nbytes(&out[j]));
         if (!out[j].data) {
             rc = ref_fail(err, REF_E_NOMEM, "out of memory for a %zu-byte folded output",
@@ -108,11 +140,15 @@ int ref_node_eval(const ref_compiled *c, int k, ref_node_io *io, ref_error *err)
         goto fail;
     if (state)
         op->state_free(state);
+    if (rt)
+        op->rt_free(rt);
     ref_free(scratch);
     return REF_OK;
 fail:
     if (state)
         op->state_free(state);
+    if (rt)
+        op->rt_free(rt);
     ref_free(scratch);
     for (int j = 0; j < e->n_out; j++) {
         ref_free(out[j].data);
@@ -123,7 +159,7 @@ fail:
 
 static bool all_inputs_const(const ref_compiled *c, const ref_exec_node *e)
 {
-    for (int j = 0; j < e->n_in; j++)
+    for (int j = 0; j < e->n_in + e->n_implicit; j++)
         if (e->in[j] >= 0 && c->vals[e->in[j]].kind != REF_VAL_CONST)
             return false;
     return true;
@@ -137,9 +173,14 @@ int ref_fold_constants(ref_compiled *c, ref_error *err)
         return rc;
     for (int k = 0; k < c->n_nodes; k++) {
         ref_exec_node *e = &c->nodes[k];
+        /* Subgraphs compile here, when every value before node k is final: the parent's constants are theirs. */
+        if ((rc = ref_compile_node_subs(c, k, err))) {
+            rc = ref_node_fail(c, k, err);
+            goto out;
+        }
         if (!all_inputs_const(c, e))
             continue;
-        for (int j = 0; j < e->n_in; j++)
+        for (int j = 0; j < e->n_in + e->n_implicit; j++)
             io.in[j] = e->in[j] >= 0 ? &c->vals[e->in[j]].t : NULL;
         rc = ref_node_eval(c, k, &io, err);
         if (rc == REF_E_DYNAMIC || rc == REF_E_UNSUPPORTED) {

@@ -6,13 +6,35 @@
 #include "../alloc.h"
 #include "compiled.h"
 
-int ref_input_default_shape(const ref_compiled *c, int i, ref_tensor *out, ref_error *err)
+/* The option naming input v, or NULL. */
+static int shape_option(const ref_compiled *c, const char *name)
+{
+    for (int o = 0; o < c->opts.n_shapes; o++)
+        if (!strcmp(c->opts.shapes[o].name, name))
+            return o;
+    return -1;
+}
+
+int ref_input_default_shape(const ref_compiled *c, int i, ref_tensor *out, bool *guessed, ref_error *err)
 {
     const ref_value *v = &c->vals[c->inputs[i]];
     const ref_value_info *d = v->declared;
     memset(out, 0, sizeof *out);
-    out->dtype = d->elem_type;
-    if (d->rank < 0)
+    out->dtype = d ? d->elem_type : v->t.dtype;
+    int o = shape_option(c, v->name);
+    if (o >= 0) {
+        out->rank = c->opts.shapes[o].rank;
+        memcpy(out->dims, c->opts.shapes[o].dims, sizeof out->dims);
+        if (d && d->rank >= 0 && d->rank != out->rank)
+            return ref_fail(err, REF_E_SHAPE, "option shape.%s: rank %d, the model declares rank %d", v->name,
+                            out->rank, d->rank);
+        for (int j = 0; d && j < d->rank; j++)
+            if (!d->dims[j].param && d->dims[j].value >= 0 && d->dims[j].value != out->dims[j])
+                return ref_fail(err, REF_E_SHAPE, "option shape.%s: dim %d is %lld, the model declares %lld",
+                                v->name, j, (long long)out->dims[j], (long long)d->dims[j].value);
+        return REF_OK;
+    }
+    if (!d || d->rank < 0)
         return ref_fail(err, REF_E_DYNAMIC, "graph input '%s' declares no shape", v->name);
     if (d->rank > REF_MAX_RANK)
         return ref_fail(err, REF_E_UNSUPPORTED, "graph input '%s' has rank %d (at most %d)", v->name, d->rank,
@@ -20,13 +42,16 @@ int ref_input_default_shape(const ref_compiled *c, int i, ref_tensor *out, ref_e
     out->rank = d->rank;
     for (int j = 0; j < d->rank; j++) {
         int64_t val = d->dims[j].value;
-        if (d->dims[j].param) {
-            val = 1; /* a symbolic dimension defaults to 1 unless an option names it */
-            for (int o = 0; o < c->opts.n_dims; o++)
-                if (!strcmp(c->opts.dims[o].name, d->dims[j].param))
-                    val = c->opts.dims[o].value;
-        } else if (val < 0) {
-            val = 1;
+        bool named = false;
+        for (int k = 0; d->dims[j].param && k < c->opts.n_dims; k++)
+            if (!strcmp(c->opts.dims[k].name, d->dims[j].param)) {
+                val = c->opts.dims[k].value;
+                named = true;
+            }
+        if ((d->dims[j].param && !named) || (!d->dims[j].param && val < 0)) {
+            val = 1; /* a dimension nothing names is guessed as 1 */
+            if (guessed)
+                *guessed = true;
         }
         out->dims[j] = val;
     }
@@ -84,7 +109,7 @@ static int try_fold(const ref_compiled *c, ref_plan *p, int k, ref_node_io *io, 
 {
     const ref_exec_node *e = &c->nodes[k];
     bool known = true;
-    for (int j = 0; j < e->n_in; j++)
+    for (int j = 0; j < e->n_in + e->n_implicit; j++)
         if (io->in[j] && !io->in[j]->data)
             known = false;
     if (!known && !e->op->value_from_shape)
@@ -136,7 +161,8 @@ static int infer_node(const ref_compiled *c, ref_plan *p, int k, ref_node_io *io
     return REF_OK;
 }
 
-int ref_plan_build(const ref_compiled *c, const ref_tensor *in_shapes, ref_plan **out, ref_error *err)
+static int plan_build(const ref_compiled *c, const ref_tensor *in_shapes, bool tolerant, ref_plan **out,
+                      ref_error *err)
 {
     ref_plan *p = plan_alloc(c);
     if (!p)
@@ -156,11 +182,11 @@ int ref_plan_build(const ref_compiled *c, const ref_tensor *in_shapes, ref_plan 
     p->dynamic_from = c->n_nodes;
     for (int k = 0; k < c->n_nodes; k++) {
         const ref_exec_node *e = &c->nodes[k];
-        if (e->folded) {
+        if (e->folded || e->elided) {
             p->skip[k] = true;
             continue;
         }
-        for (int j = 0; j < e->n_in; j++)
+        for (int j = 0; j < e->n_in + e->n_implicit; j++)
             io.in[j] = e->in[j] >= 0 ? &p->shapes[e->in[j]] : NULL;
         rc = try_fold(c, p, k, &io, err);
         if (rc == 1)
@@ -175,7 +201,12 @@ int ref_plan_build(const ref_compiled *c, const ref_tensor *in_shapes, ref_plan 
         }
         if (rc) {
             ref_node_fail(c, k, err);
-            goto fail;
+            if (!tolerant || rc == REF_E_NOMEM)
+                goto fail;
+            p->incomplete = true;
+            p->dynamic_from = k;
+            rc = REF_OK;
+            break;
         }
     }
     if (p->dynamic_from == c->n_nodes && (rc = ref_plan_memory(c, p, c->opts.planner, err)))
@@ -187,4 +218,14 @@ fail:
     ref_node_io_deinit(&io);
     ref_plan_free(c, p);
     return rc;
+}
+
+int ref_plan_build(const ref_compiled *c, const ref_tensor *in_shapes, ref_plan **out, ref_error *err)
+{
+    return plan_build(c, in_shapes, false, out, err);
+}
+
+int ref_plan_build_tolerant(const ref_compiled *c, const ref_tensor *in_shapes, ref_plan **out, ref_error *err)
+{
+    return plan_build(c, in_shapes, true, out, err);
 }

@@ -78,7 +78,7 @@ static int collect_jobs(ref_compiled *c, const ref_plan *p, int *jobs)
     int n = 0;
     for (int k = 0; k < c->n_nodes; k++) {
         ref_exec_node *e = &c->nodes[k];
-        e->prepared = !e->op->prepare || e->folded;
+        e->prepared = !e->op->prepare || e->folded || e->elided;
         if (!e->prepared && p && k < p->dynamic_from && !p->skip[k])
             jobs[n++] = k;
     }

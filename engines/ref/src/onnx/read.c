@@ -14,6 +14,8 @@ typedef struct rd {
     ref_model *m;
     onnx_pb_trace tr;
     ref_ext ext;
+    ref_graph *g;          /* the graph being read: the model's, or a subgraph's */
+    int depth;             /* subgraph nesting, bounded so a crafted file cannot exhaust the stack */
     bool borrow;           /* aligned raw_data may point into the input buffer */
     ref_storage borrow_as; /* MAPPED when that buffer is a registered file mapping, else HEAP */
 } rd;
@@ -156,6 +158,31 @@ enum {
     A_TENSORS = 10, A_GRAPHS = 11, A_TYPE = 20
 };
 
+#define REF_MAX_SUBGRAPH_DEPTH 32
+
+static int parse_graph(rd *c, onnx_pb *msg, void *arg);
+
+/* A GRAPH attribute (or one entry of GRAPHS): a new subgraph of the model, read with the same rules. */
+static int parse_subgraph(rd *c, onnx_pb *msg, void *arg)
+{
+    const ref_graph **out = arg;
+    if (c->depth >= REF_MAX_SUBGRAPH_DEPTH)
+        return onnx_pb_fail(&c->tr, msg->pos, ONNX_E_UNSUPPORTED, "subgraphs nested deeper than %d",
+                            REF_MAX_SUBGRAPH_DEPTH);
+    ref_graph *sub = ref_model_new_subgraph(c->m);
+    if (!sub)
+        return nomem(c, msg->pos);
+    ref_graph *outer = c->g;
+    c->g = sub;
+    c->depth++;
+    int rc = parse_graph(c, msg, NULL);
+    c->depth--;
+    c->g = outer;
+    if (!rc)
+        *out = sub;
+    return rc;
+}
+
 typedef struct attr_scan {
     size_t n_floats, n_ints, n_strings, n_tensors, n_graphs;
     unsigned seen; /* bit per field number seen, for type inference */
@@ -183,8 +210,7 @@ static int attr_field(rd *c, onnx_pb *r, size_t at, uint32_t f, int wire, ref_at
     case A_T:
         return nested(c, r, at, wire, "t", -1, parse_attr_tensor, a);
     case A_G:
-        a->has_graph = true; /* subgraphs are recognized, not kept */
-        return count_len(c, r, at, wire, "g", &n);
+        return nested(c, r, at, wire, "g", -1, parse_subgraph, (void *)&a->g);
     case A_FLOATS:
         c->tr.field = "floats";
         rc = onnx_pb_rep_count(r, at, wire, ONNX_PB_KIND_FIXED32, &n);
@@ -200,7 +226,6 @@ static int attr_field(rd *c, onnx_pb *r, size_t at, uint32_t f, int wire, ref_at
     case A_TENSORS:
         return count_len(c, r, at, wire, "tensors", &s->n_tensors);
     case A_GRAPHS:
-        a->has_graph = true;
         return count_len(c, r, at, wire, "graphs", &s->n_graphs);
     case A_TYPE: {
         int64_t v;
@@ -235,12 +260,15 @@ static int attr_lists(rd *c, onnx_pb *r, ref_attr *a, const attr_scan *s)
     float *fl = NULL;
     int64_t *in = NULL;
     const char **st = NULL;
+    const ref_graph **gs = NULL;
     int rc = pool_array(c, r->pos, s->n_floats, sizeof *fl, (void **)&fl);
+    if (!rc)
+        rc = pool_array(c, r->pos, s->n_graphs, sizeof *gs, (void **)&gs);
     if (!rc)
         rc = pool_array(c, r->pos, s->n_ints, sizeof *in, (void **)&in);
     if (!rc)
         rc = pool_array(c, r->pos, s->n_strings, sizeof *st, (void **)&st);
-    size_t nf = 0, ni = 0, ns = 0;
+    size_t nf = 0, ni = 0, ns = 0, ng = 0;
     while (!rc && onnx_pb_more(r)) {
         uint32_t f;
         int wire;
@@ -263,6 +291,9 @@ static int attr_lists(rd *c, onnx_pb *r, ref_attr *a, const attr_scan *s)
             rc = rc < 0 ? rc : ONNX_OK;
         } else if (f == A_STRINGS && ns < s->n_strings) {
             rc = str_field(c, r, at, wire, "strings", &st[ns++], NULL);
+        } else if (f == A_GRAPHS && ng < s->n_graphs) {
+            rc = nested(c, r, at, wire, "graphs", (long)ng, parse_subgraph, (void *)&gs[ng]);
+            ng++;
         } else {
             rc = onnx_pb_skip(r, wire);
         }
@@ -272,6 +303,8 @@ static int attr_lists(rd *c, onnx_pb *r, ref_attr *a, const attr_scan *s)
     a->floats = fl;
     a->ints = in;
     a->strings = st;
+    a->graphs = gs;
+    a->n_graphs = ng;
     a->n = a->type == REF_ATTR_FLOATS ? nf : a->type == REF_ATTR_INTS ? ni : a->type == REF_ATTR_STRINGS ? ns : 0;
     return ONNX_OK;
 }
@@ -514,30 +547,29 @@ enum { G_NODE = 1, G_NAME = 2, G_INIT = 5, G_INPUT = 11, G_OUTPUT = 12, G_VALUE_
 
 static int graph_field(rd *c, onnx_pb *r, size_t at, uint32_t f, int wire)
 {
-    ref_model *m = c->m;
-    ref_graph *g = &m->graph;
+    ref_graph *g = c->g;
     void *slot;
     switch (f) {
     case G_NODE:
-        if (!(slot = ref_graph_add_node(m)))
+        if (!(slot = ref_graph_push_node(g)))
             return nomem(c, at);
         return nested(c, r, at, wire, "node", (long)g->n_nodes - 1, parse_node, slot);
     case G_NAME:
         return str_field(c, r, at, wire, "name", &g->name, NULL);
     case G_INIT:
-        if (!(slot = ref_graph_add_init(m)))
+        if (!(slot = ref_graph_push_init(g)))
             return nomem(c, at);
         return nested(c, r, at, wire, "initializer", (long)g->n_inits - 1, parse_init, slot);
     case G_INPUT:
-        if (!(slot = ref_graph_add_input(m)))
+        if (!(slot = ref_graph_push_value(&g->inputs, &g->n_inputs, &g->cap_inputs)))
             return nomem(c, at);
         return nested(c, r, at, wire, "input", (long)g->n_inputs - 1, parse_value_info, slot);
     case G_OUTPUT:
-        if (!(slot = ref_graph_add_output(m)))
+        if (!(slot = ref_graph_push_value(&g->outputs, &g->n_outputs, &g->cap_outputs)))
             return nomem(c, at);
         return nested(c, r, at, wire, "output", (long)g->n_outputs - 1, parse_value_info, slot);
     case G_VALUE_INFO:
-        if (!(slot = ref_graph_add_value_info(m)))
+        if (!(slot = ref_graph_push_value(&g->value_infos, &g->n_value_infos, &g->cap_value_infos)))
             return nomem(c, at);
         return nested(c, r, at, wire, "value_info", (long)g->n_value_infos - 1, parse_value_info, slot);
     case G_SPARSE_INIT:
@@ -561,8 +593,8 @@ static int parse_graph(rd *c, onnx_pb *msg, void *arg)
         if (rc)
             return rc;
     }
-    if (!c->m->graph.name)
-        c->m->graph.name = "";
+    if (!c->g->name)
+        c->g->name = "";
     return ONNX_OK;
 }
 
@@ -649,7 +681,7 @@ static bool in_mapping(const ref_model *m, const uint8_t *buf, size_t len)
 int ref_onnx_parse(ref_model *m, const uint8_t *buf, size_t len, const char *dir, ref_error *err)
 {
     onnx_error oe = {0};
-    rd c = {.m = m, .borrow = m->opts.mmap != 0};
+    rd c = {.m = m, .g = &m->graph, .borrow = m->opts.mmap != 0};
     onnx_pb_trace_init(&c.tr, &oe, "model");
     ref_ext_init(&c.ext, m, dir);
     c.borrow_as = buf && in_mapping(m, buf, len) ? REF_STORAGE_MAPPED : REF_STORAGE_HEAP;

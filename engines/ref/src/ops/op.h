@@ -26,6 +26,15 @@ typedef struct ref_op_ctx {
     void *scratch;               /* scratch_bytes(ctx) bytes, 64-byte aligned, contents undefined */
     size_t scratch_bytes;
     ref_error *err;
+
+    /* Control flow. in[n_in..n_in + n_implicit) are the outer-scope values the subgraphs read. */
+    int n_implicit;
+    struct ref_compiled *const *subs; /* compiled subgraphs, one per GRAPH attribute in attribute order */
+    int n_subs;
+    void **rt;                   /* the request's own slot for this node (sub-requests); op->rt_free frees it */
+    /* For ops with sets_outputs: give out[j] (whose dtype and shape the op set) its data. NULL at plan time. */
+    int (*alloc_out)(struct ref_op_ctx *c, int j);
+    void *alloc_arg;
 } ref_op_ctx;
 
 typedef struct ref_op {
@@ -55,6 +64,12 @@ typedef struct ref_op {
     /* Bytes the state holds (packed weights), for reporting. Optional. */
     size_t (*state_bytes)(const void *state);
 
+    /* True when run may find out[] without shapes or data (its shapes are only known by running it: Loop, If
+     * with a run-time condition) and gives them through ref_op_output. Then infer may return REF_E_DYNAMIC. */
+    bool sets_outputs;
+    /* Free what run left in *c->rt (per request). Required when run fills it. */
+    void (*rt_free)(void *rt);
+
     /* Run-time scratch for the current shapes (and c->n_threads). Optional: NULL means none. */
     size_t (*scratch_bytes)(const ref_op_ctx *c);
 
@@ -82,11 +97,17 @@ extern const ref_op ref_ops_shape[];
 extern const ref_op ref_ops_layout[];
 extern const ref_op ref_ops_index[];
 extern const ref_op ref_ops_resize[];
+extern const ref_op ref_ops_control[];
+extern const ref_op ref_ops_loop[];
+extern const ref_op ref_ops_scan[];
 
 /* Helpers for infer functions. */
 
 /* Fail with REF_E_UNSUPPORTED unless in[i] exists and has one of the listed dtypes. */
 int ref_op_want_dtype(ref_op_ctx *c, int i, int n_types, const int *types);
+/* Output j gets shape t (dtype, rank, dims): when the executor planned its room already, t must match that
+ * shape (else REF_E_SHAPE); otherwise its data is allocated through c->alloc_out. For sets_outputs ops. */
+int ref_op_output(ref_op_ctx *c, int j, const ref_tensor *t);
 /* Number of inputs actually present (trailing omitted ones not counted). */
 int ref_op_n_present(const ref_op_ctx *c);
 /* Read an int64 or int32 input tensor's values into out (at most max); returns the count or -1 when

@@ -7,7 +7,8 @@
 static const ref_op *const families[] = {
     ref_ops_elementwise, ref_ops_unary, ref_ops_activation, ref_ops_cast,   ref_ops_gemm,
     ref_ops_conv,        ref_ops_pool,  ref_ops_norm,       ref_ops_reduce, ref_ops_softmax,
-    ref_ops_shape,       ref_ops_layout, ref_ops_index,     ref_ops_resize,
+    ref_ops_shape,       ref_ops_layout, ref_ops_index,     ref_ops_resize, ref_ops_control,
+    ref_ops_loop,        ref_ops_scan,
 };
 
 const ref_op *ref_op_find(const char *domain, const char *op_type)
@@ -31,6 +32,25 @@ int ref_op_want_dtype(ref_op_ctx *c, int i, int n_types, const int *types)
             return REF_OK;
     return ref_fail(c->err, REF_E_UNSUPPORTED, "input %d has unsupported type %s", i,
                     ref_dtype_name(t->dtype));
+}
+
+int ref_op_output(ref_op_ctx *c, int j, const ref_tensor *t)
+{
+    ref_tensor *o = c->out[j];
+    if (o->data) {
+        char a[96], b[96];
+        if (o->dtype != t->dtype || !ref_shape_equal(o, t))
+            return ref_fail(c->err, REF_E_SHAPE, "output %d is %s %s at run time, planned as %s %s", j,
+                            ref_dtype_name(t->dtype), ref_shape_str(t, a, sizeof a), ref_dtype_name(o->dtype),
+                            ref_shape_str(o, b, sizeof b));
+        return REF_OK;
+    }
+    o->dtype = t->dtype;
+    o->rank = t->rank;
+    memcpy(o->dims, t->dims, sizeof o->dims);
+    if (!c->alloc_out)
+        return ref_fail(c->err, REF_E_DYNAMIC, "output %d: its shape is only known at run time", j);
+    return c->alloc_out(c, j);
 }
 
 int ref_op_n_present(const ref_op_ctx *c)

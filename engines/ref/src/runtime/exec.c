@@ -61,11 +61,33 @@ static int copy_unwritten_outputs(ref_request *r, ref_error *err)
     return REF_OK;
 }
 
+/* alloc_out of a sets_outputs op on the per-tensor path: a bound buffer, or one freed after its last use. */
+static int exec_alloc_out(ref_op_ctx *ctx, int j)
+{
+    ref_request *r = ctx->alloc_arg;
+    const ref_exec_node *e = &r->c->nodes[r->running];
+    ref_tensor *t = ctx->out[j];
+    int v = e->out[j];
+    int rc = v >= 0 ? place_bound(r, v, t, ctx->err) : 0;
+    if (rc)
+        return rc < 0 ? rc : REF_OK;
+    size_t bytes = ref_tensor_nbytes(t);
+    void *buf = ref_aligned_alloc(bytes);
+    if (!buf)
+        return ref_fail(ctx->err, REF_E_NOMEM, "out of memory for %zu bytes of output %d", bytes, j);
+    t->data = buf;
+    if (v >= 0)
+        r->dyn[v] = buf;
+    else
+        r->dummy_bufs[j] = buf;
+    return REF_OK;
+}
+
 static int run_node(ref_request *r, int k, void *scratch, size_t scratch_bytes, ref_error *err)
 {
     ref_compiled *c = r->c;
     const ref_exec_node *e = &c->nodes[k];
-    for (int j = 0; j < e->n_in; j++)
+    for (int j = 0; j < e->n_in + e->n_implicit; j++)
         r->in_ptrs[j] = e->in[j] >= 0 ? &r->vals[e->in[j]] : NULL;
     int rc;
     if (!e->prepared && (rc = ref_prepare_lazy(c, k, r->in_ptrs, err)))
@@ -76,6 +98,10 @@ static int run_node(ref_request *r, int k, void *scratch, size_t scratch_bytes, 
     ctx.n_threads = ref_pool_threads(r->pool);
     ctx.scratch = scratch;
     ctx.scratch_bytes = scratch_bytes;
+    ctx.rt = &r->node_rt[k];
+    ctx.alloc_out = exec_alloc_out;
+    ctx.alloc_arg = r;
+    r->running = k;
     if ((rc = e->op->run(&ctx)))
         return ref_node_fail(c, k, err);
     return REF_OK;
@@ -127,9 +153,9 @@ static int output_shapes(ref_request *r, const ref_plan *p, int k, ref_error *er
         if (k < p->dynamic_from && e->out[j] >= 0)
             *r->out_ptrs[j] = p->shapes[e->out[j]];
     }
-    if (k < p->dynamic_from)
-        return REF_OK;
-    for (int j = 0; j < e->n_in; j++)
+    if (k < p->dynamic_from || e->op->sets_outputs)
+        return REF_OK; /* planned, or shaped by the op itself when it runs */
+    for (int j = 0; j < e->n_in + e->n_implicit; j++)
         r->in_ptrs[j] = e->in[j] >= 0 ? &r->vals[e->in[j]] : NULL;
     ref_op_ctx ctx;
     ref_node_ctx(c, k, r->in_ptrs, r->out_ptrs, &ctx, err);
@@ -140,9 +166,11 @@ static int output_shapes(ref_request *r, const ref_plan *p, int k, ref_error *er
 }
 
 /* Buffers for node k's outputs; an omitted output's goes to dummy_bufs[j], freed after the node runs. */
-static int alloc_outputs(ref_request *r, int k, ref_error *err)
+static int alloc_outputs(ref_request *r, const ref_plan *p, int k, ref_error *err)
 {
     const ref_exec_node *e = &r->c->nodes[k];
+    if (k >= p->dynamic_from && e->op->sets_outputs)
+        return REF_OK;
     for (int j = 0; j < e->n_out; j++) {
         ref_tensor *t = r->out_ptrs[j];
         int v = e->out[j];
@@ -168,7 +196,7 @@ static int alloc_outputs(ref_request *r, int k, ref_error *err)
 static void free_dead(ref_request *r, int k)
 {
     const ref_exec_node *e = &r->c->nodes[k];
-    for (int j = 0; j < e->n_in; j++) {
+    for (int j = 0; j < e->n_in + e->n_implicit; j++) {
         int v = e->in[j];
         if (v >= 0 && r->c->vals[v].last_use == k && r->dyn[v]) {
             ref_free(r->dyn[v]);
@@ -183,15 +211,15 @@ int ref_exec_per_tensor(ref_request *r, const ref_plan *p, ref_error *err)
     bind_sources(r, p);
     for (int k = 0; k < c->n_nodes; k++) {
         const ref_exec_node *e = &c->nodes[k];
-        if (e->folded || (k < p->dynamic_from && p->skip[k]))
+        if (e->folded || e->elided || (k < p->dynamic_from && p->skip[k]))
             continue;
         memset(r->dummy_bufs, 0, sizeof *r->dummy_bufs * (size_t)e->n_out);
         int rc = output_shapes(r, p, k, err);
         if (!rc)
-            rc = alloc_outputs(r, k, err);
+            rc = alloc_outputs(r, p, k, err);
         void *scratch = NULL;
         size_t sb = 0;
-        for (int j = 0; j < e->n_in; j++)
+        for (int j = 0; j < e->n_in + e->n_implicit; j++)
             r->in_ptrs[j] = e->in[j] >= 0 ? &r->vals[e->in[j]] : NULL;
         /* Prepare before sizing scratch: an op's scratch may depend on what it pre-packed. */
         if (!rc && !e->prepared && (rc = ref_prepare_lazy(r->c, k, r->in_ptrs, err)))

@@ -7,13 +7,11 @@
 #include "../inject.h"
 #include "request.h"
 
-int ref_request_new(ref_compiled *c, ref_request **out, ref_error *err)
+static void request_destroy(ref_request *r);
+
+static int request_create(ref_compiled *c, ref_pool *pool, ref_request **out, ref_error *err)
 {
-    if (!c || !out)
-        return ref_fail(err, REF_E_INVALID, "create_request: compiled model and out are required");
-    int rc = ref_inject_step(&c->opts, REF_STEP_CREATE_REQUEST, err);
-    if (rc)
-        return rc;
+    int rc;
     ref_request *r = ref_calloc(1, sizeof *r);
     if (!r)
         return ref_fail(err, REF_E_NOMEM, "create_request: out of memory");
@@ -32,13 +30,16 @@ int ref_request_new(ref_compiled *c, ref_request **out, ref_error *err)
     r->out_ptrs = ref_calloc(n_out, sizeof *r->out_ptrs);
     r->dummies = ref_calloc(n_out, sizeof *r->dummies);
     r->dummy_bufs = ref_calloc(n_out, sizeof *r->dummy_bufs);
+    r->node_rt = ref_calloc((size_t)c->n_nodes + 1, sizeof *r->node_rt);
     if (!r->vals || !r->dyn || !r->in || !r->in_own || !r->in_cap || !r->in_set || !r->out_bind ||
-        !r->out_bind_bytes || !r->in_ptrs || !r->out_ptrs || !r->dummies || !r->dummy_bufs) {
+        !r->out_bind_bytes || !r->in_ptrs || !r->out_ptrs || !r->dummies || !r->dummy_bufs || !r->node_rt) {
         rc = ref_fail(err, REF_E_NOMEM, "create_request: out of memory");
         goto fail;
     }
-    if ((rc = ref_pool_new(c->opts.threads, &r->pool, err)))
+    r->pool = pool;
+    if (!pool && (rc = ref_pool_new(c->opts.threads, &r->pool, err)))
         goto fail;
+    r->own_pool = !pool;
     const ref_plan *p = c->default_plan;
     if (c->opts.arena && !c->omitted_outputs && p && p->dynamic_from == c->n_nodes && p->arena_bytes) {
         r->arena = ref_aligned_alloc(p->arena_bytes);
@@ -52,8 +53,23 @@ int ref_request_new(ref_compiled *c, ref_request **out, ref_error *err)
     *out = r;
     return REF_OK;
 fail:
-    ref_request_free(r);
+    request_destroy(r);
     return rc;
+}
+
+int ref_request_new(ref_compiled *c, ref_request **out, ref_error *err)
+{
+    if (!c || !out)
+        return ref_fail(err, REF_E_INVALID, "create_request: compiled model and out are required");
+    int rc = ref_inject_step(&c->opts, REF_STEP_CREATE_REQUEST, err);
+    if (rc)
+        return rc;
+    return request_create(c, NULL, out, err);
+}
+
+int ref_request_new_sub(ref_compiled *c, ref_pool *pool, ref_request **out, ref_error *err)
+{
+    return request_create(c, pool, out, err);
 }
 
 void ref_request_free(ref_request *r)
@@ -61,8 +77,17 @@ void ref_request_free(ref_request *r)
     if (!r)
         return;
     ref_inject_step(&r->c->opts, REF_STEP_RELEASE_REQUEST, NULL);
+    request_destroy(r);
+}
+
+static void request_destroy(ref_request *r)
+{
     if (r->dyn)
         ref_exec_release(r);
+    for (int k = 0; r->node_rt && k < r->c->n_nodes; k++)
+        if (r->node_rt[k])
+            r->c->nodes[k].op->rt_free(r->node_rt[k]);
+    ref_free(r->node_rt);
     for (int i = 0; i < r->n_cache; i++)
         ref_plan_free(r->c, r->cache[i]);
     ref_free(r->cache);
@@ -71,7 +96,8 @@ void ref_request_free(ref_request *r)
         for (int i = 0; i < r->c->n_inputs; i++)
             ref_free(r->in_own[i]);
     ref_free(r->arena);
-    ref_pool_free(r->pool);
+    if (r->own_pool)
+        ref_pool_free(r->pool);
     ref_free(r->vals);
     ref_free(r->dyn);
     ref_free(r->in);
@@ -93,7 +119,8 @@ static int check_input(const ref_request *r, size_t i, const ref_tensor *t, ref_
     if (i >= (size_t)r->c->n_inputs)
         return ref_fail(err, REF_E_RANGE, "input index %zu out of range (%d inputs)", i, r->c->n_inputs);
     const ref_value *v = &r->c->vals[r->c->inputs[i]];
-    const ref_value_info *d = v->declared;
+    static const ref_value_info undeclared = {.rank = -1};
+    const ref_value_info *d = v->declared ? v->declared : &undeclared; /* a subgraph's capture */
     if (!t || t->rank < 0 || t->rank > REF_MAX_RANK || !ref_dtype_size(t->dtype))
         return ref_fail(err, REF_E_INVALID, "input '%s': a tensor with a sized dtype and rank 0..%d is required",
                         v->name, REF_MAX_RANK);
@@ -173,7 +200,8 @@ int ref_request_output(const ref_request *r, size_t i, ref_tensor *out, ref_erro
 
 size_t ref_request_arena_bytes(const ref_request *r) { return r ? r->arena_cap : 0; }
 
-/* The plan for the current input shapes: the default one, a cached one, or a new one. */
+/* The plan for the current input shapes: the default one, a cached one (moved to the front), or a new one
+ * (at the front; the least recently used beyond opts.plan_cache is freed). A hit allocates nothing. */
 static int select_plan(ref_request *r, const ref_plan **out, ref_error *err)
 {
     const ref_compiled *c = r->c;
@@ -183,6 +211,7 @@ static int select_plan(ref_request *r, const ref_plan **out, ref_error *err)
         r->tmp_plan = NULL;
         if ((rc = ref_plan_build(c, r->in, &r->tmp_plan, err)))
             return rc;
+        r->n_plans_built++;
         *out = r->tmp_plan;
         return REF_OK;
     }
@@ -192,11 +221,16 @@ static int select_plan(ref_request *r, const ref_plan **out, ref_error *err)
     }
     for (int i = 0; i < r->n_cache; i++)
         if (ref_plan_matches(c, r->cache[i], r->in)) {
-            *out = r->cache[i];
+            ref_plan *hit = r->cache[i];
+            memmove(&r->cache[1], &r->cache[0], sizeof *r->cache * (size_t)i);
+            r->cache[0] = hit;
+            *out = hit;
             return REF_OK;
         }
-    if (r->n_cache == r->cap_cache) {
+    int limit = c->opts.plan_cache > 0 ? c->opts.plan_cache : 1;
+    if (r->n_cache == r->cap_cache && r->cap_cache < limit) {
         int cap = r->cap_cache ? 2 * r->cap_cache : 4;
+        cap = cap < limit ? cap : limit;
         ref_plan **p = ref_realloc(r->cache, sizeof *p * (size_t)cap);
         if (!p)
             return ref_fail(err, REF_E_NOMEM, "infer: out of memory for the plan cache");
@@ -206,7 +240,14 @@ static int select_plan(ref_request *r, const ref_plan **out, ref_error *err)
     ref_plan *p = NULL;
     if ((rc = ref_plan_build(c, r->in, &p, err)))
         return rc;
-    r->cache[r->n_cache++] = p;
+    r->n_plans_built++;
+    if (r->n_cache == r->cap_cache) {
+        ref_plan_free(c, r->cache[--r->n_cache]);
+        r->n_plans_evicted++;
+    }
+    memmove(&r->cache[1], &r->cache[0], sizeof *r->cache * (size_t)r->n_cache);
+    r->cache[0] = p;
+    r->n_cache++;
     *out = p;
     return REF_OK;
 }
@@ -240,6 +281,12 @@ int ref_infer(ref_request *r, ref_error *err)
     int rc = ref_inject_step(&r->c->opts, REF_STEP_INFER, err);
     if (rc)
         return rc;
+    return ref_infer_run(r, err);
+}
+
+int ref_infer_run(ref_request *r, ref_error *err)
+{
+    int rc;
     for (int i = 0; i < r->c->n_inputs; i++)
         if (!r->in_set[i])
             return ref_fail(err, REF_E_STATE, "infer: input '%s' was never set",

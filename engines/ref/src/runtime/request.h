@@ -10,6 +10,7 @@
 struct ref_request {
     ref_compiled *c;
     ref_pool *pool;
+    bool own_pool;             /* false for a subgraph's request, which borrows its parent's */
     ref_tensor *vals;          /* per value: what the operators see during this run */
     ref_tensor *in;            /* per graph input: dtype, shape and where its data is */
     void **in_own;             /* per graph input: the request's own copy (set_input) */
@@ -17,8 +18,11 @@ struct ref_request {
     bool *in_set;
     void **out_bind;           /* per graph output: caller buffer, or NULL */
     size_t *out_bind_bytes;
-    ref_plan **cache;          /* plans for input shapes other than the default (mem_pattern on) */
-    int n_cache, cap_cache;
+    ref_plan **cache;          /* plans for input shapes other than the default, most recently used first */
+    int n_cache, cap_cache;    /* at most opts.plan_cache: the least recently used is freed past it */
+    int64_t n_plans_built, n_plans_evicted;
+    void **node_rt;            /* per node: what a control-flow op keeps per request (its sub-requests) */
+    int running;               /* the node running now (for alloc_out) */
     ref_plan *tmp_plan;        /* mem_pattern off: the plan of the last infer, rebuilt every time */
     void *arena;
     size_t arena_cap;
@@ -30,6 +34,11 @@ struct ref_request {
     ref_tensor *dummies;       /* per output of the running node: where an omitted output is written */
     void **dummy_bufs;         /* per output of the running node: a dummy's buffer (per-tensor path) */
 };
+
+/* request.c: a request for a subgraph: no fault injection, the parent's thread pool borrowed. */
+int ref_request_new_sub(ref_compiled *c, ref_pool *pool, ref_request **out, ref_error *err);
+/* ref_infer without fault injection (subgraphs run inside their parent's infer). */
+int ref_infer_run(ref_request *r, ref_error *err);
 
 /* exec.c: run every node of plan p; the request's vals must be bound for p first. */
 int ref_exec_arena(ref_request *r, const ref_plan *p, ref_error *err);
