@@ -77,7 +77,35 @@ CREATE TABLE IF NOT EXISTS samples (
   heap_peak_bytes INTEGER,
   heap_allocs     INTEGER,
   heap_frees      INTEGER,
+  fds             INTEGER,                 -- open file descriptors (schema 2)
+  mapped_bytes    INTEGER,                 -- mapped through mmap/mremap, as the heap shim followed it (schema 2)
+  mappings        INTEGER,                 -- live mappings made through mmap/mremap, same source (schema 2)
   PRIMARY KEY (cell_id, seq)
+) WITHOUT ROWID;
+
+-- The verdict of each series a cell is judged on (schema 2): every memory signal gets its own detector, quantum and
+-- floor, and a leak in any series makes the cell a leak. Series (harness/core/names.h, MLK_SERIES_LIST):
+--   heap      live heap bytes (the heap shim): malloc-family and C++ new, exact
+--   anon      anonymous resident memory malloc cannot explain: RssAnon minus live heap (RssAnon without the shim)
+--   mapped    mapped memory, VmSize: file mappings, untouched mmaps, thread stacks
+--   fds       open file descriptors
+--   threads   threads
+--   mappings  live mmap'd regions, as the heap shim followed them
+CREATE TABLE IF NOT EXISTS series_results (
+  cell_id        INTEGER NOT NULL REFERENCES cells(id),
+  series         TEXT NOT NULL,
+  unit           TEXT NOT NULL,            -- bytes or count
+  verdict        TEXT NOT NULL CHECK (verdict IN ('pass', 'leak', 'plateau')),
+  slope_per_iter REAL,                     -- Theil-Sen over the measured iterations, unit per iteration
+  late_slope_per_iter REAL,
+  mk_p           REAL,
+  growth         REAL,                     -- late median minus early median, unit
+  floor_per_iter REAL NOT NULL,            -- the floor a leak must reach
+  quantum        REAL NOT NULL,            -- the series' resolution (4096 for pages, 1 for bytes and counts)
+  noise          REAL,
+  n              INTEGER NOT NULL,         -- samples judged
+  detail         TEXT,
+  PRIMARY KEY (cell_id, series)
 ) WITHOUT ROWID;
 
 -- Engine-specific figures after a step (arena stats and the like).

@@ -74,6 +74,21 @@ static const char alloc_list[] = MLK_ALLOC_LIST(MLK_X_JOIN);
 #undef MLK_X_JOIN
 const char *mlk_alloc_names(void) { return alloc_list + 2; }
 
+#define MLK_X_S(e, n, label, unit) n,
+static const char *const series_names[] = {MLK_SERIES_LIST(MLK_X_S)};
+#undef MLK_X_S
+#define MLK_X_S(e, n, label, unit) label,
+static const char *const series_labels[] = {MLK_SERIES_LIST(MLK_X_S)};
+#undef MLK_X_S
+#define MLK_X_S(e, n, label, unit) unit,
+static const char *const series_units[] = {MLK_SERIES_LIST(MLK_X_S)};
+#undef MLK_X_S
+
+const char *mlk_series_name(int s) { return s >= 0 && s < MLK_SERIES_COUNT ? series_names[s] : NULL; }
+const char *mlk_series_label(int s) { return s >= 0 && s < MLK_SERIES_COUNT ? series_labels[s] : NULL; }
+const char *mlk_series_unit(int s) { return s >= 0 && s < MLK_SERIES_COUNT ? series_units[s] : NULL; }
+int mlk_series_from_name(const char *name) { return mlk_name_index(series_names, MLK_SERIES_COUNT, name); }
+
 const char *mlk_metric_name(int m) { return m >= 0 && m < MLK_M_COUNT ? metric_names[m] : "?"; }
 int mlk_metric_from_name(const char *name) { return mlk_name_index(metric_names, MLK_M_COUNT, name); }
 #define MLK_X_JOIN(e, n, label, unit) ", " n

@@ -113,6 +113,26 @@ const char *mlk_metric_names(void);         /* comma-separated list (static) */
 const char *mlk_metric_label(const char *name);
 const char *mlk_metric_unit(int m);
 
+/* The series a cell is judged on, each with its own detector settings (harness/judge/series.c):
+ * X(ENUM, "name", "label", "unit"). */
+#define MLK_SERIES_LIST(X)                                                        \
+    X(HEAP, "heap", "live heap", "bytes")                                         \
+    X(ANON, "anon", "anonymous memory beyond the heap", "bytes")                  \
+    X(MAPPED, "mapped", "mapped memory (VmSize)", "bytes")                        \
+    X(FDS, "fds", "open file descriptors", "count")                               \
+    X(THREADS, "threads", "threads", "count")                                     \
+    X(MAPPINGS, "mappings", "mmap'd regions", "count")
+typedef enum {
+#define MLK_X_(e, n, label, unit) MLK_SERIES_##e,
+    MLK_SERIES_LIST(MLK_X_)
+#undef MLK_X_
+    MLK_SERIES_COUNT
+} mlk_series_kind;
+const char *mlk_series_name(int s);  /* NULL out of range */
+const char *mlk_series_label(int s); /* NULL out of range */
+const char *mlk_series_unit(int s);  /* "bytes" or "count"; NULL out of range */
+int mlk_series_from_name(const char *name);
+
 /* Index of name in a NULL-free table of n names, or -1. */
 int mlk_name_index(const char *const *table, int n, const char *name);
 

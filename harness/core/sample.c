@@ -6,8 +6,9 @@
 
 #include "sample.h"
 
-/* Fields after "S": phase iteration step wall cpu minflt majflt, the 8 /proc figures, then heap x4 or "-". */
-#define N_FIELDS 19
+/* Fields after "S": phase iteration step wall cpu minflt majflt, the 8 /proc figures, heap x4 or "-", then the open
+ * descriptors and the shim's mapped bytes and mappings, each a number or "-" (not measured). */
+#define N_FIELDS 22
 
 int mlk_sample_encode(const mlk_sample *s, char *buf, size_t len)
 {
@@ -22,13 +23,27 @@ int mlk_sample_encode(const mlk_sample *s, char *buf, size_t len)
         return -1;
     int k;
     if (m->have_heap)
-        k = snprintf(buf + n, len - (size_t)n, "\t%lld\t%lld\t%lld\t%lld\n", (long long)m->heap.live_bytes,
+        k = snprintf(buf + n, len - (size_t)n, "\t%lld\t%lld\t%lld\t%lld", (long long)m->heap.live_bytes,
                      (long long)m->heap.peak_bytes, (long long)m->heap.n_allocs, (long long)m->heap.n_frees);
     else
-        k = snprintf(buf + n, len - (size_t)n, "\t-\t-\t-\t-\n");
+        k = snprintf(buf + n, len - (size_t)n, "\t-\t-\t-\t-");
     if (k < 0 || (size_t)(n + k) >= len)
         return -1;
-    return n + k;
+    n += k;
+    /* Figures that may be missing each on their own: "-" keeps "not measured" apart from 0. */
+    const int64_t opt[] = {m->fds, m->have_heap ? m->heap.mapped_bytes : -1, m->have_heap ? m->heap.n_mappings : -1};
+    for (size_t i = 0; i < sizeof opt / sizeof *opt; i++) {
+        k = opt[i] >= 0 ? snprintf(buf + n, len - (size_t)n, "\t%lld", (long long)opt[i])
+                        : snprintf(buf + n, len - (size_t)n, "\t-");
+        if (k < 0 || (size_t)(n + k) >= len)
+            return -1;
+        n += k;
+    }
+    if ((size_t)n + 1 >= len)
+        return -1;
+    buf[n++] = '\n';
+    buf[n] = '\0';
+    return n;
 }
 
 int mlk_sample_decode(const char *line, mlk_sample *s)
@@ -85,5 +100,8 @@ int mlk_sample_decode(const char *line, mlk_sample *s)
         m->heap.n_allocs = v[17];
         m->heap.n_frees = v[18];
     }
+    m->fds = present[19] ? v[19] : -1;
+    m->heap.mapped_bytes = present[20] ? v[20] : -1;
+    m->heap.n_mappings = present[21] ? v[21] : -1;
     return 0;
 }

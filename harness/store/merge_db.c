@@ -141,11 +141,13 @@ enum { COLS_PLAIN, COLS_MIN, COLS_ASSIGN };
 
 /* The columns of main.table except the skipped ones, into b: "a, b" (COLS_PLAIN, each prefixed with pfx),
  * "a = coalesce(min(m.a, s.a), m.a, s.a)" (COLS_MIN) or "a = s.a" (COLS_ASSIGN, pfx "s."). Read from the
- * output's schema so that a column added to the schema is carried without touching this file. */
+ * output's schema so that a column added to the schema is carried without touching this file; only the columns the
+ * input has too, so an input of an older schema (fewer columns) merges with NULL, "not measured", in the rest. */
 static int columns(const ctx *x, const char *table, const char *const *skip, int mode, const char *pfx, mlk_buf *b)
 {
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(x->h, "SELECT name FROM pragma_table_info(?1, 'main') ORDER BY cid", -1, &st, NULL) !=
+    if (sqlite3_prepare_v2(x->h, "SELECT name FROM pragma_table_info(?1, 'main') WHERE name IN "
+                           "(SELECT name FROM pragma_table_info(?1, 'mlk_src')) ORDER BY cid", -1, &st, NULL) !=
         SQLITE_OK)
         return sql_fail(x, "reading the schema");
     sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC);
@@ -171,11 +173,24 @@ static int columns(const ctx *x, const char *table, const char *const *skip, int
     return b->failed ? mlk_fail(x->err, MLK_E_NOMEM, "%s: merging: out of memory", x->path) : MLK_OK;
 }
 
+/* Whether the input has table at all: one of an older schema lacks the newer tables, which then merge nothing. */
+static bool src_has(const ctx *x, const char *table)
+{
+    sqlite3_stmt *st;
+    bool yes = sqlite3_prepare_v2(x->h, "SELECT 1 FROM mlk_src.sqlite_master WHERE type = 'table' AND name = ?1", -1,
+                                  &st, NULL) == SQLITE_OK &&
+               sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW;
+    sqlite3_finalize(st);
+    return yes;
+}
+
 /* sql_head, the column list of table (as columns()), sql_tail: one statement, run. */
 static int run_cols(const ctx *x, const char *what, const char *head, const char *table, const char *const *skip,
                     int mode, const char *pfx, const char *mid, int mode2, const char *pfx2, const char *tail,
                     int64_t *changes)
 {
+    if (!src_has(x, table))
+        return MLK_OK;
     mlk_buf b = {0};
     mlk_buf_printf(&b, "%s", head);
     int rc = columns(x, table, skip, mode, pfx, &b);
@@ -324,7 +339,7 @@ static int merge_cells(const ctx *x, mlk_merge_counts *c)
                  "c.run_id = mlk_merge_cells.run_id AND c.idx = mlk_merge_cells.idx) WHERE action = 1", NULL);
     /* Every table hanging off a cell by cell_id alone: copied, or replaced with the cell. */
     static const char *const tables[] = {"samples", "metrics", "step_stats", "leaks", "heap_peaks",
-                                         "heap_peak_sites", "tool_frames"};
+                                         "heap_peak_sites", "tool_frames", "series_results"};
     enum { N_CELL_TABLES = sizeof tables / sizeof tables[0] };
     for (int i = 0; i < N_CELL_TABLES && !rc; i++) {
         char sql[160];
@@ -338,8 +353,9 @@ static int merge_cells(const ctx *x, mlk_merge_counts *c)
                       " FROM temp.mlk_merge_cells x JOIN mlk_src.cells sc ON sc.id = x.src_id "
                       "WHERE x.action = 2 AND c.id = x.dst_id",
                       &c->cells_replaced);
+    int64_t series_rows = 0; /* with the cell's verdict: not counted on their own */
     int64_t *counts[N_CELL_TABLES] = {&c->samples, &c->metrics, &c->step_stats, &c->tool_rows, &c->tool_rows,
-                                      &c->tool_rows, &c->tool_rows};
+                                      &c->tool_rows, &c->tool_rows, &series_rows};
     static const char *const no_cell[] = {"cell_id", NULL};
     for (int i = 0; i < N_CELL_TABLES && !rc; i++) {
         char head[64];

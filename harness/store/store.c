@@ -40,6 +40,25 @@ static int enter_wal(db_store *db, mlk_error *err)
     return db_fail_sql(db, err, "PRAGMA journal_mode=WAL");
 }
 
+/* The steps from each schema version to the next, for dbs written by an older memleak-run (the new tables were
+ * already made by the schema's CREATE TABLE IF NOT EXISTS; only columns of existing tables need adding). */
+static const char *const migrations[] = {
+    /* 1 -> 2: descriptors and followed mappings per sample (issue 9). */
+    "ALTER TABLE samples ADD COLUMN fds INTEGER; ALTER TABLE samples ADD COLUMN mapped_bytes INTEGER; "
+    "ALTER TABLE samples ADD COLUMN mappings INTEGER; INSERT INTO schema_version(version) VALUES (2);",
+};
+_Static_assert(sizeof migrations / sizeof *migrations == DB_SCHEMA_VERSION - 1, "one migration per version step");
+
+static int migrate(db_store *db, int from, mlk_error *err)
+{
+    for (int v = from; v < DB_SCHEMA_VERSION; v++) {
+        int rc = db_exec(db, migrations[v - 1], err);
+        if (rc)
+            return mlk_fail_prefix(err, "migrating the schema from version %d: ", v);
+    }
+    return MLK_OK;
+}
+
 static int check_version(db_store *db, mlk_error *err)
 {
     sqlite3_stmt *st;
@@ -48,11 +67,11 @@ static int check_version(db_store *db, mlk_error *err)
     int rc = MLK_OK;
     if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
         int v = sqlite3_column_int(st, 0);
-        if (v > DB_SCHEMA_VERSION)
-            rc = mlk_fail(err, MLK_E_DB, "%s: schema version %d is newer than this memleak-run (%d)", db->path, v,
-                          DB_SCHEMA_VERSION);
         sqlite3_finalize(st);
-        return rc;
+        if (v > DB_SCHEMA_VERSION)
+            return mlk_fail(err, MLK_E_DB, "%s: schema version %d is newer than this memleak-run (%d)", db->path, v,
+                            DB_SCHEMA_VERSION);
+        return v < DB_SCHEMA_VERSION ? migrate(db, v, err) : MLK_OK;
     }
     sqlite3_finalize(st);
     if (sqlite3_prepare_v2(db->h, "INSERT INTO schema_version(version) VALUES (?1)", -1, &st, NULL) != SQLITE_OK)
@@ -89,8 +108,8 @@ int db_open(const char *path, db_store **out, mlk_error *err)
     if (sqlite3_prepare_v2(db->h,
                            "INSERT INTO samples(cell_id, seq, phase, iteration, step, wall_ns, cpu_ns, minflt, "
                            "majflt, vm_rss_kib, vm_hwm_kib, vm_size_kib, vm_peak_kib, rss_anon_kib, rss_file_kib, "
-                           "rss_shmem_kib, threads, heap_live_bytes, heap_peak_bytes, heap_allocs, heap_frees) "
-                           "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                           "rss_shmem_kib, threads, heap_live_bytes, heap_peak_bytes, heap_allocs, heap_frees, fds, "
+                           "mapped_bytes, mappings) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                            -1, &db->ins_sample, NULL) != SQLITE_OK) {
         rc = db_fail_sql(db, err, "preparing the sample insert");
         goto fail;
@@ -235,7 +254,7 @@ int db_cell_start(db_store *db, int64_t cell_id, mlk_error *err)
         "DELETE FROM samples WHERE cell_id = ?1",         "DELETE FROM metrics WHERE cell_id = ?1",
         "DELETE FROM step_stats WHERE cell_id = ?1",      "DELETE FROM leaks WHERE cell_id = ?1",
         "DELETE FROM heap_peaks WHERE cell_id = ?1",      "DELETE FROM heap_peak_sites WHERE cell_id = ?1",
-        "DELETE FROM tool_frames WHERE cell_id = ?1",
+        "DELETE FROM tool_frames WHERE cell_id = ?1",     "DELETE FROM series_results WHERE cell_id = ?1",
         "UPDATE cells SET status = 'running', started_at = strftime('%Y-%m-%dT%H:%M:%fZ','now') WHERE id = ?1"};
     int rc = db_exec(db, "BEGIN IMMEDIATE", err);
     for (size_t i = 0; !rc && i < sizeof sql / sizeof *sql; i++)
@@ -325,6 +344,9 @@ static int insert_sample(db_store *db, int64_t cell_id, int64_t seq, const mlk_s
     const int64_t h[] = {m->heap.live_bytes, m->heap.peak_bytes, m->heap.n_allocs, m->heap.n_frees};
     for (int i = 0; i < 4; i++)
         db_bind_opt_int(st, 18 + i, h[i], m->have_heap);
+    db_bind_opt_int(st, 22, m->fds, m->fds >= 0);
+    db_bind_opt_int(st, 23, m->heap.mapped_bytes, m->have_heap && m->heap.mapped_bytes >= 0);
+    db_bind_opt_int(st, 24, m->heap.n_mappings, m->have_heap && m->heap.n_mappings >= 0);
     return sqlite3_step(st) == SQLITE_DONE ? MLK_OK : MLK_E_DB;
 }
 

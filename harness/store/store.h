@@ -10,7 +10,7 @@
 #include "sample.h"
 #include "status.h"
 
-#define DB_SCHEMA_VERSION 1
+#define DB_SCHEMA_VERSION 2
 
 typedef struct db_store db_store;
 
@@ -57,6 +57,15 @@ typedef struct db_cell_result {
     const char *detail, *error; /* may be NULL */
 } db_cell_result;
 int db_cell_finish(db_store *db, int64_t cell_id, const db_cell_result *r, mlk_error *err);
+
+/* One series' verdict (db/schema.sql, series_results). NaN stores NULL. */
+typedef struct db_series_result {
+    const char *series, *unit, *verdict, *detail;
+    double slope, late_slope, mk_p, growth, floor, quantum, noise;
+    int n;
+} db_series_result;
+/* Replace cell_id's per-series verdicts with r[0..n), in one transaction. MLK_E_DB. */
+int db_series_results_store(db_store *db, int64_t cell_id, const db_series_result *r, int n, mlk_error *err);
 
 /* Insert samples in one transaction; seq continues from *seq and is advanced. */
 int db_samples_insert(db_store *db, int64_t cell_id, const mlk_sample *s, int n, int64_t *seq, mlk_error *err);
