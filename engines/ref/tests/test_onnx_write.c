@@ -441,7 +441,6 @@ static void test_errors(void)
     /* A GRAPH attribute cannot be written: the error names node and attribute, and no file appears. */
     ref_attr *a = &m->graph.nodes[2].attrs[1];
     a->type = REF_ATTR_GRAPH;
-    a->has_graph = true;
     char path[128];
     snprintf(path, sizeof path, "%s/graph_attr.onnx", tmpdir);
     CHECK(ref_onnx_write(m, path, false, &err) == REF_E_UNSUPPORTED);
