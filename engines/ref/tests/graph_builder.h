@@ -77,7 +77,19 @@ static inline int gb_init(ref_model *m, const char *name, int dtype, int rank, c
 }
 
 /* A node: "in1,in2" and "out1" name lists (comma-separated, "" entries for omitted ones). */
+static inline ref_node *gb_node_in(ref_model *m, ref_graph *g, const char *op, const char *ins, const char *outs);
+
 static inline ref_node *gb_node(ref_model *m, const char *op, const char *ins, const char *outs)
+{
+    return gb_node_in(m, &m->graph, op, ins, outs);
+}
+
+/* A value info appended to one of g's lists (&g->inputs...), as gb_value fills it. */
+#define GB_VALUE(m, g, list, name, dtype, rank, dims)                                                          \
+    gb_value(m, ref_graph_push_value(&(g)->list, &(g)->n_##list, &(g)->cap_##list), name, dtype, rank, dims, NULL)
+
+/* The same node builder on any graph of m (a subgraph from ref_model_new_subgraph). */
+static inline ref_node *gb_node_in(ref_model *m, ref_graph *g, const char *op, const char *ins, const char *outs)
 {
     const char *lists[2] = {ins, outs};
     int counts[2] = {0, 0};
@@ -85,7 +97,7 @@ static inline ref_node *gb_node(ref_model *m, const char *op, const char *ins, c
         if (lists[l][0])
             for (const char *p = lists[l]; p; p = strchr(p, ','), p = p ? p + 1 : NULL)
                 counts[l]++;
-    ref_node *n = ref_graph_add_node(m);
+    ref_node *n = ref_graph_push_node(g);
     if (!n)
         return NULL;
     n->op_type = gb_str(m, op);
