@@ -32,6 +32,7 @@ static void usage(FILE *f)
             "  --iterations N       infers per data set (default 1)\n"
             "  --timeout S          seconds per case before it counts as failed (default 120)\n"
             "  --no-fork            run cases in this process (for debuggers)\n"
+            "  --declared-shapes    compile for the declared input shapes, not the data's (default: the data's)\n"
             "  --quiet              do not print skipped cases\n\n%s",
             ref_cli_engine_help);
 }
@@ -158,6 +159,7 @@ int ref_cli_conformance(int argc, char **argv)
     run.opts.rtol = 1e-3;
     run.opts.atol = 1e-5;
     run.opts.iterations = 1;
+    run.opts.shapes_from_data = true;
     int first_dir = argc;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -171,6 +173,8 @@ int ref_cli_conformance(int argc, char **argv)
             return 0;
         } else if (!strcmp(a, "--no-fork")) {
             run.fork_each = false;
+        } else if (!strcmp(a, "--declared-shapes")) {
+            run.opts.shapes_from_data = false;
         } else if (!strcmp(a, "--quiet")) {
             run.quiet = true;
         } else if ((!strcmp(a, "--rtol") || !strcmp(a, "--atol") || !strcmp(a, "--iterations") ||

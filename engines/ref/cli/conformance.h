@@ -14,6 +14,7 @@ typedef struct ref_case_opts {
     ref_options engine;
     double rtol, atol;
     int iterations; /* infers per data set; more than 1 checks that reruns give the same result */
+    bool shapes_from_data; /* compile for the first data set's input shapes (shape.NAME) */
 } ref_case_opts;
 
 typedef struct ref_case_result {

@@ -230,6 +230,30 @@ out:
     free_set(n_out, want, out_names);
 }
 
+/* The shapes of the first data set's inputs become shape.NAME options: compile plans for what the inputs bring
+ * (by name when every name matches a graph input, else by position, as map_inputs does). */
+static void shapes_from_data(const ref_model *m, const char *case_dir, ref_options *o)
+{
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/test_data_set_0", case_dir);
+    ref_tensor in[MAX_IO];
+    char *names[MAX_IO] = {0};
+    ref_case_result ignored;
+    int n = load_set(dir, "input", in, names, &ignored);
+    size_t ni = ref_model_n_inputs(m);
+    bool by_name = n > 0;
+    for (int j = 0; j < n; j++) {
+        bool found = false;
+        for (size_t i = 0; names[j] && i < ni; i++)
+            found = found || !strcmp(names[j], ref_model_input_name(m, i));
+        by_name = by_name && found;
+    }
+    for (int j = 0; j < n && (size_t)j < ni; j++)
+        ref_options_set_shape(o, by_name ? names[j] : ref_model_input_name(m, (size_t)j), &in[j], NULL);
+    if (n > 0)
+        free_set(n, in, names);
+}
+
 void ref_case_run(const char *case_dir, const ref_case_opts *o, ref_case_result *res)
 {
     char path[4096];
@@ -244,8 +268,14 @@ void ref_case_run(const char *case_dir, const ref_case_opts *o, ref_case_result 
         from_status(res, rc, "read_model", &err);
         return;
     }
-    if ((rc = ref_compile(m, &o->engine, &c, &err))) {
-        from_status(res, rc, "compile", &err);
+    ref_options eo = o->engine;
+    if (o->shapes_from_data)
+        shapes_from_data(m, case_dir, &eo);
+    if ((rc = ref_compile(m, &eo, &c, &err))) {
+        /* As in run_set: data contradicting the model's declared inputs says nothing about the engine. */
+        bool contradicts = rc == REF_E_SHAPE && strstr(err.msg, "option shape.");
+        from_status(res, contradicts ? REF_E_UNSUPPORTED : rc,
+                    contradicts ? "test data contradicts the model's declared input" : "compile", &err);
         ref_model_free(m);
         return;
     }

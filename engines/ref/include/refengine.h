@@ -112,6 +112,7 @@ typedef enum { REF_PLANNER_NAIVE = 0, REF_PLANNER_GREEDY = 1 } ref_planner;
 typedef enum { REF_GROWTH_POW2 = 0, REF_GROWTH_EXACT = 1 } ref_arena_growth;
 
 #define REF_MAX_DIM_OVERRIDES 16
+#define REF_MAX_SHAPE_OVERRIDES 16
 
 typedef struct ref_options {
     int mmap;            /* 1: initializers point into a read-only file mapping; 0: heap copies. Default 1. */
@@ -126,6 +127,14 @@ typedef struct ref_options {
         int64_t value;
     } dims[REF_MAX_DIM_OVERRIDES]; /* symbolic dimension values; unnamed ones default to 1 */
     int n_dims;
+    struct {
+        char name[128];
+        int32_t rank;
+        int64_t dims[REF_MAX_RANK];
+    } shapes[REF_MAX_SHAPE_OVERRIDES]; /* whole input shapes ("shape.NAME"="1x3x640x640"; "" is a scalar) */
+    int n_shapes;
+    int plan_cache;      /* plans a request keeps for input shapes other than the compiled one (LRU). Default 8. */
+    int fold_bn;         /* 1: fold BatchNormalization and Mul/Add by constants into the Conv/Gemm before. Default 1. */
 
     /* Fault injection, all off by default. They exist to validate the harness against planted truths. */
     int64_t inject_leak_bytes;            /* each call of inject_leak_step leaks this many touched bytes */
@@ -146,6 +155,10 @@ void ref_options_init(ref_options *o);
  * "dim.seq"="128", "inject_leak_step"="infer"). An unknown key fails with REF_E_NOTFOUND and a message
  * listing every accepted key; a bad value fails with REF_E_INVALID naming the key and the values allowed. */
 int ref_options_set(ref_options *o, const char *key, const char *value, ref_error *err);
+
+/* Set the shape of the graph input named name (as "shape.NAME" does). REF_E_INVALID when the name is too long
+ * or the rank is out of range, REF_E_RANGE when every slot is taken. */
+int ref_options_set_shape(ref_options *o, const char *name, const ref_tensor *shape, ref_error *err);
 
 /* Comma-separated list of every key ref_options_set accepts (static storage). */
 const char *ref_options_keys(void);
@@ -168,6 +181,11 @@ int ref_model_read_buffer(const void *buf, size_t len, const ref_options *o, ref
 /* Drop the caller's reference. Compiled models keep their own, so this may be called before them. NULL is fine. */
 void ref_model_free(ref_model *m);
 
+/* Graph inputs of the model (initializers excluded): count, and the name of input i (borrowed, valid while the
+ * model lives; NULL when i is out of range). */
+size_t ref_model_n_inputs(const ref_model *m);
+const char *ref_model_input_name(const ref_model *m, size_t i);
+
 typedef struct ref_model_info {
     size_t n_nodes;
     size_t n_initializers;
@@ -184,9 +202,12 @@ void ref_model_get_info(const ref_model *m, ref_model_info *out);
 typedef struct ref_compiled ref_compiled;
 typedef struct ref_request ref_request;
 
-/* Compile: topological order, shape inference (symbolic dims from o->dims, else 1), constant
- * folding, weight pre-packing over o->compile_threads workers, and a memory plan for the default
- * input shapes. Fails with REF_E_UNSUPPORTED naming the node, op and reason for anything not supported. */
+/* Compile: topological order, constant folding (BatchNormalization into Conv/Gemm with o->fold_bn), compiled
+ * subgraphs (If, Loop, Scan), weight pre-packing over o->compile_threads workers, and shape inference, folding of
+ * shape subgraphs and a memory plan for the default input shapes: o->shapes, else the declared dims with symbolic
+ * ones from o->dims. A symbolic dim nothing names is guessed as 1; when planning fails for the guess, compile
+ * still succeeds without a default plan (requests plan for the shapes their inputs bring). Fails with
+ * REF_E_UNSUPPORTED naming the node, op and reason for anything not supported. */
 int ref_compile(ref_model *m, const ref_options *o, ref_compiled **out, ref_error *err);
 void ref_compiled_free(ref_compiled *c);
 
@@ -207,6 +228,7 @@ typedef struct ref_plan_stats {
     size_t lower_bound_bytes; /* max over operators of the bytes live at once */
     size_t n_tensors;
     int is_static;            /* 0 when some shape depends on a runtime value (no plan possible) */
+    int guessed_dims;         /* 1 when some symbolic dim was taken as 1 (no shape.NAME or dim.NAME named it) */
 } ref_plan_stats;
 int ref_compiled_plan_stats(const ref_compiled *c, ref_plan_stats *out, ref_error *err);
 
@@ -230,6 +252,14 @@ int ref_infer(ref_request *r, ref_error *err);
 
 /* Output i of the last infer. out->data is borrowed: valid until the next infer or the free. */
 int ref_request_output(const ref_request *r, size_t i, ref_tensor *out, ref_error *err);
+
+/* Plans a request built (one per infer whose input shapes no cached plan matches, or every infer with mem_pattern
+ * off), plans it evicted from its cache (plan_cache), and plans it holds now. */
+typedef struct ref_plan_counts {
+    int64_t built, evicted;
+    int cached;
+} ref_plan_counts;
+void ref_request_plan_counts(const ref_request *r, ref_plan_counts *out);
 
 /* Activation arena bytes the request currently reserves (0 with arena off). */
 size_t ref_request_arena_bytes(const ref_request *r);

@@ -222,6 +222,7 @@ int ref_compiled_plan_stats(const ref_compiled *c, ref_plan_stats *out, ref_erro
     if (!c || !out)
         return ref_fail(err, REF_E_INVALID, "plan stats: compiled model and out are required");
     memset(out, 0, sizeof *out);
+    out->guessed_dims = c->guessed_dims;
     const ref_plan *p = c->default_plan;
     if (!p)
         return ref_fail(err, REF_E_DYNAMIC, "no plan: %s", c->no_plan_why[0] ? c->no_plan_why : "no input shapes");

@@ -200,6 +200,16 @@ int ref_request_output(const ref_request *r, size_t i, ref_tensor *out, ref_erro
 
 size_t ref_request_arena_bytes(const ref_request *r) { return r ? r->arena_cap : 0; }
 
+void ref_request_plan_counts(const ref_request *r, ref_plan_counts *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!r)
+        return;
+    out->built = r->n_plans_built;
+    out->evicted = r->n_plans_evicted;
+    out->cached = r->n_cache;
+}
+
 /* The plan for the current input shapes: the default one, a cached one (moved to the front), or a new one
  * (at the front; the least recently used beyond opts.plan_cache is freed). A hit allocates nothing. */
 static int select_plan(ref_request *r, const ref_plan **out, ref_error *err)
