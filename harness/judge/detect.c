@@ -19,6 +19,10 @@
  *      any size lands in one half and leaves the other flat (the Theil-Sen slope of a half holding one
  *      step is zero unless the step sits at its very centre); an approach to a plateau (exponential,
  *      glibc's top growing in shrinking steps) slows down between the halves. A leak keeps its pace.
+ *      A staircase (a late part that never drops by half a quantum or more: exact heap bytes of a block grown
+ *      by realloc through an allocator's size classes rise in class-sized steps every few iterations) is
+ *      judged by each half's net rise (median of its last 3 samples minus median of its first 3) instead: the
+ *      Theil-Sen slope of a half holding one or two steps is zero, although the steps keep coming.
  *   Not a leak but the median of the late part stands above the median of the first tenth (at least 5
  *   samples) by max(2 quanta, floor * n / 4, 3 noise deviations) or more: PLATEAU (growth that stopped,
  *   or slow growth under the floor that still adds up to a quarter of the run's floor budget). Else PASS.
@@ -31,6 +35,7 @@
  * under 50 samples with floor 1 KiB on RSS (1-4% false leaks under AR(1) noise), and a leak whose
  * late part carries bumps as large as its own rise per half (the persistence test then reads a step). */
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -144,6 +149,27 @@ static int despike(const double *late, const double *res, int m, double thr, dou
     return k;
 }
 
+/* True when no sample lies below the highest one before it by drop or more: a staircase, not a noisy series. */
+static bool never_drops(const double *y, int n, double drop)
+{
+    double top = y[0];
+    for (int i = 1; i < n; i++) {
+        if (y[i] < top - drop || (drop <= 0 && y[i] < top))
+            return false;
+        top = fmax(top, y[i]);
+    }
+    return true;
+}
+
+/* A half's rise per iteration from the medians of its first and last 3 samples (one spike cannot make it). */
+static double net_rise(const double *y, int n, double *scratch)
+{
+    if (n < 6)
+        return 0;
+    double a = median_of(y, 3, scratch), b = median_of(y + n - 3, 3, scratch);
+    return (b - a) / (n - 3);
+}
+
 /* The statistics of the late part; 0 or -1 (no memory). */
 static int late_stats(const double *y, int n, int m, double quantum, mlk_detect_result *r)
 {
@@ -175,6 +201,10 @@ static int late_stats(const double *y, int n, int m, double quantum, mlk_detect_
     }
     r->mk_used = nk;
     int rc = mlk_mann_kendall(kept, nk, &r->mk_z, &r->mk_p);
+    if (!rc && never_drops(late, m, quantum / 2)) {
+        r->late_head_slope = fmax(r->late_head_slope, net_rise(late, h, scratch));
+        r->late_tail_slope = fmax(r->late_tail_slope, net_rise(late + h, m - h, scratch));
+    }
     free(scratch);
     return rc;
 }

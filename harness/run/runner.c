@@ -13,6 +13,7 @@
 #include "runner.h"
 #include "table.h"
 #include "tool_collect.h"
+#include "series.h"
 #include "verdict.h"
 
 volatile sig_atomic_t mlk_run_interrupted;
@@ -69,10 +70,10 @@ static void on_tick(void *arg, int iteration)
     fflush(stdout);
 }
 
-static const char *end_status(const mlk_cellrun *r, const mlk_detect_result *d)
+static const char *end_status(const mlk_cellrun *r, const mlk_judgement *j)
 {
     switch (r->end) {
-    case MLK_END_DONE: return mlk_verdict_name(d->verdict);
+    case MLK_END_DONE: return mlk_verdict_name(j->verdict);
     case MLK_END_OOM: return "oom";
     case MLK_END_CRASHED: return "crashed";
     case MLK_END_TIMEOUT: return "timeout";
@@ -80,11 +81,11 @@ static const char *end_status(const mlk_cellrun *r, const mlk_detect_result *d)
     }
 }
 
-static void describe(const mlk_cellrun *r, const mlk_detect_result *d, double timeout_s, char *out, size_t len)
+static void describe(const mlk_cellrun *r, const mlk_judgement *j, double timeout_s, char *out, size_t len)
 {
     int last = r->n ? r->samples[r->n - 1].iteration : -1;
     switch (r->end) {
-    case MLK_END_DONE: snprintf(out, len, "%s", d->detail); break;
+    case MLK_END_DONE: snprintf(out, len, "%.590s", j->detail); break;
     case MLK_END_CRASHED:
         snprintf(out, len, "crashed(%s) in iteration %d%s%.400s", sigabbrev_np(r->signal) ? sigabbrev_np(r->signal) : "?",
                  last, r->error[0] ? ": " : "", r->error);
@@ -97,20 +98,38 @@ static void describe(const mlk_cellrun *r, const mlk_detect_result *d, double ti
     }
 }
 
+/* Every judged series' verdict, for the report and compare. */
+static int store_series(db_store *db, int64_t cell_id, const mlk_judgement *j, mlk_error *err)
+{
+    db_series_result out[MLK_SERIES_COUNT];
+    int n = 0;
+    for (int k = 0; k < MLK_SERIES_COUNT; k++) {
+        const mlk_series_result *s = &j->s[k];
+        if (!s->judged)
+            continue;
+        out[n++] = (db_series_result){.series = mlk_series_name(k), .unit = mlk_series_unit(k),
+                                      .verdict = mlk_verdict_name(s->r.verdict), .detail = s->r.detail,
+                                      .slope = s->r.slope, .late_slope = s->r.late_slope, .mk_p = s->r.mk_p,
+                                      .growth = s->r.growth, .floor = s->floor, .quantum = s->quantum,
+                                      .noise = s->r.noise, .n = s->r.n};
+    }
+    return db_series_results_store(db, cell_id, out, n, err);
+}
+
 /* Judge, store and remember one finished cell. tr: a tool cell's report (issue 6), which judges it instead of the
  * series; NULL for a plain cell. */
 static int finish_cell(run_ctx *x, const mlk_cell *c, mlk_cellrun *r, const mlk_tool_result *tr, mlk_table_row *row,
                        mlk_error *err)
 {
-    mlk_detect_result d;
-    memset(&d, 0, sizeof d);
-    const char *metric = NULL;
-    bool judged = !tr && r->end == MLK_END_DONE && mlk_judge(x->p->s, r->samples, r->n, &d, &metric) == 0;
+    mlk_judgement j;
+    memset(&j, 0, sizeof j);
+    bool judged = !tr && r->end == MLK_END_DONE && mlk_judge_cell(x->p->s, r->samples, r->n, &j) == 0;
     if (r->end == MLK_END_DONE && !judged && !tr)
         r->end = MLK_END_OTHER;
-    const char *status = end_status(r, &d);
+    const mlk_detect_result *d = &j.s[j.deciding].r;
+    const char *status = end_status(r, &j);
     char detail[600];
-    describe(r, &d, x->p->s->timeout_s, detail, sizeof detail);
+    describe(r, &j, x->p->s->timeout_s, detail, sizeof detail);
     if (tr && r->end == MLK_END_DONE) {
         status = tr->have ? tr->status : "error";
         snprintf(detail, sizeof detail, "%.590s", tr->detail);
@@ -122,12 +141,14 @@ static int finish_cell(run_ctx *x, const mlk_cell *c, mlk_cellrun *r, const mlk_
         snprintf(row->tool, sizeof row->tool, "%s", tr->table);
     row->n_steps = mlk_step_stats(r->samples, r->n, row->steps);
     int rc = db_step_stats_insert(x->db, x->cell_id, row->steps, row->n_steps, err);
+    if (!rc && judged)
+        rc = store_series(x->db, x->cell_id, &j, err);
     if (!rc && r->alloc_active[0])
         rc = db_cell_set_allocator(x->db, x->cell_id, r->alloc_active, r->alloc_lib, r->heap, err);
     db_cell_result res = {.status = status, .signal = r->signal, .exit_code = r->exit_code,
-                          .metric = judged ? metric : NULL, .slope = judged ? d.slope : NAN,
-                          .late_slope = judged ? d.late_slope : NAN, .mk_p = judged ? d.mk_p : NAN,
-                          .growth = judged ? d.growth : NAN, .detail = detail,
+                          .metric = judged ? j.metric : NULL, .slope = judged ? d->slope : NAN,
+                          .late_slope = judged ? d->late_slope : NAN, .mk_p = judged ? d->mk_p : NAN,
+                          .growth = judged ? d->growth : NAN, .detail = detail,
                           .error = r->error[0] ? r->error : NULL};
     if (!rc)
         rc = db_cell_finish(x->db, x->cell_id, &res, err);
@@ -137,7 +158,11 @@ static int finish_cell(run_ctx *x, const mlk_cell *c, mlk_cellrun *r, const mlk_
         snprintf(row->status, sizeof row->status, "crashed(SIG%s)", sigabbrev_np(r->signal));
     snprintf(row->detail, sizeof row->detail, "%s", detail);
     row->heap = r->heap;
-    row->slope = judged ? d.slope : NAN;
+    row->slope = judged ? d->slope : NAN;
+    row->slope_counts = judged && strcmp(mlk_series_unit(j.deciding), "bytes");
+    row->series_line[0] = '\0';
+    if (judged && j.verdict != MLK_VERDICT_PASS)
+        snprintf(row->series_line, sizeof row->series_line, "      %.400s\n", j.detail);
     row->ran = true;
     return rc;
 }

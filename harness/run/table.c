@@ -3,24 +3,11 @@
 #include <math.h>
 #include <string.h>
 
+#include "fmt.h"
 #include "sample.h"
 #include "table.h"
 
-static void bytes_str(double b, char *out, size_t len)
-{
-    if (isnan(b)) {
-        snprintf(out, len, "-");
-        return;
-    }
-    double a = fabs(b);
-    const char *sign = b < 0 ? "-" : "+";
-    if (a < 1024)
-        snprintf(out, len, "%s%.0f B", sign, a);
-    else if (a < 1024 * 1024)
-        snprintf(out, len, "%s%.1f KiB", sign, a / 1024);
-    else
-        snprintf(out, len, "%s%.2f MiB", sign, a / 1048576);
-}
+static void bytes_str(double b, char *out, size_t len) { mlk_fmt_bytes(out, len, b, true); }
 
 void mlk_table_print(FILE *f, const mlk_plan *p, const mlk_table_row *rows, int n)
 {
@@ -36,7 +23,10 @@ void mlk_table_print(FILE *f, const mlk_plan *p, const mlk_table_row *rows, int 
             continue;
         }
         char verdict[64], slope[32];
-        bytes_str(r->slope, slope, sizeof slope);
+        if (r->slope_counts)
+            snprintf(slope, sizeof slope, "%+.2f", r->slope);
+        else
+            bytes_str(r->slope, slope, sizeof slope);
         snprintf(verdict, sizeof verdict, isnan(r->slope) ? "%s" : "%s (%s)", status, slope);
         for (int s = 0; s < r->n_steps; s++) {
             const db_step_stats *st = &r->steps[s];
@@ -50,8 +40,10 @@ void mlk_table_print(FILE *f, const mlk_plan *p, const mlk_table_row *rows, int 
             fprintf(f, "%-4s  %-44.44s  %-16s  %10s  %12s  %9s  %s\n", s ? "" : idx,
                     s ? "" : p->cells[i].label, mlk_any_step_name(st->step), peak, growth, ms, s ? "" : verdict);
         }
-        fputs(r->tool, f); /* a tool cell's findings, under its steps (issue 6) */
+        fputs(r->series_line, f); /* which signal leaks or plateaus, and how fast */
+        fputs(r->tool, f);        /* a tool cell's findings, under its steps (issue 6) */
     }
     fprintf(f, "\ndelta/call: median change of live heap bytes across the step (VmRSS without the heap shim): a leaking\n"
-               "step shows it. growth/iter: Theil-Sen slope of the judged end-of-iteration series.\n");
+               "step shows it. growth/iter: Theil-Sen slope of the end-of-iteration series the verdict rests on; every\n"
+               "signal is judged (live heap, anonymous memory beyond it, VmSize, descriptors, threads, mappings).\n");
 }

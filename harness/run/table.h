@@ -15,7 +15,9 @@ typedef struct mlk_table_row {
     char status[32];
     char detail[600];
     bool heap;
-    double slope;           /* growth per iteration of the judged series (NaN when not judged) */
+    double slope;           /* growth per iteration of the series the verdict rests on (NaN when not judged) */
+    bool slope_counts;      /* that series counts things (descriptors, threads), not bytes */
+    char series_line[480];  /* "      leak: open file descriptors +1.00/iter (fds); live heap flat\n", or "" */
     db_step_stats steps[16];
     int n_steps;
     char tool[2048];        /* tool cells (issue 6): lines naming the largest leaks or peak sites; "" otherwise */

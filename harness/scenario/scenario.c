@@ -310,7 +310,28 @@ static int k_engine_options(pctx *c, const mlk_ynode *v)
 
 /* Threshold keys: the leak floor, and the floors compare judges regressions with. */
 #define THRESHOLD_KEYS \
-    "leak_bytes_per_iter, regression_rel, regression_abs_kib, latency_rel, latency_abs_ms, latency_alpha"
+    "leak_bytes_per_iter, floors, regression_rel, regression_abs_kib, latency_rel, latency_abs_ms, latency_alpha"
+
+/* thresholds.floors: {SERIES: N, ...}: the growth per iteration a series must reach to be a leak, in its unit. */
+static int floors(pctx *c, const mlk_ynode *v)
+{
+    char d[64], what[96];
+    if (v->kind != MLK_YMAP)
+        return mlk_yfail(c->err, c->name, v->loc, "thresholds.floors: expected a mapping (heap: 16, fds: 0), got %s",
+                         mlk_ydescribe(v, d, sizeof d));
+    for (int i = 0; i < v->n_items; i += 2) {
+        const mlk_ynode *k = v->items[i];
+        int s = mlk_series_from_name(k->text);
+        if (s < 0)
+            return mlk_yfail(c->err, c->name, k->loc, "thresholds.floors: unknown series '%.64s' (expected one of: %s)",
+                             k->text, mlk_series_names());
+        snprintf(what, sizeof what, "thresholds.floors.%.40s", k->text);
+        int rc = mlk_yget_number(v->items[i + 1], what, 0.0, 1e15, c->name, &c->s->floor_per_iter[s], c->err);
+        if (rc)
+            return rc;
+    }
+    return MLK_OK;
+}
 
 static int threshold(pctx *c, const mlk_ynode *k, const mlk_ynode *v)
 {
@@ -324,8 +345,11 @@ static int threshold(pctx *c, const mlk_ynode *k, const mlk_ynode *v)
         if ((rc = mlk_yget_int(v, what, 0, INT64_MAX / 1024, c->name, &x, c->err)))
             return rc;
         *(key[0] == 'l' ? &c->s->leak_bytes_per_iter : &c->s->regression_abs_kib) = x;
+        c->s->leak_floor_set |= key[0] == 'l';
         return MLK_OK;
     }
+    if (!strcmp(key, "floors"))
+        return floors(c, v);
     if (!strcmp(key, "latency_abs_ms")) {
         if ((rc = mlk_yget_number(v, what, 0.0, 1e9, c->name, &d, c->err)))
             return rc;
@@ -514,6 +538,8 @@ static mlk_scenario *scenario_new(const char *text, size_t len, const char *name
 #define X_(field, value) s->field = value;
     MLK_SCENARIO_DEFAULTS(X_)
 #undef X_
+    for (int i = 0; i < MLK_SERIES_COUNT; i++)
+        s->floor_per_iter[i] = -1;
     s->path = mlk_ystrdup(name);
     s->text = mlk_yalloc(len + 1);
     if (!s->path || !s->text) {

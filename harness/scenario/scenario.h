@@ -102,7 +102,10 @@ typedef struct mlk_scenario {
     int n_axes;
     mlk_kv *engine_options; /* fixed options for every cell */
     int n_engine_options;
-    int64_t leak_bytes_per_iter; /* thresholds.leak_bytes_per_iter; default 1024 */
+    int64_t leak_bytes_per_iter; /* thresholds.leak_bytes_per_iter; default 1024: compare's growth floor, and, when
+                                    the scenario sets it, the judge's floor of every byte series (older scenarios) */
+    bool leak_floor_set;         /* the scenario set leak_bytes_per_iter */
+    double floor_per_iter[MLK_SERIES_COUNT]; /* thresholds.floors.SERIES; -1: the judge's default for the series */
     /* What memleak-run compare calls a regression (thresholds.*): a memory figure must move by more than both
      * regression_rel (default 0.05) of the baseline and regression_abs_kib (default 256); growth per iteration by
      * more than regression_rel and leak_bytes_per_iter; latency by more than latency_rel (default 0.10) and

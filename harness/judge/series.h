@@ -1,0 +1,44 @@
+/* series.h: a cell judged on every memory signal it has: live heap, anonymous memory malloc cannot explain, mapped
+ * memory, descriptors, threads, mappings, each with its own quantum, floor and the trend detector, into one verdict.
+ * It must never judge a series on raw RSS where malloc explains it, nor judge a sample outside the measured phase. */
+#ifndef MLK_SERIES_H
+#define MLK_SERIES_H
+
+#include <stdbool.h>
+
+#include "detect.h"
+#include "sample.h"
+#include "scenario.h"
+
+/* What a series is judged with, and its defaults (README: "Leak verdicts"). */
+typedef struct mlk_series_def {
+    double quantum;       /* resolution: 1 for exact bytes and counts, 4096 for what the kernel counts in pages */
+    double floor;         /* default growth per iteration a leak must reach, in the series' unit */
+} mlk_series_def;
+const mlk_series_def *mlk_series_def_of(int kind);
+
+typedef struct mlk_series_result {
+    bool judged;          /* every measured iteration sample had the figure */
+    mlk_detect_result r;  /* the detector's result (r.verdict: PASS, LEAK or PLATEAU) */
+    double floor, quantum;
+} mlk_series_result;
+
+typedef struct mlk_judgement {
+    mlk_verdict verdict;  /* LEAK when any series leaks, else PLATEAU when any plateaus, else PASS */
+    int deciding;         /* the series the verdict rests on (the first leaking one, else the first judged) */
+    const char *metric;   /* cells.metric for it: heap_live_bytes, rss_anon_bytes (anon without the heap shim),
+                             anon_beyond_heap_bytes, vm_size_bytes, fds, threads, mappings */
+    mlk_series_result s[MLK_SERIES_COUNT];
+    char detail[640];     /* "leak: open file descriptors +1.0/iter (fds); live heap flat" */
+} mlk_judgement;
+
+/* Judge samples[0..n) (a cell's, in order). The floors are the scenario's thresholds.floors, else, when the
+ * scenario set leak_bytes_per_iter, that for every byte series, else mlk_series_def_of's. With `detector:
+ * openvino`, only the primary series (heap, else anon) is judged, by OpenVINO's rule. Returns 0, or -1 when
+ * memory runs out (out is then untouched). */
+int mlk_judge_cell(const mlk_scenario *s, const mlk_sample *samples, int n, mlk_judgement *out);
+
+/* The value of series kind in one sample, NAN when not measured (heap without the shim, descriptors unread...). */
+double mlk_series_value(int kind, const mlk_sample *x);
+
+#endif

@@ -1,0 +1,21 @@
+/* species.h: the acts of engine_species.so that must stay out of the compiler's reach (lost blocks, mapped files,
+ * churn) and the C++ one. It must never be compiled into anything but the test plugin. */
+#ifndef SPECIES_H
+#define SPECIES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Write every byte of p through a volatile pointer, then forget p: a definitely lost block the compiler keeps. */
+void species_lose(void *p, size_t n);
+/* operator new[] of n bytes, touched and forgotten. */
+void species_cxx_lose(size_t n);
+/* Map the file at path read-only and read one byte per page; never unmapped. */
+void species_map_file(const char *path);
+/* Blocks of sizes varying with k, allocated and freed in a scrambled order: the heap fragments, nothing stays. */
+void species_churn(int64_t k);
+/* The folder holding this plugin. */
+bool species_self_dir(char *out, size_t len);
+
+#endif
