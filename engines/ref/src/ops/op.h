@@ -100,6 +100,7 @@ extern const ref_op ref_ops_resize[];
 extern const ref_op ref_ops_control[];
 extern const ref_op ref_ops_loop[];
 extern const ref_op ref_ops_scan[];
+extern const ref_op ref_ops_signal[];
 
 /* Helpers for infer functions. */
 
