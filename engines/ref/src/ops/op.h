@@ -101,6 +101,7 @@ extern const ref_op ref_ops_control[];
 extern const ref_op ref_ops_loop[];
 extern const ref_op ref_ops_scan[];
 extern const ref_op ref_ops_signal[];
+extern const ref_op ref_ops_misc[];
 
 /* Helpers for infer functions. */
 
