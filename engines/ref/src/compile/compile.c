@@ -75,7 +75,10 @@ static int compile_graph(ref_compiled *c, ref_error *err)
     int rc;
     if ((rc = ref_graph_build(c, err)) || (rc = check_ops(c, err)))
         return rc;
-    if (c->opset <= 0 && c->n_nodes > 0)
+    bool uses_default = false;
+    for (int k = 0; k < c->n_nodes && !uses_default; k++)
+        uses_default = !c->nodes[k].node->domain[0] || !strcmp(c->nodes[k].node->domain, "ai.onnx");
+    if (c->opset <= 0 && uses_default)
         return ref_fail(err, REF_E_PARSE, "compile: the model imports no default-domain (ai.onnx) opset");
     /* The first plan gives pre-packing its shapes; the second sizes scratch for what was packed. */
     if ((rc = ref_fold_constants(c, err)) || (c->opts.fold_bn && (rc = ref_fold_affine(c, err))) ||

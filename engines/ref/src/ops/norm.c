@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "norm_impl.h"
+#include "training.h"
 
 int ref_norm_want_float(ref_op_ctx *c, int i, const char *what)
 {
@@ -87,6 +88,8 @@ static int bn_check(ref_op_ctx *c, bool *per_elem)
 
 static int bn_infer(ref_op_ctx *c)
 {
+    if (ref_attr_int_or(c->node, "training_mode", 0) != 0)
+        return ref_bn_train_infer(c);
     bool per_elem;
     int rc = bn_check(c, &per_elem);
     return rc ? rc : norm_same_shape(c);
@@ -118,6 +121,8 @@ NORM_PLANE_TASK(bn_task, bn_plane)
 
 static int bn_run(ref_op_ctx *c)
 {
+    if (ref_attr_int_or(c->node, "training_mode", 0) != 0)
+        return ref_bn_train_run(c);
     bool per_elem;
     int rc = bn_check(c, &per_elem);
     if (rc)

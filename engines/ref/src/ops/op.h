@@ -78,8 +78,8 @@ typedef struct ref_op {
     int (*run)(ref_op_ctx *c);
 } ref_op;
 
-/* The operator for op_type in the default domain (opset-specific behavior is the op's own business,
- * through c->opset). NULL when unsupported. */
+/* The operator for op_type in the default domain, or in ai.onnx.preview.training (opset-specific behavior is the
+ * op's own business, through c->opset). NULL when unsupported. */
 const ref_op *ref_op_find(const char *domain, const char *op_type);
 
 /* A list per operator family, terminated by an entry whose name is NULL (ops/<family>.c). */
@@ -102,6 +102,7 @@ extern const ref_op ref_ops_loop[];
 extern const ref_op ref_ops_scan[];
 extern const ref_op ref_ops_signal[];
 extern const ref_op ref_ops_misc[];
+extern const ref_op ref_ops_training[]; /* domain ai.onnx.preview.training */
 
 /* Helpers for infer functions. */
 

@@ -13,6 +13,12 @@ static const ref_op *const families[] = {
 
 const ref_op *ref_op_find(const char *domain, const char *op_type)
 {
+    if (domain && !strcmp(domain, "ai.onnx.preview.training")) {
+        for (const ref_op *op = ref_ops_training; op->name; op++)
+            if (!strcmp(op->name, op_type))
+                return op;
+        return NULL;
+    }
     if (domain && domain[0] && strcmp(domain, "ai.onnx"))
         return NULL;
     for (size_t f = 0; f < sizeof families / sizeof families[0]; f++)
