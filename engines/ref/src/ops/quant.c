@@ -1,0 +1,264 @@
+/* quant.c: operator family "quant": QuantizeLinear, DequantizeLinear (per tensor or per axis),
+ * DynamicQuantizeLinear, MatMulInteger and QLinearMatMul (quant_conv.c has ConvInteger and QLinearConv).
+ * Rounding is to nearest, ties to even, and results saturate to the output type. It must never read a zero point
+ * or scale past its length: per-axis ones are checked against the axis. */
+#include <math.h>
+#include <string.h>
+
+#include "op.h"
+#include "quant.h"
+#include "reduce_elem.h"
+
+bool ref_quant_int8(int dt) { return dt == REF_DT_UINT8 || dt == REF_DT_INT8; }
+
+int64_t ref_quant_saturate(double v, int dt)
+{
+    double r = rint(v);
+    double lo = dt == REF_DT_INT8 ? -128 : dt == REF_DT_INT32 ? -2147483648.0 : 0;
+    double hi = dt == REF_DT_INT8 ? 127 : dt == REF_DT_INT32 ? 2147483647.0 : 255;
+    return (int64_t)(r < lo ? lo : r > hi ? hi : r);
+}
+
+double ref_quant_at(const ref_tensor *t, int64_t i)
+{
+    if (!t)
+        return 0;
+    return ref_elem_ld(t->data, t->dtype, ref_tensor_numel(t) == 1 ? 0 : i);
+}
+
+/* ---- QuantizeLinear / DequantizeLinear ---------------------------------------------------------- */
+
+/* Scale and zero point: one value, or one per slice along axis. *per_axis_len is 1 or that dim. */
+static int qdq_check(ref_op_ctx *c, int64_t *inner, int64_t *len)
+{
+    const ref_tensor *x = c->in[0], *s = c->n_in > 1 ? c->in[1] : NULL, *z = c->n_in > 2 ? c->in[2] : NULL;
+    if (!x || !s)
+        return ref_fail(c->err, REF_E_INVALID, "%s needs x and a scale", c->node->op_type);
+    int64_t n = ref_tensor_numel(s);
+    *inner = 1;
+    *len = 1;
+    if (n != 1) {
+        int axis = ref_norm_axis(ref_attr_int_or(c->node, "axis", 1), x->rank);
+        if (axis < 0 || s->rank != 1 || x->dims[axis] != n || c->opset < 13)
+            return ref_fail(c->err, REF_E_SHAPE, "%s: a scale of %lld values needs a matching axis",
+                            c->node->op_type, (long long)n);
+        *inner = ref_dims_prod(x->dims, axis + 1, x->rank);
+        *len = n;
+    }
+    if (z && ref_tensor_numel(z) != n)
+        return ref_fail(c->err, REF_E_SHAPE, "%s: zero point and scale differ in size", c->node->op_type);
+    return REF_OK;
+}
+
+static int q_infer(ref_op_ctx *c)
+{
+    int64_t inner, len;
+    int rc = qdq_check(c, &inner, &len);
+    if (rc)
+        return rc;
+    const ref_tensor *z = c->n_in > 2 ? c->in[2] : NULL;
+    int dt = z ? z->dtype : REF_DT_UINT8;
+    if (!ref_quant_int8(dt) || !ref_elem_is_float(c->in[0]->dtype))
+        return ref_fail(c->err, REF_E_UNSUPPORTED, "QuantizeLinear from %s to %s", ref_dtype_name(c->in[0]->dtype),
+                        ref_dtype_name(dt));
+    c->out[0]->dtype = dt;
+    ref_tensor_set_shape(c->out[0], c->in[0]->rank, c->in[0]->dims);
+    return REF_OK;
+}
+
+static int q_run(ref_op_ctx *c)
+{
+    int64_t inner, len;
+    int rc = qdq_check(c, &inner, &len);
+    if (rc)
+        return rc;
+    const ref_tensor *x = c->in[0], *s = c->in[1], *z = c->n_in > 2 ? c->in[2] : NULL;
+    ref_tensor *y = c->out[0];
+    for (int64_t i = 0; i < ref_tensor_numel(x); i++) {
+        int64_t a = (i / inner) % len;
+        double xv = ref_elem_ld(x->data, x->dtype, i), sv = ref_quant_at(s, a);
+        /* In float32 when both are: the quotient's rounding decides ties, as numpy's float32 division does. */
+        double qv = x->dtype == REF_DT_FLOAT && s->dtype == REF_DT_FLOAT ? (double)((float)xv / (float)sv) : xv / sv;
+        double r = rint(qv) + ref_quant_at(z, a);
+        ref_elem_sti(y->data, y->dtype, i, ref_quant_saturate(r, y->dtype));
+    }
+    return REF_OK;
+}
+
+static int dq_infer(ref_op_ctx *c)
+{
+    int64_t inner, len;
+    int rc = qdq_check(c, &inner, &len);
+    if (rc)
+        return rc;
+    int dt = c->in[0]->dtype;
+    if (!ref_quant_int8(dt) && dt != REF_DT_INT32)
+        return ref_fail(c->err, REF_E_UNSUPPORTED, "DequantizeLinear of %s", ref_dtype_name(dt));
+    c->out[0]->dtype = c->in[1]->dtype;
+    ref_tensor_set_shape(c->out[0], c->in[0]->rank, c->in[0]->dims);
+    return REF_OK;
+}
+
+static int dq_run(ref_op_ctx *c)
+{
+    int64_t inner, len;
+    int rc = qdq_check(c, &inner, &len);
+    if (rc)
+        return rc;
+    const ref_tensor *x = c->in[0], *s = c->in[1], *z = c->n_in > 2 ? c->in[2] : NULL;
+    for (int64_t i = 0; i < ref_tensor_numel(x); i++) {
+        int64_t a = (i / inner) % len;
+        double v = (ref_elem_ld(x->data, x->dtype, i) - ref_quant_at(z, a)) * ref_quant_at(s, a);
+        ref_elem_st(c->out[0]->data, c->out[0]->dtype, i, v);
+    }
+    return REF_OK;
+}
+
+/* ---- DynamicQuantizeLinear: uint8 with a scale and zero point from the data's range (and 0) ------ */
+
+static int dyn_infer(ref_op_ctx *c)
+{
+    if (c->in[0]->dtype != REF_DT_FLOAT)
+        return ref_fail(c->err, REF_E_UNSUPPORTED, "DynamicQuantizeLinear of %s", ref_dtype_name(c->in[0]->dtype));
+    c->out[0]->dtype = REF_DT_UINT8;
+    ref_tensor_set_shape(c->out[0], c->in[0]->rank, c->in[0]->dims);
+    for (int j = 1; j < 3 && j < c->n_out; j++) {
+        c->out[j]->dtype = j == 1 ? REF_DT_FLOAT : REF_DT_UINT8;
+        c->out[j]->rank = 0;
+    }
+    return REF_OK;
+}
+
+static int dyn_run(ref_op_ctx *c)
+{
+    const ref_tensor *x = c->in[0];
+    const float *xv = x->data;
+    float lo = 0, hi = 0;
+    for (int64_t i = 0; i < ref_tensor_numel(x); i++) {
+        lo = xv[i] < lo ? xv[i] : lo;
+        hi = xv[i] > hi ? xv[i] : hi;
+    }
+    float scale = (hi - lo) / 255.0f;
+    float zpf = scale != 0 ? rintf(-lo / scale) : 0;
+    uint8_t zp = (uint8_t)(zpf < 0 ? 0 : zpf > 255 ? 255 : zpf);
+    for (int64_t i = 0; i < ref_tensor_numel(x); i++) {
+        float q = scale != 0 ? rintf(xv[i] / scale) + zp : zp;
+        ((uint8_t *)c->out[0]->data)[i] = (uint8_t)(q < 0 ? 0 : q > 255 ? 255 : q);
+    }
+    if (c->n_out > 1 && c->out[1])
+        *(float *)c->out[1]->data = scale;
+    if (c->n_out > 2 && c->out[2])
+        *(uint8_t *)c->out[2]->data = zp;
+    return REF_OK;
+}
+
+/* ---- MatMulInteger and QLinearMatMul ------------------------------------------------------------- */
+
+/* a [..., M, K] x b [..., K, N] with numpy broadcasting of the batch dims (both ranks >= 2). */
+static int mm_shape(ref_op_ctx *c, const ref_tensor *a, const ref_tensor *b, ref_tensor *y)
+{
+    if (a->rank < 2 || b->rank < 2 || a->dims[a->rank - 1] != b->dims[b->rank - 2])
+        return ref_fail(c->err, REF_E_SHAPE, "%s: A and B need rank >= 2 and matching K", c->node->op_type);
+    ref_tensor ab = *a, bb = *b;
+    ab.rank -= 2;
+    bb.rank -= 2;
+    const ref_tensor *both[2] = {&ab, &bb};
+    int rc = ref_broadcast_shape(2, both, y, c->err);
+    if (rc)
+        return rc;
+    y->dims[y->rank++] = a->dims[a->rank - 2];
+    y->dims[y->rank++] = b->dims[b->rank - 1];
+    return REF_OK;
+}
+
+/* Integer product of matrix pair number `batch` of y's batch dims, zero points subtracted (per row of A, per
+ * column of B when not scalar); f maps each int64 sum to its output. */
+static void mm_each(const ref_tensor *a, const ref_tensor *b, const ref_tensor *za, const ref_tensor *zb,
+                    const ref_tensor *y, void (*f)(void *, int64_t, int64_t), void *arg)
+{
+    int64_t M = y->dims[y->rank - 2], N = y->dims[y->rank - 1], K = a->dims[a->rank - 1];
+    ref_tensor yb = *y, ab = *a, bb = *b;
+    yb.rank -= 2;
+    ab.rank -= 2;
+    bb.rank -= 2;
+    int64_t sa[REF_MAX_RANK], sb[REF_MAX_RANK];
+    ref_broadcast_strides(&ab, &yb, sa);
+    ref_broadcast_strides(&bb, &yb, sb);
+    int64_t batches = ref_dims_prod(yb.dims, 0, yb.rank);
+    for (int64_t t = 0; t < batches; t++) {
+        int64_t oa = 0, ob = 0, rest = t;
+        for (int d = yb.rank - 1; d >= 0; d--) {
+            int64_t q = rest % yb.dims[d];
+            rest /= yb.dims[d];
+            oa += q * sa[d];
+            ob += q * sb[d];
+        }
+        for (int64_t m = 0; m < M; m++)
+            for (int64_t n = 0; n < N; n++) {
+                int64_t acc = 0;
+                double zam = ref_quant_at(za, m), zbn = ref_quant_at(zb, n);
+                for (int64_t k = 0; k < K; k++)
+                    acc += (ref_elem_ldi(a->data, a->dtype, oa * M * K + m * K + k) - (int64_t)zam) *
+                           (ref_elem_ldi(b->data, b->dtype, ob * K * N + k * N + n) - (int64_t)zbn);
+                f(arg, (t * M + m) * N + n, acc);
+            }
+    }
+}
+
+static void store_i32(void *y, int64_t i, int64_t v) { ((int32_t *)((ref_tensor *)y)->data)[i] = (int32_t)v; }
+
+static int mmi_infer(ref_op_ctx *c)
+{
+    if (c->n_in < 2 || !ref_quant_int8(c->in[0]->dtype) || !ref_quant_int8(c->in[1]->dtype))
+        return ref_fail(c->err, REF_E_UNSUPPORTED, "MatMulInteger needs 8-bit A and B");
+    c->out[0]->dtype = REF_DT_INT32;
+    return mm_shape(c, c->in[0], c->in[1], c->out[0]);
+}
+
+static int mmi_run(ref_op_ctx *c)
+{
+    mm_each(c->in[0], c->in[1], c->n_in > 2 ? c->in[2] : NULL, c->n_in > 3 ? c->in[3] : NULL, c->out[0], store_i32,
+            c->out[0]);
+    return REF_OK;
+}
+
+typedef struct {
+    ref_tensor *y;
+    double mult, zp;
+} qlin_out;
+
+static void store_q(void *arg, int64_t i, int64_t v)
+{
+    qlin_out *q = arg;
+    ref_elem_sti(q->y->data, q->y->dtype, i, ref_quant_saturate((double)v * q->mult + q->zp, q->y->dtype));
+}
+
+static int qmm_infer(ref_op_ctx *c)
+{
+    if (c->n_in < 8 || !c->in[0] || !c->in[3] || !ref_quant_int8(c->in[0]->dtype) || !ref_quant_int8(c->in[3]->dtype))
+        return ref_fail(c->err, REF_E_UNSUPPORTED, "QLinearMatMul needs 8 inputs and 8-bit a and b");
+    for (int i = 1; i < 8; i++)
+        if (i != 3 && (!c->in[i] || ref_tensor_numel(c->in[i]) != 1))
+            return ref_fail(c->err, REF_E_UNSUPPORTED, "QLinearMatMul: only per-tensor scales and zero points");
+    c->out[0]->dtype = c->in[7]->dtype;
+    return mm_shape(c, c->in[0], c->in[3], c->out[0]);
+}
+
+static int qmm_run(ref_op_ctx *c)
+{
+    qlin_out q = {.y = c->out[0], .zp = ref_quant_at(c->in[7], 0)};
+    q.mult = ref_quant_at(c->in[1], 0) * ref_quant_at(c->in[4], 0) / ref_quant_at(c->in[6], 0);
+    mm_each(c->in[0], c->in[3], c->in[2], c->in[5], c->out[0], store_q, &q);
+    return REF_OK;
+}
+
+const ref_op ref_ops_quant[] = {
+    {.name = "QuantizeLinear", .infer = q_infer, .run = q_run},
+    {.name = "DequantizeLinear", .infer = dq_infer, .run = dq_run},
+    {.name = "DynamicQuantizeLinear", .infer = dyn_infer, .run = dyn_run},
+    {.name = "MatMulInteger", .infer = mmi_infer, .run = mmi_run},
+    {.name = "QLinearMatMul", .infer = qmm_infer, .run = qmm_run},
+    {.name = "ConvInteger", .infer = ref_conv_integer_infer, .run = ref_conv_integer_run},
+    {.name = "QLinearConv", .infer = ref_qlinear_conv_infer, .run = ref_qlinear_conv_run},
+    {.name = NULL},
+};

@@ -1,0 +1,23 @@
+/* quant.h: what the quantized operators share (quant.c, quant_conv.c): rounding, saturation, zero points.
+ * It must never round other than to nearest with ties to even, as ONNX specifies. */
+#ifndef REF_QUANT_H
+#define REF_QUANT_H
+
+#include <stdbool.h>
+
+#include "op.h"
+
+/* uint8 or int8. */
+bool ref_quant_int8(int dt);
+/* v rounded (ties to even) and clamped to dt's range (uint8, int8, int32). */
+int64_t ref_quant_saturate(double v, int dt);
+/* Element i of t as double, t's only element when it has one, 0 when t is NULL (an omitted zero point). */
+double ref_quant_at(const ref_tensor *t, int64_t i);
+
+/* quant_conv.c */
+int ref_conv_integer_infer(ref_op_ctx *c);
+int ref_conv_integer_run(ref_op_ctx *c);
+int ref_qlinear_conv_infer(ref_op_ctx *c);
+int ref_qlinear_conv_run(ref_op_ctx *c);
+
+#endif
