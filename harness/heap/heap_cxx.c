@@ -132,6 +132,10 @@ static void *mlk_cxx_fallback_new(size_t n_bytes, size_t align, bool nothrow)
         if (!p || MLK_UNLIKELY(mlk_heap_is_boot(p) || !mlk_heap_ready()))                                    \
             return;                                                                                          \
         void (*next) params = (void (*) params)mlk_cxx_next(slot);                                           \
+        if (MLK_UNLIKELY(mlk_sites_on_free(p))) { /* the unwinder's own block: malloc'ed, never counted */     \
+            mlk_heap_real.free(p);                                                                           \
+            return;                                                                                          \
+        }                                                                                                    \
         if (MLK_UNLIKELY(!next)) {                                                                           \
             mlk_heap_on_free(mlk_heap_size_of(p));                                                           \
             mlk_heap_real.free(p);                                                                           \

@@ -153,6 +153,7 @@ static void mlk_resolve(void)
     if (!r.posix_memalign && !r.aligned_alloc && !r.memalign)
         mlk_heap_note("the allocator has no aligned allocation function: the memalign family returns NULL");
     mlk_check_first();
+    mlk_maps_resolve((const void *)r.malloc);
 
     mlk_heap_real.malloc = r.malloc;
     mlk_heap_real.free = r.free;
@@ -197,6 +198,7 @@ __attribute__((constructor)) static void mlk_heap_init(void)
 {
     if (mlk_heap_ready())
         mlk_heap_cxx_resolve();
+    mlk_sites_init();
 }
 
 /* ------------------------------------------------------------------ emulation */
@@ -257,8 +259,16 @@ static void *mlk_emulate_pvalloc(size_t n_bytes)
 /* One realloc-like call on p (old_bytes usable) that returned q. realloc(NULL) is an allocation; a NULL
  * result for size 0 means the allocator freed p (glibc, tcmalloc); a NULL result otherwise is a failure
  * that left p alive. A moved block counts all its bytes into total_bytes, an in-place one its growth. */
-static void mlk_count_realloc(void *p, int64_t old_bytes, void *q, size_t n_bytes)
+static void mlk_count_realloc(void *p, int64_t old_bytes, void *q, size_t n_bytes, bool p_own)
 {
+    /* The unwinder's own blocks (heap_sites.c) on either side: a free of p if it was counted, then an allocation. */
+    if (MLK_UNLIKELY(p_own) || (MLK_UNLIKELY(mlk_sites_mode) && MLK_UNLIKELY(mlk_heap_self.in_sites))) {
+        if (p && !p_own && (q || n_bytes == 0))
+            mlk_heap_on_free(old_bytes);
+        if (q)
+            mlk_heap_on_alloc(q);
+        return;
+    }
     if (!p) {
         if (q)
             mlk_heap_on_alloc(q);
@@ -271,6 +281,7 @@ static void mlk_count_realloc(void *p, int64_t old_bytes, void *q, size_t n_byte
     }
     mlk_heap_self.n_alloc_events++;
     int64_t now = mlk_heap_size_of(q);
+    mlk_sites_on_alloc(q, now); /* the block's old record went before the call: a realloc'd block is a new one */
     int64_t live = atomic_fetch_add_explicit(&mlk_heap_count.live_bytes, now - old_bytes, memory_order_relaxed) +
                    (now - old_bytes);
     atomic_fetch_add_explicit(&mlk_heap_count.n_reallocs, 1, memory_order_relaxed);
@@ -281,10 +292,10 @@ static void mlk_count_realloc(void *p, int64_t old_bytes, void *q, size_t n_byte
 
 /* A realloc-like call counts only if no interposed call inside it did (glibc's reallocarray reallocs). */
 static void *mlk_realloc_counted(void *p, int64_t old_bytes, void *q, size_t n_bytes, uint64_t alloc_mark,
-                                 uint64_t free_mark)
+                                 uint64_t free_mark, uint64_t rec)
 {
     if (mlk_heap_self.n_alloc_events == alloc_mark && mlk_heap_self.n_free_events == free_mark)
-        mlk_count_realloc(p, old_bytes, q, n_bytes);
+        mlk_count_realloc(p, old_bytes, q, n_bytes, mlk_sites_rec_own(rec));
     return q;
 }
 
@@ -335,8 +346,10 @@ MLK_EXPORT void *realloc(void *p, size_t n_bytes)
         return mlk_realloc_boot(p, n_bytes);
     int64_t old = p ? mlk_heap_size_of(p) : 0;
     uint64_t alloc_mark = mlk_heap_self.n_alloc_events, free_mark = mlk_heap_self.n_free_events;
+    uint64_t rec = mlk_sites_take_for_realloc(p);
     void *q = mlk_heap_real.realloc(p, n_bytes);
-    return mlk_realloc_counted(p, old, q, n_bytes, alloc_mark, free_mark);
+    mlk_sites_after_realloc(p, rec, q, n_bytes);
+    return mlk_realloc_counted(p, old, q, n_bytes, alloc_mark, free_mark, rec);
 }
 
 MLK_EXPORT void *reallocarray(void *p, size_t n_items, size_t item_bytes)
@@ -350,8 +363,10 @@ MLK_EXPORT void *reallocarray(void *p, size_t n_items, size_t item_bytes)
         return realloc(p, n_bytes); /* jemalloc and tcmalloc lack it: glibc's would realloc a foreign block */
     int64_t old = p ? mlk_heap_size_of(p) : 0;
     uint64_t alloc_mark = mlk_heap_self.n_alloc_events, free_mark = mlk_heap_self.n_free_events;
+    uint64_t rec = mlk_sites_take_for_realloc(p);
     void *q = mlk_heap_real.reallocarray(p, n_items, item_bytes);
-    return mlk_realloc_counted(p, old, q, n_bytes, alloc_mark, free_mark);
+    mlk_sites_after_realloc(p, rec, q, n_bytes);
+    return mlk_realloc_counted(p, old, q, n_bytes, alloc_mark, free_mark, rec);
 }
 
 MLK_EXPORT void free(void *p)
@@ -366,8 +381,10 @@ MLK_EXPORT void free(void *p)
     }
     int64_t n = mlk_heap_size_of(p);
     uint64_t mark = mlk_heap_self.n_free_events;
+    bool own = mlk_sites_on_free(p);
     mlk_heap_real.free(p);
-    mlk_heap_counted_free(n, mark);
+    if (MLK_LIKELY(!own))
+        mlk_heap_counted_free(n, mark);
 }
 
 MLK_EXPORT int posix_memalign(void **out, size_t align, size_t n_bytes)
@@ -456,6 +473,7 @@ MLK_EXPORT void mlk_heap_get_stats(mlk_heap_stats *out)
     out->n_allocs = atomic_load_explicit(&mlk_heap_count.n_allocs, memory_order_relaxed);
     out->n_frees = atomic_load_explicit(&mlk_heap_count.n_frees, memory_order_relaxed);
     out->n_reallocs = atomic_load_explicit(&mlk_heap_count.n_reallocs, memory_order_relaxed);
+    mlk_maps_stats(&out->mapped_bytes, &out->n_mappings);
 }
 
 MLK_EXPORT void mlk_heap_reset_peak(void)

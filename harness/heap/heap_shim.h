@@ -12,6 +12,10 @@ typedef struct mlk_heap_stats {
     int64_t n_frees;       /* free of non-NULL, realloc to 0, operator delete */
     int64_t n_reallocs;    /* realloc of a live block */
     int64_t total_bytes;   /* usable bytes ever allocated */
+    /* Appended (issue 9): what the process has mapped through mmap/mremap and not unmapped, as the shim saw the
+     * calls (the allocator's own mappings included: it maps like anyone); -1 when mappings are not followed. */
+    int64_t mapped_bytes;
+    int64_t n_mappings;
 } mlk_heap_stats;
 
 /* Resolve with dlsym(RTLD_DEFAULT, MLK_HEAP_STATS_SYMBOL): present only when the shim is preloaded. */

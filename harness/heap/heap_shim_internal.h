@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sched.h>
 
 #define MLK_EXPORT __attribute__((visibility("default")))
 #define MLK_LIKELY(x) __builtin_expect(!!(x), 1)
@@ -51,6 +52,11 @@ typedef struct mlk_heap_thread {
     uint64_t n_alloc_events; /* allocations and reallocs counted */
     uint64_t n_free_events;
     int sizing; /* inside the allocator's usable-size function (until it is trusted) */
+    /* Allocation sites (heap_sites.c). */
+    int in_sites;         /* taking a stack or loading the unwinder: what that allocates or maps is not followed */
+    unsigned unwind_gen;  /* the dlclose generation this thread's unwinder cache started at, plus 1; 0: none yet */
+    int64_t sample_left;  /* bytes to this thread's next sampled allocation (sample mode) */
+    uint64_t rng;         /* its random state; 0 until its first sample */
 } mlk_heap_thread;
 extern __thread mlk_heap_thread mlk_heap_self __attribute__((tls_model("initial-exec")));
 
@@ -99,14 +105,126 @@ static inline int64_t mlk_heap_size_of(void *p)
     return mlk_heap_size_untrusted(p);
 }
 
+/* ------------------------------------------------------------------ allocation sites (heap_sites.c)
+ * Off unless MLK_HEAP_SITES asks for them; then the shim records the stack of sampled (or all) allocations and
+ * keeps each sampled block in a table keyed by address, so its free finds it. The hooks below are all the hot path
+ * pays when sites are off: one load of a global set before any thread runs. */
+extern int mlk_sites_mode;                /* MLK_HEAP_SITES_OFF/SAMPLE/EXACT, set by the constructor */
+extern unsigned char *mlk_sites_filter;   /* sample mode: per address hash, how many sampled blocks may be there */
+#define MLK_SITES_FILTER_BITS 16
+#define MLK_SITES_SITE_BITS 24                    /* a block record: usable size << 24 | site */
+#define MLK_SITES_OWN ((1u << MLK_SITES_SITE_BITS) - 1) /* the site of the shim's own blocks */
+
+/* A block the unwinder allocated while taking a stack (libunwind's thread-local block, allocated by the loader on
+ * a thread's first stack): neither its allocation nor its free is counted, so the heap figures stay the engine's. */
+static inline bool mlk_sites_rec_own(uint64_t rec)
+{
+    return rec && (rec & ((1u << MLK_SITES_SITE_BITS) - 1)) == MLK_SITES_OWN;
+}
+
+void mlk_sites_sample(void *p, int64_t n_bytes); /* the slow path: take the stack, record the block */
+uint64_t mlk_sites_take(void *p);                /* p is about to be freed: its record, dropped (0: none) */
+bool mlk_sites_own(void *p);                     /* p is the unwinder's: recorded as never counted (false: no room) */
+void mlk_sites_restore(void *p, uint64_t rec);   /* the realloc failed: p lives on with its record */
+uint32_t mlk_sites_mapping_site(void);           /* a mapping's site: its stack, when sites are on; else 0 */
+void mlk_sites_adjust(uint32_t site, int64_t bytes, int64_t blocks_x1024); /* a site's live figures move */
+void mlk_sites_dlclosed(void);                   /* an object was unloaded: unwinder caches may be stale */
+void mlk_sites_init(void);                       /* the constructor's part: reads MLK_HEAP_SITES, loads the unwinder */
+void mlk_span_of(const void *addr, uintptr_t *lo, uintptr_t *hi); /* the object holding addr; empty when none */
+void mlk_maps_resolve(const void *allocator);    /* the next mmap, munmap, mremap; allocator: its malloc */
+void mlk_maps_stats(int64_t *bytes, int64_t *n); /* what is mapped through the interposed calls; -1 when not followed */
+void mlk_maps_limits(int64_t *max, int64_t *dropped); /* the mapping table's capacity and what it had no room for */
+
+/* A spinlock for the shim's tables (held for a few instructions, or one syscall for the mapping table). */
+#if defined(__x86_64__) || defined(__i386__)
+#define MLK_PAUSE() __builtin_ia32_pause()
+#else
+#define MLK_PAUSE() ((void)0)
+#endif
+
+static inline void mlk_spin_lock(_Atomic int *l)
+{
+    for (int spins = 0; atomic_exchange_explicit(l, 1, memory_order_acquire);) {
+        while (atomic_load_explicit(l, memory_order_relaxed)) {
+            if (++spins < 64)
+                MLK_PAUSE();
+            else
+                sched_yield();
+        }
+    }
+}
+
+static inline void mlk_spin_unlock(_Atomic int *l)
+{
+    atomic_store_explicit(l, 0, memory_order_release);
+}
+
+/* murmur3's finalizer: an address's bits spread over the whole word. */
+static inline uint64_t mlk_sites_mix(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    x *= 0xc4ceb93fe53a85ebULL;
+    x ^= x >> 33;
+    return x;
+}
+
+static inline size_t mlk_sites_filter_slot(const void *p)
+{
+    return (size_t)(mlk_sites_mix((uint64_t)(uintptr_t)p) >> (64 - MLK_SITES_FILTER_BITS));
+}
+
+/* Sample mode: a per-thread countdown of bytes drawn from an exponential distribution (Poisson sampling by bytes,
+ * as tcmalloc and heaptrack's sampler do): an allocation of n bytes is sampled with probability 1 - exp(-n/T). */
+static inline void mlk_sites_on_alloc(void *p, int64_t n_bytes)
+{
+    if (MLK_LIKELY(!mlk_sites_mode))
+        return;
+    if (mlk_sites_mode == 1 /* sample */ && (mlk_heap_self.sample_left -= n_bytes) > 0)
+        return;
+    mlk_sites_sample(p, n_bytes);
+}
+
+/* Before p goes back to the allocator: another thread may get the same address at once. */
+static inline bool mlk_sites_maybe(const void *p)
+{
+    if (MLK_LIKELY(!mlk_sites_mode) || !p)
+        return false;
+    return mlk_sites_mode != 1 ||
+           __atomic_load_n(&mlk_sites_filter[mlk_sites_filter_slot(p)], __ATOMIC_RELAXED) != 0;
+}
+
+/* True when p was the shim's own block: its free is not counted. */
+static inline bool mlk_sites_on_free(void *p)
+{
+    return MLK_UNLIKELY(mlk_sites_maybe(p)) && mlk_sites_rec_own(mlk_sites_take(p));
+}
+
+/* A realloc: the old block's record goes before the call (the address may be handed out again at once), and comes
+ * back if the call fails and leaves the block alive. The new block is a new allocation for the sampler. */
+static inline uint64_t mlk_sites_take_for_realloc(void *p)
+{
+    return MLK_UNLIKELY(mlk_sites_maybe(p)) ? mlk_sites_take(p) : 0;
+}
+
+static inline void mlk_sites_after_realloc(void *p, uint64_t rec, void *q, size_t n_bytes)
+{
+    if (MLK_UNLIKELY(rec) && !q && n_bytes)
+        mlk_sites_restore(p, rec);
+}
+
 static inline void mlk_heap_on_alloc(void *p)
 {
     mlk_heap_self.n_alloc_events++;
+    if (MLK_UNLIKELY(mlk_sites_mode) && MLK_UNLIKELY(mlk_heap_self.in_sites) && mlk_sites_own(p))
+        return;
     int64_t n = mlk_heap_size_of(p);
     int64_t live = atomic_fetch_add_explicit(&mlk_heap_count.live_bytes, n, memory_order_relaxed) + n;
     atomic_fetch_add_explicit(&mlk_heap_count.n_allocs, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&mlk_heap_count.total_bytes, n, memory_order_relaxed);
     mlk_heap_raise_peak(live);
+    mlk_sites_on_alloc(p, n);
 }
 
 static inline void mlk_heap_on_free(int64_t n_bytes)
