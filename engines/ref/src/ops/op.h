@@ -103,6 +103,7 @@ extern const ref_op ref_ops_scan[];
 extern const ref_op ref_ops_signal[];
 extern const ref_op ref_ops_misc[];
 extern const ref_op ref_ops_quant[];
+extern const ref_op ref_ops_einsum[];
 extern const ref_op ref_ops_training[]; /* domain ai.onnx.preview.training */
 
 /* Helpers for infer functions. */
