@@ -80,13 +80,17 @@ CREATE TABLE IF NOT EXISTS samples (
   fds             INTEGER,                 -- open file descriptors (schema 2)
   mapped_bytes    INTEGER,                 -- mapped through mmap/mremap, as the heap shim followed it (schema 2)
   mappings        INTEGER,                 -- live mappings made through mmap/mremap, same source (schema 2)
+  alloc_bytes     INTEGER,                 -- heap: off: the allocator's own count of bytes in use (schema 2)
+  alloc_held      INTEGER,                 -- what the allocator holds from the system, live and cached (schema 2)
   PRIMARY KEY (cell_id, seq)
 ) WITHOUT ROWID;
 
 -- The verdict of each series a cell is judged on (schema 2): every memory signal gets its own detector, quantum and
 -- floor, and a leak in any series makes the cell a leak. Series (harness/core/names.h, MLK_SERIES_LIST):
---   heap      live heap bytes (the heap shim): malloc-family and C++ new, exact
---   anon      anonymous resident memory malloc cannot explain: RssAnon minus live heap (RssAnon without the shim)
+--   heap      live heap bytes: the heap shim's exact count (malloc family and C++ new), else (heap: off) the
+--             allocator's own count (samples.alloc_bytes: glibc, jemalloc, tcmalloc; none for mimalloc)
+--   anon      anonymous resident memory malloc cannot explain: RssAnon minus what the allocator holds (samples.
+--             alloc_held), else minus the live heap, else all of RssAnon
 --   mapped    mapped memory, VmSize: file mappings, untouched mmaps, thread stacks
 --   fds       open file descriptors
 --   threads   threads

@@ -86,6 +86,66 @@ void mlk_allocator_detect(mlk_alloc_kind *kind, char *path, size_t path_len)
     }
 }
 
+int64_t mlk_allocator_allocated(mlk_alloc_kind kind)
+{
+    switch (kind) {
+    case MLK_ALLOC_GLIBC: {
+        struct mallinfo2 mi = mallinfo2();
+        return (int64_t)(mi.uordblks + mi.hblkhd);
+    }
+    /* jemalloc's stats.allocated counts the blocks parked in each thread's cache as allocated: it moves in steps of
+     * whole cache flushes while the program's own bytes stay put (a bounded cache read as a leak when tried), so
+     * jemalloc, like mimalloc, leaves heap: off to resident memory. */
+    case MLK_ALLOC_TCMALLOC: {
+        int (*get)(const char *, size_t *) =
+            (int (*)(const char *, size_t *))dlsym(RTLD_DEFAULT, "MallocExtension_GetNumericProperty");
+        size_t v = 0;
+        return get && get("generic.current_allocated_bytes", &v) ? (int64_t)v : -1;
+    }
+    default: return -1;
+    }
+}
+
+int64_t mlk_allocator_held(mlk_alloc_kind kind)
+{
+    switch (kind) {
+    case MLK_ALLOC_GLIBC: {
+        struct mallinfo2 mi = mallinfo2();
+        return (int64_t)(mi.arena + mi.hblkhd);
+    }
+    case MLK_ALLOC_JEMALLOC: {
+        int (*mallctl)(const char *, void *, size_t *, void *, size_t) =
+            (int (*)(const char *, void *, size_t *, void *, size_t))dlsym(RTLD_DEFAULT, "mallctl");
+        uint64_t epoch = 1;
+        size_t v = 0, len = sizeof v;
+        /* Its statistics are refreshed only when the epoch is written. */
+        if (!mallctl || mallctl("epoch", NULL, NULL, &epoch, sizeof epoch) ||
+            mallctl("stats.resident", &v, &len, NULL, 0))
+            return -1;
+        return (int64_t)v;
+    }
+    case MLK_ALLOC_TCMALLOC: {
+        int (*get)(const char *, size_t *) =
+            (int (*)(const char *, size_t *))dlsym(RTLD_DEFAULT, "MallocExtension_GetNumericProperty");
+        size_t heap = 0, unmapped = 0;
+        if (!get || !get("generic.heap_size", &heap) || !get("tcmalloc.pageheap_unmapped_bytes", &unmapped))
+            return -1;
+        return (int64_t)(heap - unmapped);
+    }
+    case MLK_ALLOC_MIMALLOC: {
+        void (*info)(size_t *, size_t *, size_t *, size_t *, size_t *, size_t *, size_t *, size_t *) =
+            (void (*)(size_t *, size_t *, size_t *, size_t *, size_t *, size_t *, size_t *, size_t *))dlsym(
+                RTLD_DEFAULT, "mi_process_info");
+        size_t t[8] = {0};
+        if (!info)
+            return -1;
+        info(&t[0], &t[1], &t[2], &t[3], &t[4], &t[5], &t[6], &t[7]);
+        return (int64_t)t[5]; /* current_commit */
+    }
+    default: return -1;
+    }
+}
+
 int mlk_allocator_release(mlk_alloc_kind kind)
 {
     switch (kind) {

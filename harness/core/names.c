@@ -88,6 +88,10 @@ const char *mlk_series_name(int s) { return s >= 0 && s < MLK_SERIES_COUNT ? ser
 const char *mlk_series_label(int s) { return s >= 0 && s < MLK_SERIES_COUNT ? series_labels[s] : NULL; }
 const char *mlk_series_unit(int s) { return s >= 0 && s < MLK_SERIES_COUNT ? series_units[s] : NULL; }
 int mlk_series_from_name(const char *name) { return mlk_name_index(series_names, MLK_SERIES_COUNT, name); }
+#define MLK_X_JOIN(e, n, label, unit) ", " n
+static const char series_list[] = MLK_SERIES_LIST(MLK_X_JOIN);
+#undef MLK_X_JOIN
+const char *mlk_series_names(void) { return series_list + 2; }
 
 const char *mlk_metric_name(int m) { return m >= 0 && m < MLK_M_COUNT ? metric_names[m] : "?"; }
 int mlk_metric_from_name(const char *name) { return mlk_name_index(metric_names, MLK_M_COUNT, name); }

@@ -132,6 +132,7 @@ const char *mlk_series_name(int s);  /* NULL out of range */
 const char *mlk_series_label(int s); /* NULL out of range */
 const char *mlk_series_unit(int s);  /* "bytes" or "count"; NULL out of range */
 int mlk_series_from_name(const char *name);
+const char *mlk_series_names(void);  /* "heap, anon, ..." (static) */
 
 /* Index of name in a NULL-free table of n names, or -1. */
 int mlk_name_index(const char *const *table, int n, const char *name);

@@ -15,6 +15,8 @@ typedef struct mlk_mem {
     int64_t vm_peak_kib, vm_size_kib, vm_hwm_kib, vm_rss_kib, rss_anon_kib, rss_file_kib, rss_shmem_kib;
     int64_t threads;
     int64_t fds;             /* open file descriptors; -1 when /proc/self/fd cannot be read */
+    int64_t alloc_bytes;     /* without the heap shim: the allocator's own count of bytes in use; -1 otherwise */
+    int64_t alloc_held;      /* what the allocator holds from the system (live and cached); -1 when unknown */
     int64_t minflt, majflt;  /* cumulative, from getrusage */
     int64_t wall_ns, cpu_ns; /* monotonic clock and process CPU time */
     bool have_heap;

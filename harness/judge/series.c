@@ -21,16 +21,30 @@ const mlk_series_def *mlk_series_def_of(int kind) { return kind >= 0 && kind < M
 
 static bool has_heap(const mlk_sample *x) { return x->m.have_heap && x->m.heap.live_bytes >= 0; }
 
+/* Live heap bytes: the shim's exact count, else the allocator's own (heap: off), else NAN. */
+static double heap_bytes(const mlk_sample *x)
+{
+    if (has_heap(x))
+        return (double)x->m.heap.live_bytes;
+    return !x->m.have_heap && x->m.alloc_bytes >= 0 ? (double)x->m.alloc_bytes : NAN;
+}
+
 double mlk_series_value(int kind, const mlk_sample *x)
 {
     const mlk_mem *m = &x->m;
     switch (kind) {
-    case MLK_SERIES_HEAP: return has_heap(x) ? (double)m->heap.live_bytes : NAN;
-    case MLK_SERIES_ANON:
-        /* What malloc cannot explain: resident anonymous memory beyond the live heap (all of it without the shim). */
+    case MLK_SERIES_HEAP: return heap_bytes(x);
+    case MLK_SERIES_ANON: {
+        /* What malloc cannot explain: resident anonymous memory beyond what the allocator holds (its live blocks and
+         * its caches: jemalloc's dirty pages, tcmalloc's page heap), else beyond the live heap. Only when the heap
+         * series is judged: without it, malloc's own leaks must stay visible here, so all of RssAnon is judged. */
         if (m->rss_anon_kib < 0)
             return NAN;
-        return (double)m->rss_anon_kib * 1024.0 - (has_heap(x) ? (double)m->heap.live_bytes : 0.0);
+        double h = heap_bytes(x);
+        if (!isfinite(h))
+            return (double)m->rss_anon_kib * 1024.0;
+        return (double)m->rss_anon_kib * 1024.0 - (m->alloc_held >= 0 ? (double)m->alloc_held : h);
+    }
     case MLK_SERIES_MAPPED: return m->vm_size_kib >= 0 ? (double)m->vm_size_kib * 1024.0 : NAN;
     case MLK_SERIES_FDS: return m->fds >= 0 ? (double)m->fds : NAN;
     case MLK_SERIES_THREADS: return m->threads >= 0 ? (double)m->threads : NAN;
@@ -101,8 +115,9 @@ static void describe(mlk_judgement *j)
             mlk_fmt_bytes(v, sizeof v, r->r.growth, true);
             strncat(v, " then flat", sizeof v - strlen(v) - 1);
         }
-        used += (size_t)snprintf(j->detail + used, cap - used, "%s %s %s (%s)", named++ ? ";" : "",
-                                 mlk_series_label(k), v, mlk_series_name(k));
+        const char *label = k == MLK_SERIES_ANON && !heap ? "anonymous memory (RssAnon)" : mlk_series_label(k);
+        used += (size_t)snprintf(j->detail + used, cap - used, "%s %s %s (%s)", named++ ? ";" : "", label, v,
+                                 mlk_series_name(k));
     }
     const mlk_series_result *d = &j->s[j->deciding];
     if (j->verdict == MLK_VERDICT_PASS && used < cap)
@@ -176,6 +191,8 @@ int mlk_judge_cell(const mlk_scenario *s, const mlk_sample *samples, int n, mlk_
         [MLK_SERIES_MAPPED] = "vm_size_bytes", [MLK_SERIES_FDS] = "fds",
         [MLK_SERIES_THREADS] = "threads",     [MLK_SERIES_MAPPINGS] = "mappings"};
     j.metric = j.deciding == MLK_SERIES_ANON && !heap ? "rss_anon_bytes" : metrics[j.deciding];
+    if (j.deciding == MLK_SERIES_HEAP && n > 0 && !samples[n - 1].m.have_heap)
+        j.metric = "allocator_heap_bytes"; /* heap: off, the allocator's own count */
     describe(&j);
     *out = j;
     return 0;

@@ -45,7 +45,9 @@ static int enter_wal(db_store *db, mlk_error *err)
 static const char *const migrations[] = {
     /* 1 -> 2: descriptors and followed mappings per sample (issue 9). */
     "ALTER TABLE samples ADD COLUMN fds INTEGER; ALTER TABLE samples ADD COLUMN mapped_bytes INTEGER; "
-    "ALTER TABLE samples ADD COLUMN mappings INTEGER; INSERT INTO schema_version(version) VALUES (2);",
+    "ALTER TABLE samples ADD COLUMN mappings INTEGER; ALTER TABLE samples ADD COLUMN alloc_bytes INTEGER; "
+    "ALTER TABLE samples ADD COLUMN alloc_held INTEGER; "
+    "INSERT INTO schema_version(version) VALUES (2);",
 };
 _Static_assert(sizeof migrations / sizeof *migrations == DB_SCHEMA_VERSION - 1, "one migration per version step");
 
@@ -109,7 +111,8 @@ int db_open(const char *path, db_store **out, mlk_error *err)
                            "INSERT INTO samples(cell_id, seq, phase, iteration, step, wall_ns, cpu_ns, minflt, "
                            "majflt, vm_rss_kib, vm_hwm_kib, vm_size_kib, vm_peak_kib, rss_anon_kib, rss_file_kib, "
                            "rss_shmem_kib, threads, heap_live_bytes, heap_peak_bytes, heap_allocs, heap_frees, fds, "
-                           "mapped_bytes, mappings) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                           "mapped_bytes, mappings, alloc_bytes, alloc_held) "
+                           "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                            -1, &db->ins_sample, NULL) != SQLITE_OK) {
         rc = db_fail_sql(db, err, "preparing the sample insert");
         goto fail;
@@ -347,6 +350,8 @@ static int insert_sample(db_store *db, int64_t cell_id, int64_t seq, const mlk_s
     db_bind_opt_int(st, 22, m->fds, m->fds >= 0);
     db_bind_opt_int(st, 23, m->heap.mapped_bytes, m->have_heap && m->heap.mapped_bytes >= 0);
     db_bind_opt_int(st, 24, m->heap.n_mappings, m->have_heap && m->heap.n_mappings >= 0);
+    db_bind_opt_int(st, 25, m->alloc_bytes, m->alloc_bytes >= 0);
+    db_bind_opt_int(st, 26, m->alloc_held, m->alloc_held >= 0);
     return sqlite3_step(st) == SQLITE_DONE ? MLK_OK : MLK_E_DB;
 }
 

@@ -12,11 +12,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "allocators.h"
 #include "probe.h"
 
 struct mlk_probe {
     int status_fd;
     int fd_dir;        /* /proc/self/fd, read with getdents64 into a stack buffer; -1 when it cannot be opened */
+    mlk_alloc_kind alloc; /* who serves malloc: without the shim, its own count is the heap figure */
     int clear_refs_fd; /* -1 when the kernel refuses it: peaks are then lifetime peaks */
     mlk_heap_get_stats_fn heap_stats;
     mlk_heap_reset_peak_fn heap_reset;
@@ -35,6 +37,8 @@ int mlk_probe_open(mlk_probe **out, mlk_error *err)
     }
     p->clear_refs_fd = open("/proc/self/clear_refs", O_WRONLY | O_CLOEXEC);
     p->fd_dir = open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    char lib[512];
+    mlk_allocator_detect(&p->alloc, lib, sizeof lib);
     p->heap_stats = (mlk_heap_get_stats_fn)dlsym(RTLD_DEFAULT, MLK_HEAP_STATS_SYMBOL);
     p->heap_reset = (mlk_heap_reset_peak_fn)dlsym(RTLD_DEFAULT, MLK_HEAP_RESET_PEAK_SYMBOL);
     *out = p;
@@ -164,7 +168,11 @@ int mlk_probe_read(mlk_probe *p, mlk_mem *m)
     m->fds = count_fds(p->fd_dir);
     mlk_probe_mark(p, m);
     m->have_heap = p->heap_stats != NULL;
+    m->alloc_bytes = -1;
     if (m->have_heap)
         p->heap_stats(&m->heap);
+    else
+        m->alloc_bytes = mlk_allocator_allocated(p->alloc);
+    m->alloc_held = mlk_allocator_held(p->alloc);
     return 0;
 }

@@ -202,6 +202,8 @@ static int load(const engine_kv *opts, size_t n, engine_ctx **out, engine_error 
     pthread_cond_init(&c->cv, NULL);
     if (c->species == SP_THREAD)
         c->helper_on = pthread_create(&c->helper, NULL, helper_main, c) == 0;
+    if (c->species == SP_THREAD_STUCK)
+        species_pin(); /* its threads outlive unload_engine: their code must stay mapped */
     *out = c;
     return 0;
 }

@@ -15,6 +15,8 @@ void species_cxx_lose(size_t n);
 void species_map_file(const char *path);
 /* Blocks of sizes varying with k, allocated and freed in a scrambled order: the heap fragments, nothing stays. */
 void species_churn(int64_t k);
+/* Keep this plugin mapped after the host's dlclose (RTLD_NODELETE). */
+void species_pin(void);
 /* The folder holding this plugin. */
 bool species_self_dir(char *out, size_t len);
 

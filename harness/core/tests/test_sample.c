@@ -27,6 +27,8 @@ static mlk_sample example(bool heap)
     m->rss_shmem_kib = 0;
     m->threads = 3;
     m->fds = heap ? 12 : -1; /* measured or not, independently of the heap */
+    m->alloc_bytes = heap ? -1 : 777216;
+    m->alloc_held = heap ? 3000000 : -1;
     m->have_heap = heap;
     m->heap.live_bytes = heap ? 9007199254740993LL : 0; /* above 2^53: must survive as an integer */
     m->heap.peak_bytes = heap ? 9007199254741000LL : 0;
@@ -45,7 +47,7 @@ static bool same(const mlk_sample *a, const mlk_sample *b)
            x->vm_rss_kib == y->vm_rss_kib && x->vm_hwm_kib == y->vm_hwm_kib && x->vm_size_kib == y->vm_size_kib &&
            x->vm_peak_kib == y->vm_peak_kib && x->rss_anon_kib == y->rss_anon_kib &&
            x->rss_file_kib == y->rss_file_kib && x->rss_shmem_kib == y->rss_shmem_kib && x->threads == y->threads &&
-           x->fds == y->fds && x->have_heap == y->have_heap &&
+           x->fds == y->fds && x->alloc_bytes == y->alloc_bytes && x->alloc_held == y->alloc_held && x->have_heap == y->have_heap &&
            (!x->have_heap || (x->heap.mapped_bytes == y->heap.mapped_bytes && x->heap.n_mappings == y->heap.n_mappings)) &&
            (!x->have_heap || (x->heap.live_bytes == y->heap.live_bytes && x->heap.peak_bytes == y->heap.peak_bytes &&
                               x->heap.n_allocs == y->heap.n_allocs && x->heap.n_frees == y->heap.n_frees));
@@ -60,21 +62,21 @@ int main(void)
         CHECK(n > 0 && line[n - 1] == '\n');
         CHECK(mlk_sample_decode(line, &back) == 0);
         CHECK(same(&s, &back));
-        CHECK(heap || strstr(line, "\t-\t-\t-\t-\t-\t-\t-\n") != NULL);
-        CHECK(!heap || strstr(line, "\t12\t52428800\t9\n") != NULL);
+        CHECK(heap || strstr(line, "\t-\t-\t-\t-\t-\t-\t-\t777216\t-\n") != NULL);
+        CHECK(!heap || strstr(line, "\t12\t52428800\t9\t-\t3000000\n") != NULL);
     }
     mlk_sample s = example(true);
     CHECK(mlk_sample_encode(&s, line, 20) == -1); /* too small: refused, not cut */
     mlk_sample out;
     CHECK(mlk_sample_decode("S\t2\t41\n", &out) == -1);
-    CHECK(mlk_sample_decode("X\t2\t41\t4\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t-\t-\t-\t-\t-\t-\t-\n", &out) == -1);
-    CHECK(mlk_sample_decode("S\t9\t41\t4\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t-\t-\t-\t-\t-\t-\t-\n", &out) == -1);
-    CHECK(mlk_sample_decode("S\t2\t41\t4\t1\t1\t1\t1\t1\t1\t1\tx\t1\t1\t1\t1\t-\t-\t-\t-\t-\t-\t-\n", &out) == -1);
-    CHECK(mlk_sample_decode("S\t2\t41\t4\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t-\t-\t-\t-\t-\t-\t-\textra\n", &out) == -1);
-    CHECK(mlk_sample_decode("S\t2\t41\t4\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t-\t-\t-\t-\t-\t-\t-\n", &out) == 0);
+    CHECK(mlk_sample_decode("X\t2\t41\t4\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t-\t-\t-\t-\t-\t-\t-\t-\t-\n", &out) == -1);
+    CHECK(mlk_sample_decode("S\t9\t41\t4\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t-\t-\t-\t-\t-\t-\t-\t-\t-\n", &out) == -1);
+    CHECK(mlk_sample_decode("S\t2\t41\t4\t1\t1\t1\t1\t1\t1\t1\tx\t1\t1\t1\t1\t-\t-\t-\t-\t-\t-\t-\t-\t-\n", &out) == -1);
+    CHECK(mlk_sample_decode("S\t2\t41\t4\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t-\t-\t-\t-\t-\t-\t-\t-\t-\textra\n", &out) == -1);
+    CHECK(mlk_sample_decode("S\t2\t41\t4\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t-\t-\t-\t-\t-\t-\t-\t-\t-\n", &out) == 0);
     CHECK(!out.m.have_heap && out.iteration == 41 && out.m.fds == -1 && out.m.heap.mapped_bytes == -1);
     /* Descriptors are measured without the heap shim too. */
-    CHECK(mlk_sample_decode("S\t2\t41\t4\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t-\t-\t-\t-\t7\t-\t-\n", &out) == 0);
+    CHECK(mlk_sample_decode("S\t2\t41\t4\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t-\t-\t-\t-\t7\t-\t-\t-\t-\n", &out) == 0);
     CHECK(!out.m.have_heap && out.m.fds == 7);
     for (int st = 0; st < MLK_STEP_ANY_COUNT; st++)
         CHECK(mlk_any_step_from_name(mlk_any_step_name(st)) == st);

@@ -162,7 +162,7 @@ static void migrate_v1(void)
     CHECK_OK(db_open(p1, &db, &err), &err);
     CHECK(db && scalar(db, "SELECT max(version) FROM schema_version") == 2);
     CHECK(db && scalar(db, "SELECT count(*) FROM pragma_table_info('samples') WHERE name IN "
-                           "('fds', 'mapped_bytes', 'mappings')") == 3);
+                           "('fds', 'mapped_bytes', 'mappings', 'alloc_bytes', 'alloc_held')") == 5);
     CHECK(db && scalar(db, "SELECT vm_rss_kib FROM samples WHERE cell_id = 7") == 42);
     CHECK(db && scalar(db, "SELECT count(*) FROM samples WHERE fds IS NULL") == 1); /* not measured: NULL */
     db_close(db);
