@@ -4,6 +4,7 @@
 
 #include "layout_copy.h"
 #include "shape_const.h"
+#include "training.h"
 
 /* ---------------------------------------------------------------------------------------------
  * Shared pieces
@@ -303,18 +304,18 @@ static int identity_infer(ref_op_ctx *c)
     return REF_OK;
 }
 
-/* training_mode (input 2, opset 12+) set to true asks for random dropping, which inference does not do. */
-static int dropout_check_training(ref_op_ctx *c)
+/* training_mode (input 2, opset 12+): true drops at random (training.c); *on tells, when its value is known. */
+static int dropout_check_training(ref_op_ctx *c, bool *on)
 {
     const ref_tensor *t = c->opset >= 12 ? ref_layout_in(c, 2) : NULL;
+    *on = false;
     if (!t || !t->data || ref_tensor_numel(t) < 1)
         return REF_OK;
     if (t->dtype != REF_DT_BOOL)
         return ref_fail(c->err, REF_E_UNSUPPORTED, "Dropout: training_mode must be bool, not %s",
                         ref_dtype_name(t->dtype));
-    if (*(const uint8_t *)t->data)
-        return ref_fail(c->err, REF_E_UNSUPPORTED, "Dropout: training_mode=true is not supported");
-    return REF_OK;
+    *on = *(const uint8_t *)t->data != 0;
+    return *on ? ref_dropout_train_check(c) : REF_OK;
 }
 
 /* The mask is bool from opset 10; before, it had the input's type, and "kept" is the value 1. */
@@ -337,8 +338,9 @@ static int mask_one(int dtype, unsigned char *one)
 
 static int dropout_infer(ref_op_ctx *c)
 {
+    bool training;
     int rc = identity_infer(c);
-    if (rc || (rc = dropout_check_training(c)))
+    if (rc || (rc = dropout_check_training(c, &training)))
         return rc;
     ref_tensor *mask = ref_layout_out(c, 1);
     if (mask) {
@@ -350,9 +352,12 @@ static int dropout_infer(ref_op_ctx *c)
 
 static int dropout_run(ref_op_ctx *c)
 {
-    int rc = dropout_check_training(c);
+    bool training;
+    int rc = dropout_check_training(c, &training);
     if (rc)
         return rc;
+    if (training)
+        return ref_dropout_train_run(c);
     copy_run(c);
     ref_tensor *mask = ref_layout_out(c, 1);
     if (mask && mask->data) {

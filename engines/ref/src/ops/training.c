@@ -1,7 +1,8 @@
 /* training.c: the training operators ONNX specifies for inference engines to run: Adagrad, Adam and Momentum
- * (domain ai.onnx.preview.training) and BatchNormalization with training_mode=1 (batch statistics, and running
- * mean and variance updated with momentum), computed in double. It must never update an input in place: every
- * new value goes to its own output. */
+ * (domain ai.onnx.preview.training), BatchNormalization with training_mode=1 (batch statistics, and running
+ * mean and variance updated with momentum), computed in double, and Dropout with training_mode=true (numpy's
+ * MT19937 from the seed attribute). It must never update an input in place: every new value goes to its own
+ * output. */
 #include <math.h>
 #include <string.h>
 
@@ -146,6 +147,94 @@ int ref_bn_train_run(ref_op_ctx *c)
                 ref_elem_st(c->out[j]->data, c->out[j]->dtype, k,
                             ref_elem_ld(c->in[j + 2]->data, c->in[j + 2]->dtype, k) * mom +
                                 (j == 1 ? mean : var) * (1.0 - mom));
+    }
+    return REF_OK;
+}
+
+/* ---- Dropout, training_mode=true ---------------------------------------------------------------- */
+
+/* numpy's legacy RandomState: MT19937 seeded with init_genrand, doubles from two draws (53 bits). */
+typedef struct {
+    uint32_t mt[624];
+    int pos;
+} np_mt;
+
+static void np_seed(np_mt *g, uint32_t seed)
+{
+    for (int i = 0; i < 624; i++) {
+        g->mt[i] = seed;
+        seed = 1812433253u * (seed ^ (seed >> 30)) + (uint32_t)i + 1u;
+    }
+    g->pos = 624;
+}
+
+static uint32_t np_next(np_mt *g)
+{
+    if (g->pos == 624) {
+        for (int i = 0; i < 624; i++) {
+            uint32_t y = (g->mt[i] & 0x80000000u) | (g->mt[(i + 1) % 624] & 0x7fffffffu);
+            g->mt[i] = g->mt[(i + 397) % 624] ^ (y >> 1) ^ ((y & 1u) ? 0x9908b0dfu : 0u);
+        }
+        g->pos = 0;
+    }
+    uint32_t y = g->mt[g->pos++];
+    y ^= y >> 11;
+    y ^= (y << 7) & 0x9d2c5680u;
+    y ^= (y << 15) & 0xefc60000u;
+    return y ^ (y >> 18);
+}
+
+static double np_double(np_mt *g)
+{
+    uint32_t a = np_next(g) >> 5, b = np_next(g) >> 6;
+    return ((double)a * 67108864.0 + (double)b) / 9007199254740992.0;
+}
+
+static double dropout_ratio(ref_op_ctx *c)
+{
+    const ref_tensor *r = c->n_in > 1 ? c->in[1] : NULL;
+    return r && r->data && ref_tensor_numel(r) == 1 ? ref_elem_ld(r->data, r->dtype, 0) : 0.5;
+}
+
+int ref_dropout_train_check(ref_op_ctx *c)
+{
+    const ref_tensor *r = c->n_in > 1 ? c->in[1] : NULL;
+    if (r && !r->data)
+        return REF_OK; /* decided at run time */
+    double ratio = dropout_ratio(c);
+    if (ratio < 0 || ratio >= 1)
+        return ref_fail(c->err, REF_E_RANGE, "Dropout: ratio %g is not in [0, 1)", ratio);
+    if (ratio > 0 && !ref_node_attr(c->node, "seed"))
+        return ref_fail(c->err, REF_E_UNSUPPORTED, "Dropout: training_mode=true without a seed drops at random");
+    if (ratio > 0 && c->in[0]->dtype != REF_DT_FLOAT && c->in[0]->dtype != REF_DT_DOUBLE)
+        return ref_fail(c->err, REF_E_UNSUPPORTED, "Dropout training of %s", ref_dtype_name(c->in[0]->dtype));
+    return REF_OK;
+}
+
+int ref_dropout_train_run(ref_op_ctx *c)
+{
+    int rc = ref_dropout_train_check(c);
+    if (rc)
+        return rc;
+    const ref_tensor *x = c->in[0];
+    ref_tensor *y = c->out[0], *mask = c->n_out > 1 ? c->out[1] : NULL;
+    double ratio = dropout_ratio(c);
+    int64_t n = ref_tensor_numel(x);
+    np_mt g;
+    if (ratio > 0)
+        np_seed(&g, (uint32_t)ref_attr_int_or(c->node, "seed", 0));
+    float fscale = (float)(1.0 / (1.0 - ratio)); /* numpy multiplies float32 by the scale cast to float32 */
+    for (int64_t i = 0; i < n; i++) {
+        bool keep = ratio == 0 || np_double(&g) >= ratio;
+        double v = ref_elem_ld(x->data, x->dtype, i);
+        double out = !keep ? 0.0 : ratio == 0 ? v : x->dtype == REF_DT_FLOAT ? (double)((float)v * fscale) : v / (1.0 - ratio);
+        if (ratio == 0 && x->data != y->data)
+            memcpy((char *)y->data + (size_t)i * ref_dtype_size(x->dtype),
+                   (const char *)x->data + (size_t)i * ref_dtype_size(x->dtype), ref_dtype_size(x->dtype));
+        else
+            ref_elem_st(y->data, y->dtype, i, out);
+        if (mask && mask->data)
+            ((uint8_t *)mask->data)[i] = keep;
     }
     return REF_OK;
 }
