@@ -106,6 +106,7 @@ extern const ref_op ref_ops_quant[];
 extern const ref_op ref_ops_einsum[];
 extern const ref_op ref_ops_select[];
 extern const ref_op ref_ops_sample[];
+extern const ref_op ref_ops_tfidf[];
 extern const ref_op ref_ops_training[]; /* domain ai.onnx.preview.training */
 
 /* Helpers for infer functions. */
