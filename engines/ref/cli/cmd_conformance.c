@@ -14,11 +14,18 @@
 #include "cli_opts.h"
 #include "conformance.h"
 
+#define MAX_REASONS 64
+
 typedef struct {
     ref_case_opts opts;
     int timeout_s;
     bool fork_each, quiet;
     int passed, failed, skipped;
+    struct {
+        char text[160];
+        int n;
+    } reasons[MAX_REASONS]; /* skips grouped by reason, printed before the summary */
+    int n_reasons;
 } conf_run;
 
 static void usage(FILE *f)
@@ -26,7 +33,8 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: refengine conformance [options] DIR...\n"
             "  Runs ONNX backend test cases: each DIR is a case (holding model.onnx) or a folder of cases.\n"
-            "  Prints a line per failing or skipped case, then \"N passed, N failed, N skipped\".\n"
+            "  Prints a line per failing or skipped case, the skips counted by reason, then\n"
+            "  \"N passed, N failed, N skipped\".\n"
             "  Exit status: 0 when nothing failed, 1 otherwise, 2 on usage errors.\n\n"
             "  --rtol X, --atol X   tolerances (default 1e-3, 1e-5)\n"
             "  --iterations N       infers per data set (default 1)\n"
@@ -45,12 +53,53 @@ static bool is_case(const char *dir)
     return access(path, R_OK) == 0;
 }
 
+/* A skip's reason without the names that differ between cases: the text after the last "): " or ": " (the
+ * engine's own words), with quoted names replaced by '*'. */
+static void reason_of(const char *msg, char *out, size_t len)
+{
+    const char *r = msg;
+    if (!strstr(msg, "contradicts"))
+        for (const char *q = msg; (q = strstr(q, ": ")); q += 2)
+            r = q + 2;
+    size_t n = 0;
+    /* A quote opens a name only after a space or parenthesis (not in "spec's"), and the next one closes it. */
+    for (bool quoted = false; *r && n + 2 < len; r++) {
+        bool opens = !quoted && *r == '\'' && (r == msg || r[-1] == ' ' || r[-1] == '(');
+        if (opens || (quoted && *r == '\'')) {
+            if (opens)
+                out[n++] = '*';
+            quoted = opens;
+            continue;
+        }
+        if (!quoted)
+            out[n++] = *r;
+    }
+    out[n] = '\0';
+}
+
+static void count_reason(conf_run *run, const char *msg)
+{
+    char key[160];
+    reason_of(msg, key, sizeof key);
+    for (int i = 0; i < run->n_reasons; i++)
+        if (!strcmp(run->reasons[i].text, key)) {
+            run->reasons[i].n++;
+            return;
+        }
+    int i = run->n_reasons < MAX_REASONS ? run->n_reasons++ : MAX_REASONS - 1;
+    if (i == MAX_REASONS - 1 && run->reasons[i].n)
+        snprintf(key, sizeof key, "(other reasons)");
+    snprintf(run->reasons[i].text, sizeof run->reasons[i].text, "%s", key);
+    run->reasons[i].n++;
+}
+
 static void report(conf_run *run, const char *name, const ref_case_result *res)
 {
     if (res->verdict == REF_CASE_PASS) {
         run->passed++;
     } else if (res->verdict == REF_CASE_SKIP) {
         run->skipped++;
+        count_reason(run, res->msg);
         if (!run->quiet)
             printf("skip %s: %s\n", name, res->msg);
     } else {
@@ -213,6 +262,10 @@ int ref_cli_conformance(int argc, char **argv)
             bad_dirs++;
         }
     }
+    if (run.n_reasons)
+        printf("skipped, by reason:\n");
+    for (int i = 0; i < run.n_reasons; i++)
+        printf("  %3d  %s\n", run.reasons[i].n, run.reasons[i].text);
     printf("%d passed, %d failed, %d skipped\n", run.passed, run.failed, run.skipped);
     return run.failed || bad_dirs ? 1 : 0;
 }
