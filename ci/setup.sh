@@ -10,6 +10,7 @@ packages=(
   libjemalloc2 libjemalloc-dev libtcmalloc-minimal4 libmimalloc2.0 libmimalloc-dev
   libexpat1-dev libonnx-testdata
   python3 python3-onnx python3-numpy python3-scipy
+  libunwind-dev libdw-dev
 )
 
 # engines/ort/fetch.sh needs npm (any: Node's own, or Debian's when there is none).
