@@ -3,6 +3,7 @@
  * It must never go through a shell, and never leave the worker's process group alive. */
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -15,8 +16,10 @@
 
 #include "allocators.h"
 #include "cellrun.h"
+#include "heap_sites.h"
 #include "runner.h"
 #include "strbuf.h"
+#include "table.h"
 #include "tool_exec.h"
 #include "worker.h"
 
@@ -108,7 +111,8 @@ static void build_argv(const mlk_plan *p, const mlk_cell *c, const char *self, c
 /* True when env entry e ("KEY=...") sets one of the keys the cell controls. */
 static bool controlled(const char *e, const mlk_cell *c)
 {
-    static const char *const keys[] = {"LD_PRELOAD=", "GLIBC_TUNABLES=", "MALLOC_CONF=", NULL};
+    static const char *const keys[] = {"LD_PRELOAD=", "GLIBC_TUNABLES=", "MALLOC_CONF=", MLK_HEAP_SITES_ENV "=",
+                                       MLK_HEAP_SITES_INTERVAL_ENV "=", MLK_HEAP_SITES_MAX_ENV "=", NULL};
     for (int i = 0; keys[i]; i++)
         if (!strncmp(e, keys[i], strlen(keys[i])))
             return true;
@@ -127,7 +131,21 @@ static bool controlled(const char *e, const mlk_cell *c)
     return false;
 }
 
-static void build_env(const mlk_cell *c, const char *heap_shim, const mlk_tool_run *t, argvec *e)
+/* heap_sites: the shim's mode (off: the worker diffs /proc/self/maps instead) and its sampling interval. */
+static void push_sites_env(const mlk_scenario *s, argvec *e)
+{
+    push(e, s->heap_sites == MLK_HEAP_SITES_EXACT    ? MLK_HEAP_SITES_ENV "=exact"
+            : s->heap_sites == MLK_HEAP_SITES_SAMPLE ? MLK_HEAP_SITES_ENV "=sample"
+                                                     : MLK_HEAP_SITES_ENV "=off");
+    if (s->heap_sites == MLK_HEAP_SITES_SAMPLE) {
+        mlk_buf b = {0};
+        mlk_buf_printf(&b, "%s=%lld", MLK_HEAP_SITES_INTERVAL_ENV, (long long)s->heap_sites_interval_kib * 1024);
+        push_owned(e, mlk_buf_take(&b));
+    }
+}
+
+static void build_env(const mlk_scenario *s, const mlk_cell *c, const char *heap_shim, const mlk_tool_run *t,
+                      argvec *e)
 {
     for (char **p = environ; *p; p++)
         if (!controlled(*p, c) && !(t && mlk_tool_env_controlled(*p)))
@@ -152,6 +170,7 @@ static void build_env(const mlk_cell *c, const char *heap_shim, const mlk_tool_r
     }
     if (c->glibc_tunables && c->glibc_tunables[0])
         push_owned(e, join("GLIBC_TUNABLES", "=", c->glibc_tunables));
+    push_sites_env(s, e); /* where memory grows (issue 9): for the shim and the worker alike */
     if (c->malloc_conf && c->malloc_conf[0])
         push_owned(e, join("MALLOC_CONF", "=", c->malloc_conf));
     if (c->allocator_env) {
@@ -179,7 +198,7 @@ static pid_t spawn(const mlk_plan *p, const mlk_cell *c, const mlk_cellrun_opts 
         goto out;
     }
     build_argv(p, c, o->self_exe, o->tool, av);
-    build_env(c, o->heap_shim, o->tool, ev);
+    build_env(p->s, c, o->heap_shim, o->tool, ev);
     if (pipe2(fds, O_CLOEXEC)) {
         mlk_fail(err, MLK_E_CHILD, "pipe: %s", strerror(errno));
         goto out;
@@ -284,6 +303,8 @@ static void handle_line(mlk_cellrun *r, char *line)
         m->sample = r->n - 1;
         snprintf(m->name, sizeof m->name, "%s", name);
         m->value = strtoll(tab + 1, NULL, 10);
+    } else if (line[0] == 'W' && line[1] == '\t') {
+        mlk_cellrun_site_line(&r->sites, line);
     } else if (line[0] == 'D') {
         r->done = true;
     }
@@ -395,8 +416,138 @@ int mlk_cellrun_exec(const mlk_plan *p, const mlk_cell *c, const mlk_cellrun_opt
     return rc ? rc : frc ? MLK_E_DB : MLK_OK;
 }
 
+/* ------------------------------------------------------------------ "W" lines: where memory grew (issue 9) */
+
+/* Split line at tabs in place, keeping empty fields; returns the number of fields (at most max). */
+static int split_tabs(char *line, char **f, int max)
+{
+    int n = 0;
+    for (char *p = line; n < max;) {
+        f[n++] = p;
+        char *tab = strchr(p, '\t');
+        if (!tab)
+            break;
+        *tab = '\0';
+        p = tab + 1;
+    }
+    return n;
+}
+
+static int64_t opt_int(const char *s)
+{
+    return s && *s ? strtoll(s, NULL, 10) : -1;
+}
+
+static double opt_real(const char *s)
+{
+    return s && *s ? strtod(s, NULL) : NAN;
+}
+
+static char *opt_str(const char *s)
+{
+    return s && *s ? strdup(s) : NULL;
+}
+
+static int site_info(db_site_report *r, char **f, int n)
+{
+    if (n < 14 || (strcmp(f[2], "sample") && strcmp(f[2], "exact") && strcmp(f[2], "maps")))
+        return -1;
+    snprintf(r->mode, sizeof r->mode, "%s", f[2]);
+    r->sample_bytes = opt_int(f[3]);
+    r->n_checkpoints = atoi(f[4]);
+    r->first_iteration = atoi(f[5]);
+    r->last_iteration = atoi(f[6]);
+    r->n_sites = opt_int(f[7]);
+    r->stacks = opt_int(f[8]);
+    r->dropped_sites = opt_int(f[9]);
+    r->dropped_blocks = opt_int(f[10]);
+    r->dropped_mappings = opt_int(f[11]);
+    r->unwind_ns = opt_real(f[12]);
+    r->symbolize_ms = opt_real(f[13]);
+    r->have = true;
+    return 0;
+}
+
+static int site_site(db_site_report *r, char **f, int n)
+{
+    int seq = n >= 10 ? atoi(f[2]) : -1;
+    if (seq != r->n || seq >= 1000 || (strcmp(f[3], "heap") && strcmp(f[3], "mmap") && strcmp(f[3], "maps")))
+        return -1; /* sites come in order, each once */
+    if (r->n == r->cap) {
+        int cap = r->cap ? r->cap * 2 : 16;
+        db_growth_site *v = realloc(r->sites, sizeof *v * (size_t)cap);
+        if (!v)
+            return -1;
+        r->sites = v;
+        r->cap = cap;
+    }
+    db_growth_site *s = &r->sites[r->n];
+    memset(s, 0, sizeof *s);
+    snprintf(s->kind, sizeof s->kind, "%s", f[3]);
+    s->bytes_per_iter = opt_real(f[4]);
+    s->blocks_per_iter = opt_real(f[5]);
+    s->growth_bytes = strtoll(f[6], NULL, 10);
+    s->live_bytes = strtoll(f[7], NULL, 10);
+    s->live_blocks = opt_int(f[8]);
+    s->path = opt_str(f[9]);
+    if (isnan(s->bytes_per_iter)) {
+        free(s->path);
+        return -1;
+    }
+    r->n++;
+    return 0;
+}
+
+static int site_frame(db_site_report *r, char **f, int n)
+{
+    int seq = n >= 9 ? atoi(f[2]) : -1, depth = n >= 9 ? atoi(f[3]) : -1;
+    if (seq < 0 || seq >= r->n || depth != r->sites[seq].n_frames || depth >= 256)
+        return -1; /* frames come in order, after their site */
+    db_growth_site *s = &r->sites[seq];
+    if (s->n_frames == s->cap_frames) {
+        int cap = s->cap_frames ? s->cap_frames * 2 : 16;
+        db_site_frame *v = realloc(s->frames, sizeof *v * (size_t)cap);
+        if (!v)
+            return -1;
+        s->frames = v;
+        s->cap_frames = cap;
+    }
+    db_site_frame *fr = &s->frames[s->n_frames++];
+    fr->offset = *f[4] ? (int64_t)strtoull(f[4], NULL, 16) : -1;
+    fr->fn = opt_str(f[5]);
+    fr->file = opt_str(f[6]);
+    fr->line = atoi(f[7]);
+    fr->obj = opt_str(f[8]);
+    return 0;
+}
+
+int mlk_cellrun_site_line(db_site_report *r, char *line)
+{
+    char *f[16];
+    int n = split_tabs(line, f, 16);
+    if (n < 3 || strcmp(f[0], "W"))
+        return -1;
+    if (!strcmp(f[1], "info"))
+        return site_info(r, f, n);
+    if (!strcmp(f[1], "site"))
+        return site_site(r, f, n);
+    if (!strcmp(f[1], "frame"))
+        return site_frame(r, f, n);
+    return -1;
+}
+
+int mlk_cellrun_sites_finish(db_store *db, int64_t cell_id, const mlk_cellrun *r, mlk_table_row *row,
+                             mlk_error *err)
+{
+    if (!r->sites.have)
+        return MLK_OK;
+    mlk_table_sites(row, &r->sites);
+    return db_sites_store(db, cell_id, &r->sites, err);
+}
+
 void mlk_cellrun_free(mlk_cellrun *r)
 {
+    db_site_report_free(&r->sites);
     free(r->samples);
     r->samples = NULL;
     r->n = r->cap = 0;

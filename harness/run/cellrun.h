@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "db_sites.h"
 #include "plan.h"
 #include "sample.h"
 #include "status.h"
@@ -35,6 +36,7 @@ typedef struct mlk_cellrun {
     mlk_end end;
     int signal;               /* when crashed */
     int exit_code;            /* when it exited */
+    db_site_report sites;     /* from "W" lines: where memory grew (issue 9); sites.have once the info line came */
 } mlk_cellrun;
 
 /* Called with the samples and engine metrics received since the last call (a batch), as they arrive. A metric's
@@ -57,5 +59,14 @@ typedef struct mlk_cellrun_opts {
 int mlk_cellrun_exec(const mlk_plan *p, const mlk_cell *c, const mlk_cellrun_opts *o, mlk_cellrun *r,
                      mlk_error *err);
 void mlk_cellrun_free(mlk_cellrun *r);
+
+/* One "W" line of the worker (worker/sites.h gives the format; line without its newline, modified) into r. Returns
+ * 0, or -1 for a malformed line (ignored, as any unknown line). */
+int mlk_cellrun_site_line(db_site_report *r, char *line);
+
+struct mlk_table_row;
+/* A finished cell's growing sites: stored in the db and listed in its row of the final table. MLK_E_DB. */
+int mlk_cellrun_sites_finish(db_store *db, int64_t cell_id, const mlk_cellrun *r, struct mlk_table_row *row,
+                             mlk_error *err);
 
 #endif

@@ -264,6 +264,8 @@ int mlk_run(const mlk_plan *p, db_store *db, const mlk_run_opts *o, int64_t resu
             rc = mlk_tool_collect(db, ids[i], p, c, &tool_run, o->self_exe, r.end == MLK_END_DONE, &tres, err);
         if (!rc && r.end != MLK_END_INTERRUPTED)
             rc = finish_cell(&x, c, &r, tooled ? &tres : NULL, &rows[i], err);
+        if (!rc && r.end != MLK_END_INTERRUPTED) /* where it grew (issue 9): the db and the table's rows */
+            rc = mlk_cellrun_sites_finish(db, ids[i], &r, &rows[i], err);
         if (tooled)
             mlk_tool_run_end(&tool_run, getenv("MLK_KEEP_TOOL_OUTPUT") ? "MLK_KEEP_TOOL_OUTPUT is set"
                                         : r.end == MLK_END_DONE && !tres.have ? "its report could not be read" : NULL);

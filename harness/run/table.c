@@ -1,6 +1,7 @@
 /* table.c: prints the run's final table: one block per cell, one line per step.
  * It must never hide a cell: every cell appears, with its status, even when it did not run now. */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "fmt.h"
@@ -8,6 +9,26 @@
 #include "table.h"
 
 static void bytes_str(double b, char *out, size_t len) { mlk_fmt_bytes(out, len, b, true); }
+
+#define TABLE_SITES 5
+
+void mlk_table_sites(mlk_table_row *row, const db_site_report *r)
+{
+    size_t used = 0, cap = sizeof row->sites;
+    row->sites[0] = '\0';
+    for (int i = 0; i < r->n && i < TABLE_SITES && used < cap; i++) {
+        char one[512];
+        db_site_describe(&r->sites[i], one, sizeof one);
+        int w = snprintf(row->sites + used, cap - used, "      %s %s\n", i ? "      " : "grows:", one);
+        used += w > 0 ? (size_t)w : 0;
+    }
+    if (!r->n && used < cap && !strcmp(r->mode, "sample") && r->sample_bytes > 0)
+        snprintf(row->sites + used, cap - used,
+                 "      grows: no site named: sampling every %lld KiB names a site once it has grown by a few times "
+                 "that (heap_sites: exact names any)\n", (long long)r->sample_bytes / 1024);
+    else if (!r->n && used < cap)
+        snprintf(row->sites + used, cap - used, "      grows: no growing site found (%s)\n", r->mode);
+}
 
 void mlk_table_print(FILE *f, const mlk_plan *p, const mlk_table_row *rows, int n)
 {
@@ -42,6 +63,8 @@ void mlk_table_print(FILE *f, const mlk_plan *p, const mlk_table_row *rows, int 
         }
         fputs(r->series_line, f); /* which signal leaks or plateaus, and how fast */
         fputs(r->tool, f);        /* a tool cell's findings, under its steps (issue 6) */
+        if (strcmp(status, "pass"))
+            fputs(r->sites, f);   /* where it grew (issue 9); under a cell that passed it would be noise */
     }
     fprintf(f, "\ndelta/call: median change of live heap bytes across the step (VmRSS without the heap shim): a leaking\n"
                "step shows it. growth/iter: Theil-Sen slope of the end-of-iteration series the verdict rests on; every\n"

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "db_sites.h"
 #include "plan.h"
 #include "store.h"
 
@@ -21,8 +22,11 @@ typedef struct mlk_table_row {
     db_step_stats steps[16];
     int n_steps;
     char tool[2048];        /* tool cells (issue 6): lines naming the largest leaks or peak sites; "" otherwise */
+    char sites[2048];       /* plain cells (issue 9): lines naming the fastest growing sites; "" when none reported */
 } mlk_table_row;
 
 void mlk_table_print(FILE *f, const mlk_plan *p, const mlk_table_row *rows, int n);
+/* The lines under a cell's steps naming its top growing sites (or why none is named) from the worker's report. */
+void mlk_table_sites(mlk_table_row *row, const db_site_report *r);
 
 #endif

@@ -252,6 +252,31 @@ static int k_heap(pctx *c, const mlk_ynode *v)
     return mlk_yget_bool(v, "heap", c->name, &c->s->heap, c->err);
 }
 
+static int k_heap_sites(pctx *c, const mlk_ynode *v)
+{
+    static const char *const modes[] = {"off", "sample", "exact"};
+    static const int values[] = {MLK_HEAP_SITES_OFF, MLK_HEAP_SITES_SAMPLE, MLK_HEAP_SITES_EXACT};
+    for (int i = 0; v->kind == MLK_YSCALAR && i < 3; i++)
+        if (!strcmp(v->text, modes[i])) {
+            c->s->heap_sites = values[i];
+            return MLK_OK;
+        }
+    /* `heap_sites: on` reads as a boolean in YAML 1.1: take it as the default mode, off as off. */
+    int b = v->kind == MLK_YSCALAR ? mlk_scenario_bool(v->text) : -1;
+    if (b >= 0) {
+        c->s->heap_sites = b ? MLK_HEAP_SITES_SAMPLE : MLK_HEAP_SITES_OFF;
+        return MLK_OK;
+    }
+    char d[64];
+    return mlk_yfail(c->err, c->name, v->loc, "heap_sites: expected off, sample or exact, got %s",
+                     mlk_ydescribe(v, d, sizeof d));
+}
+
+static int k_heap_sites_interval_kib(pctx *c, const mlk_ynode *v)
+{
+    return mlk_yget_int(v, "heap_sites_interval_kib", 1, 1 << 30, c->name, &c->s->heap_sites_interval_kib, c->err);
+}
+
 static int k_setup(pctx *c, const mlk_ynode *v)
 {
     c->L.setup_default = false;
@@ -427,6 +452,8 @@ static const struct {
     {"model", k_model, true},
     {"detector", k_detector, false},
     {"heap", k_heap, false},
+    {"heap_sites", k_heap_sites, false},
+    {"heap_sites_interval_kib", k_heap_sites_interval_kib, false},
     {"setup", k_setup, false},
     {"pipeline", k_pipeline, true},
     {"teardown", k_teardown, false},

@@ -14,6 +14,7 @@
 #include "plugin.h"
 #include "probe.h"
 #include "sample.h"
+#include "sites.h"
 #include "worker.h"
 
 typedef struct {
@@ -259,17 +260,23 @@ int mlk_worker_run(const mlk_worker_args *a)
         return MLK_WORKER_EXIT_STEP_FAILED;
     }
     announce(&w);
+    mlk_sites *sites = mlk_sites_open(a->warmup, a->iterations); /* where memory grows (issue 9): buffers now */
     int rc = run_steps(&w, MLK_PHASE_SETUP, -1, a->setup, a->n_setup);
     for (int it = 0; !rc && it < a->warmup + a->iterations; it++) {
         int phase = it < a->warmup ? MLK_PHASE_WARMUP : MLK_PHASE_MEASURE;
         rc = run_steps(&w, phase, it, a->pipeline, a->n_pipeline);
         if (!rc)
             rc = end_iteration(&w, phase, it);
+        if (!rc)
+            mlk_sites_after_iteration(sites, it); /* after the iteration's sample, never between probes */
     }
+    if (!rc)
+        mlk_sites_report(sites, a->fd); /* before teardown: the engine is loaded, its frames can be named */
     if (!rc)
         rc = run_steps(&w, MLK_PHASE_TEARDOWN, -1, a->teardown, a->n_teardown);
     if (!rc)
         send_line(a->fd, "D\n", 2);
+    mlk_sites_free(sites);
     mlk_inputs_free(w.inputs);
     mlk_probe_free(w.probe);
     return rc;

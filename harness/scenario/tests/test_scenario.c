@@ -195,7 +195,33 @@ static void test_defaults(void)
     CHECK(s->memory_limit_mb == 0);
     CHECK(s->detector == MLK_DETECTOR_MEMLEAK);
     CHECK(s->heap);
+    CHECK(s->heap_sites == MLK_HEAP_SITES_SAMPLE && s->heap_sites_interval_kib == 256);
     mlk_scenario_free(s);
+}
+
+/* heap_sites (issue 9): the three modes, YAML's on/off as sample/off, the sampling interval. */
+static void test_heap_sites(void)
+{
+    static const struct {
+        const char *text;
+        int mode;
+    } cases[] = {{"heap_sites: off\n", MLK_HEAP_SITES_OFF},     {"heap_sites: exact\n", MLK_HEAP_SITES_EXACT},
+                 {"heap_sites: sample\n", MLK_HEAP_SITES_SAMPLE}, {"heap_sites: on\n", MLK_HEAP_SITES_SAMPLE},
+                 {"heap_sites: no\n", MLK_HEAP_SITES_OFF}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char text[512];
+        snprintf(text, sizeof text, "%s%s", MINIMAL, cases[i].text);
+        mlk_scenario *s = parse_ok(text, __LINE__);
+        CHECK(s && s->heap_sites == cases[i].mode);
+        mlk_scenario_free(s);
+    }
+    mlk_scenario *s = parse_ok(MINIMAL "heap_sites_interval_kib: 64\nheap: off\n", __LINE__);
+    CHECK(s && s->heap_sites_interval_kib == 64 && s->heap_sites == MLK_HEAP_SITES_SAMPLE && !s->heap);
+    mlk_scenario_free(s);
+    parse_bad(MINIMAL "heap_sites: [exact]\n", 5, 13, "heap_sites: expected off, sample or exact, got a list",
+              __LINE__);
+    parse_bad(MINIMAL "heap_sites_interval_kib: 0\n", 5, 26, "heap_sites_interval_kib: expected an integer >= 1",
+              __LINE__);
 }
 
 /* Block style, model as a mapping with path and inputs, scalars as one-value axes, booleans as written,
@@ -659,6 +685,7 @@ int main(void)
     test_step_errors();
     test_examples();
     test_fixtures();
+    test_heap_sites();
     test_engine_names();
     test_io_errors();
     return check_summary();
