@@ -66,10 +66,44 @@ static double value_at(const ref_tensor *t, int64_t i)
 
 /* Compare got with want: shape and type exactly, values within atol + rtol*|want| for floats, exactly
  * for the rest. NaN matches NaN. Returns 0, or writes why into why. */
+/* Sequences and optionals: the same count (and presence), then element by element. */
+static int compare_values(const ref_tensor *got, const ref_tensor *want, double rtol, double atol, char *why,
+                          size_t len)
+{
+    int gn, wn, gh, wh;
+    ref_error err = {0};
+    if (ref_value_count(got, &gn, &gh, &err) || ref_value_count(want, &wn, &wh, &err)) {
+        snprintf(why, len, "%s", err.msg);
+        return -1;
+    }
+    if (gn != wn || gh != wh) {
+        snprintf(why, len, "%d elements (has value %d), expected %d (has value %d)", gn, gh, wn, wh);
+        return -1;
+    }
+    for (int i = 0; i < gn; i++) {
+        ref_tensor g, w;
+        char inner[200];
+        ref_value_element(got, i, &g, NULL);
+        ref_value_element(want, i, &w, NULL);
+        if (ref_case_compare(&g, &w, rtol, atol, inner, sizeof inner)) {
+            snprintf(why, len, "element %d: %s", i, inner);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 int ref_case_compare(const ref_tensor *got, const ref_tensor *want, double rtol, double atol, char *why,
                      size_t len)
 {
     char a[96], b[96];
+    if (want->dtype == REF_DT_SEQUENCE || want->dtype == REF_DT_OPTIONAL) {
+        if (got->dtype != want->dtype) {
+            snprintf(why, len, "type %s, expected %s", ref_dtype_name(got->dtype), ref_dtype_name(want->dtype));
+            return -1;
+        }
+        return compare_values(got, want, rtol, atol, why, len);
+    }
     if (got->dtype != want->dtype) {
         snprintf(why, len, "type %s, expected %s", ref_dtype_name(got->dtype), ref_dtype_name(want->dtype));
         return -1;
@@ -115,9 +149,11 @@ static void free_set(int n, ref_tensor *t, char **names)
     }
 }
 
-/* Load dir/prefix_K.pb for K = 0.. into t[] (MAX_IO entries); returns the count, or -1 with res set.
+/* Load dir/prefix_K.pb for K = 0.. into t[] (MAX_IO entries); returns the count, or -1 with res set. kinds[K]
+ * (when kinds is given) is REF_DT_SEQUENCE or REF_DT_OPTIONAL for a SequenceProto or OptionalProto file.
  * A set with more files than t[] holds is skipped, naming the limit, rather than cut short. */
-static int load_set(const char *dir, const char *prefix, ref_tensor *t, char **names, ref_case_result *res)
+static int load_set(const char *dir, const char *prefix, const int *kinds, ref_tensor *t, char **names,
+                    ref_case_result *res)
 {
     int n = 0;
     for (;; n++) {
@@ -132,7 +168,9 @@ static int load_set(const char *dir, const char *prefix, ref_tensor *t, char **n
             return -1;
         }
         ref_error err = {0};
-        int rc = ref_tensor_load_pb(path, &t[n], &names[n], &err);
+        int kind = kinds ? kinds[n] : 0;
+        int rc = kind == REF_DT_SEQUENCE || kind == REF_DT_OPTIONAL ? ref_value_load_pb(path, kind, &t[n], &names[n], &err)
+                                                                   : ref_tensor_load_pb(path, &t[n], &names[n], &err);
         if (rc) {
             from_status(res, rc, path, &err);
             free_set(n, t, names);
@@ -169,11 +207,18 @@ static void run_set(ref_compiled *c, const char *set_dir, const ref_case_opts *o
 {
     ref_tensor in[MAX_IO], want[MAX_IO];
     char *in_names[MAX_IO] = {0}, *out_names[MAX_IO] = {0};
-    int slot[MAX_IO];
-    int n_in = load_set(set_dir, "input", in, in_names, res);
+    int slot[MAX_IO], in_kinds[MAX_IO] = {0}, out_kinds[MAX_IO] = {0};
+    for (size_t i = 0; i < MAX_IO; i++) { /* sequences and optionals by position, as the files are ordered */
+        ref_value_desc d;
+        if (i < ref_compiled_n_inputs(c) && !ref_compiled_input(c, i, &d))
+            in_kinds[i] = d.shape.dtype;
+        if (i < ref_compiled_n_outputs(c) && !ref_compiled_output(c, i, &d))
+            out_kinds[i] = d.shape.dtype;
+    }
+    int n_in = load_set(set_dir, "input", in_kinds, in, in_names, res);
     if (n_in < 0)
         return;
-    int n_out = load_set(set_dir, "output", want, out_names, res);
+    int n_out = load_set(set_dir, "output", out_kinds, want, out_names, res);
     if (n_out < 0) {
         free_set(n_in, in, in_names);
         return;
@@ -239,7 +284,7 @@ static void shapes_from_data(const ref_model *m, const char *case_dir, ref_optio
     ref_tensor in[MAX_IO];
     char *names[MAX_IO] = {0};
     ref_case_result ignored;
-    int n = load_set(dir, "input", in, names, &ignored);
+    int n = load_set(dir, "input", NULL, in, names, &ignored);
     size_t ni = ref_model_n_inputs(m);
     bool by_name = n > 0;
     for (int j = 0; j < n; j++) {

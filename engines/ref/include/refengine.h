@@ -59,7 +59,12 @@ typedef enum ref_dtype {
     REF_DT_DOUBLE = 11,
     REF_DT_UINT32 = 12,
     REF_DT_UINT64 = 13,
-    REF_DT_BFLOAT16 = 16
+    REF_DT_BFLOAT16 = 16,
+    /* Not ONNX tensor types: a sequence of tensors, or an optional (a tensor or a sequence, or none), travels as one
+     * self-contained byte blob of dtype SEQUENCE or OPTIONAL, rank 1, dims[0] its size in bytes (element size 1).
+     * It may be copied anywhere: it holds offsets, never pointers. ref_value_* below read and write it. */
+    REF_DT_SEQUENCE = 1001,
+    REF_DT_OPTIONAL = 1002
 } ref_dtype;
 
 #define REF_MAX_RANK 8
@@ -88,6 +93,14 @@ size_t ref_tensor_nbytes(const ref_tensor *t);
 int ref_tensor_load_pb(const char *path, ref_tensor *out, char **name, ref_error *err);
 void ref_tensor_data_free(ref_tensor *t);
 void ref_string_free(char *s);
+
+/* Read a serialized SequenceProto (kind REF_DT_SEQUENCE) or OptionalProto (REF_DT_OPTIONAL) of tensors into a blob
+ * (*out, data freed with ref_tensor_data_free), as ref_tensor_load_pb does for tensors. */
+int ref_value_load_pb(const char *path, int kind, ref_tensor *out, char **name, ref_error *err);
+/* Elements of a SEQUENCE or OPTIONAL blob: count (0 for an empty optional) and *has_value (optional only; 1 for a
+ * sequence); element i with data pointing into the blob. REF_E_PARSE for a damaged blob. */
+int ref_value_count(const ref_tensor *blob, int *count, int *has_value, ref_error *err);
+int ref_value_element(const ref_tensor *blob, int i, ref_tensor *out, ref_error *err);
 
 /* ------------------------------------------------------------------------------------------------
  * Options. One struct drives read, compile and run; the harness sets it from key/value strings.

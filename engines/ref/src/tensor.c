@@ -17,9 +17,17 @@ _Static_assert(SAME_NUMBER(FLOAT) && SAME_NUMBER(UINT8) && SAME_NUMBER(INT8) && 
                "ref_dtype must use ONNX's TensorProto.DataType numbers");
 #undef SAME_NUMBER
 
-size_t ref_dtype_size(int dtype) { return onnx_dtype_field(dtype) ? onnx_dtype_size(dtype) : 0; }
+size_t ref_dtype_size(int dtype)
+{
+    if (dtype == REF_DT_SEQUENCE || dtype == REF_DT_OPTIONAL)
+        return 1; /* blobs: dims[0] counts bytes */
+    return onnx_dtype_field(dtype) ? onnx_dtype_size(dtype) : 0;
+}
 
-const char *ref_dtype_name(int dtype) { return onnx_dtype_name(dtype); }
+const char *ref_dtype_name(int dtype)
+{
+    return dtype == REF_DT_SEQUENCE ? "sequence" : dtype == REF_DT_OPTIONAL ? "optional" : onnx_dtype_name(dtype);
+}
 
 int64_t ref_tensor_numel(const ref_tensor *t) { return ref_dims_prod(t->dims, 0, t->rank); }
 

@@ -212,10 +212,12 @@ int ref_compiled_output(const ref_compiled *c, size_t i, ref_value_desc *out)
     int v = c->outputs[i];
     out->name = c->vals[v].name;
     memset(&out->shape, 0, sizeof out->shape);
-    if (c->default_plan && (c->vals[v].producer < c->default_plan->dynamic_from || c->vals[v].producer < 0))
+    if (c->default_plan && (c->vals[v].producer < c->default_plan->dynamic_from || c->vals[v].producer < 0)) {
         out->shape = c->default_plan->shapes[v];
-    else
+    } else {
         out->shape.rank = -1;
+        out->shape.dtype = i < c->graph->n_outputs ? c->graph->outputs[i].elem_type : 0; /* as declared, if at all */
+    }
     out->shape.data = NULL;
     return REF_OK;
 }

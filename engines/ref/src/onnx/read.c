@@ -499,16 +499,28 @@ static int parse_tensor_type(rd *c, onnx_pb *msg, void *arg)
     return ONNX_OK;
 }
 
-/* Only tensor types are kept; sequences, maps and optionals leave elem_type 0 and rank -1. */
+/* Tensor types keep their element type and shape; a sequence (field 4) or an optional (field 9) becomes the
+ * engine's blob type (REF_DT_SEQUENCE / REF_DT_OPTIONAL) with no shape; maps leave elem_type 0 and rank -1. */
 static int parse_type(rd *c, onnx_pb *msg, void *arg)
 {
+    ref_value_info *v = arg;
     while (onnx_pb_more(msg)) {
         uint32_t f;
         int wire;
         size_t at = msg->pos;
         int rc = onnx_pb_tag(msg, &f, &wire);
-        if (!rc)
-            rc = f == 1 ? nested(c, msg, at, wire, "tensor_type", -1, parse_tensor_type, arg) : onnx_pb_skip(msg, wire);
+        if (!rc && f == 1) {
+            rc = nested(c, msg, at, wire, "tensor_type", -1, parse_tensor_type, arg);
+        } else if (!rc && (f == 4 || f == 9)) {
+            c->tr.field = f == 4 ? "sequence_type" : "optional_type";
+            rc = onnx_pb_expect(msg, at, wire, ONNX_PB_LEN);
+            if (!rc)
+                rc = onnx_pb_skip(msg, wire);
+            v->elem_type = f == 4 ? REF_DT_SEQUENCE : REF_DT_OPTIONAL;
+            v->rank = -1;
+        } else if (!rc) {
+            rc = onnx_pb_skip(msg, wire);
+        }
         if (rc)
             return rc;
     }

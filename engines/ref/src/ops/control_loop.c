@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../alloc.h"
+#include "../seq.h"
 #include "control_util.h"
 
 typedef struct {
@@ -85,8 +86,21 @@ static int loop_step(ref_op_ctx *c, const loop_p *lp, ctl_rt *rt, ref_request *r
     int rc = ref_request_set_input(r, 0, &ti, c->err);
     if (!rc)
         rc = ref_request_set_input(r, 1, &tc, c->err);
-    for (int j = 0; !rc && j < lp->n_carried; j++)
-        rc = ref_request_set_input(r, (size_t)(2 + j), &rt->bufs[j].t, c->err);
+    const ref_compiled *body = c->subs[lp->body];
+    for (int j = 0; !rc && j < lp->n_carried; j++) {
+        const ref_tensor *v = &rt->bufs[j].t;
+        const ref_value_info *d = body->vals[body->inputs[2 + j]].declared;
+        /* A body that declares an optional input while its output carries the sequence itself (ONNX's
+         * test_loop16_seq_none): the next iteration gets the sequence wrapped as a present optional. */
+        if (d && d->elem_type == REF_DT_OPTIONAL && v->dtype == REF_DT_SEQUENCE) {
+            ctl_buf *w = &rt->bufs[lp->n_carried + lp->n_scan + j];
+            if ((rc = ctl_buf_set(w, v, c->err)))
+                break;
+            ref_seq_mark_optional(&w->t);
+            v = &w->t;
+        }
+        rc = ref_request_set_input(r, (size_t)(2 + j), v, c->err);
+    }
     if (!rc)
         rc = ctl_bind_captures(c, lp->body, r);
     if (!rc)
@@ -124,7 +138,7 @@ static int loop_run(ref_op_ctx *c)
     ref_request *r;
     int rc = loop_params(c, &lp);
     if (!rc)
-        rc = ctl_rt_get(c, lp.n_carried + lp.n_scan, &rt);
+        rc = ctl_rt_get(c, 2 * lp.n_carried + lp.n_scan, &rt);
     if (!rc)
         rc = ctl_request(c, rt, lp.body, &r);
     if (rc)

@@ -107,6 +107,8 @@ extern const ref_op ref_ops_einsum[];
 extern const ref_op ref_ops_select[];
 extern const ref_op ref_ops_sample[];
 extern const ref_op ref_ops_tfidf[];
+extern const ref_op ref_ops_sequence[];
+extern const ref_op ref_ops_sequence_map[];
 extern const ref_op ref_ops_training[]; /* domain ai.onnx.preview.training */
 
 /* Helpers for infer functions. */
