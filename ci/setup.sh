@@ -8,7 +8,7 @@ packages=(
   libyaml-dev libsqlite3-dev sqlite3 gnuplot-nox valgrind
   libbenchmark-dev libbenchmark-tools
   libjemalloc2 libjemalloc-dev libtcmalloc-minimal4 libmimalloc2.0 libmimalloc-dev
-  libexpat1-dev libonnx-testdata
+  libexpat1-dev libonnx-testdata libopencv-dnn-dev
   python3 python3-onnx python3-numpy python3-scipy
   libunwind-dev libdw-dev
 )
