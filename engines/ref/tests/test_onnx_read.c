@@ -184,9 +184,9 @@ static void test_all_testdata(void)
                 ref_model *m = NULL;
                 int rc = ref_model_read(path, &o, &m, &err);
                 for (size_t i = 0; m && i < m->graph.n_inputs; i++)
-                    non_tensor |= m->graph.inputs[i].elem_type == 0;
+                    non_tensor |= m->graph.inputs[i].elem_type == 0 || m->graph.inputs[i].elem_type >= REF_DT_SEQUENCE;
                 for (size_t i = 0; m && i < m->graph.n_outputs; i++)
-                    non_tensor |= m->graph.outputs[i].elem_type == 0;
+                    non_tensor |= m->graph.outputs[i].elem_type == 0 || m->graph.outputs[i].elem_type >= REF_DT_SEQUENCE;
                 if (rc == REF_E_UNSUPPORTED) {
                     unsupported += mm;
                     if (mm)
