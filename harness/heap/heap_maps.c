@@ -13,6 +13,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <link.h>
 #include <stdarg.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -280,6 +281,21 @@ MLK_EXPORT void *mremap(void *old, size_t old_len, size_t new_len, int flags, ..
     return r;
 }
 
+static int mlk_subs_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    *(unsigned long long *)data = info->dlpi_subs;
+    return 1;
+}
+
+/* How many objects the loader has unloaded so far. */
+static unsigned long long mlk_objects_unloaded(void)
+{
+    unsigned long long subs = 0;
+    dl_iterate_phdr(mlk_subs_cb, &subs);
+    return subs;
+}
+
 MLK_EXPORT int dlclose(void *handle)
 {
     mlk_dlclose_fn f = __atomic_load_n(&mlk_next_dlclose, __ATOMIC_ACQUIRE);
@@ -291,9 +307,11 @@ MLK_EXPORT int dlclose(void *handle)
         }
         __atomic_store_n(&mlk_next_dlclose, f, __ATOMIC_RELEASE);
     }
+    unsigned long long before = mlk_objects_unloaded();
     int rc = f(handle);
     int saved = errno;
-    mlk_sites_dlclosed();
+    if (mlk_objects_unloaded() != before) /* most dlcloses only drop a reference (RTLD_NOLOAD look-ups) */
+        mlk_sites_dlclosed();
     errno = saved;
     return rc;
 }

@@ -198,6 +198,18 @@ static void set_fn(mlk_symbolizer *z, const char *name, char *out, size_t len)
     free(d);
 }
 
+/* The C and C++ runtimes and the loader: their source lines say nothing about the engine, and reading their
+ * separate debug information (libc6-dbg) costs most of a report's time. */
+static bool runtime_object(const char *path)
+{
+    static const char *const prefixes[] = {"libc.so", "libstdc++.so", "libgcc_s.so", "libm.so", "ld-linux"};
+    const char *slash = strrchr(path, '/'), *b = slash ? slash + 1 : path;
+    for (size_t i = 0; i < sizeof prefixes / sizeof *prefixes; i++)
+        if (!strncmp(b, prefixes[i], strlen(prefixes[i])))
+            return true;
+    return false;
+}
+
 void mlk_symbolize(mlk_symbolizer *z, uintptr_t pc, mlk_site_sym *out)
 {
     memset(out, 0, sizeof *out);
@@ -213,7 +225,7 @@ void mlk_symbolize(mlk_symbolizer *z, uintptr_t pc, mlk_site_sym *out)
         const char *name = dwfl_module_addrname(m, at);
         if (name)
             set_fn(z, name, out->fn, sizeof out->fn);
-        Dwfl_Line *l = dwfl_module_getsrc(m, at);
+        Dwfl_Line *l = runtime_object(out->obj) ? NULL : dwfl_module_getsrc(m, at);
         int line = 0;
         const char *file = l ? dwfl_lineinfo(l, NULL, &line, NULL, NULL, NULL) : NULL;
         if (file) {
@@ -481,6 +493,8 @@ static int report_shim(mlk_sites *s, int fd, const char *alloc_lib, mlk_heap_sit
     if (n_c)
         qsort(c, (size_t)n_c, sizeof *c, cmp_candidate);
     mlk_symbolizer *z = n_c ? mlk_symbolizer_open() : NULL;
+    Dl_info me;
+    void *self_base = dladdr((void *)mlk_sites_report, &me) ? me.dli_fbase : NULL;
     for (int i = 0; i < n_c && i < MLK_SITES_REPORTED; i++) {
         char path[1024] = "";
         if (c[i].kind == MLK_HEAP_SITE_MMAP)
@@ -491,6 +505,10 @@ static int report_shim(mlk_sites *s, int fd, const char *alloc_lib, mlk_heap_sit
         int d = s->stack(c[i].site, NULL, pcs, MLK_HEAP_SITES_DEPTH), depth = 0;
         bool above = true; /* still in the allocator's frames */
         for (int f = 0; f < d; f++) {
+            Dl_info dl;
+            /* The harness's own frames (the step that called the engine, main, libc's start) end the stack. */
+            if (depth && dladdr((void *)(pcs[f] - 1), &dl) && dl.dli_fbase == self_base)
+                break;
             mlk_site_sym sym;
             mlk_symbolize(z, pcs[f], &sym);
             if (above && f < d - 1 && allocator_frame(&sym, alloc_lib))

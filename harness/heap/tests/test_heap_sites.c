@@ -292,6 +292,40 @@ static void test_overflow(const char *file)
              (long long)(after.live_bytes - before.live_bytes));
 }
 
+static void resolve_plugin(void *h)
+{
+    *(void **)&pl.plant_malloc = dlsym(h, "plant_malloc");
+    *(void **)&pl.plant_new = dlsym(h, "plant_new");
+    *(void **)&pl.plant_in_thread = dlsym(h, "plant_in_thread");
+    *(void **)&pl.plant_append = dlsym(h, "plant_append");
+    *(void **)&pl.plant_map_file = dlsym(h, "plant_map_file");
+    *(void **)&pl.plant_churn = dlsym(h, "plant_churn");
+    *(void **)&pl.plant_release_all = dlsym(h, "plant_release_all");
+}
+
+/* The plugin unloaded and loaded again (most likely at the same address): stacks through it are still taken (the
+ * unwinder's stale caches are not trusted after an unload) and name it. */
+static void *test_reload(void *h, const char *path)
+{
+    dlclose(h);
+    h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    HT_CHECK(h != NULL, "dlopen again: %s", dlerror());
+    if (!h)
+        return NULL;
+    resolve_plugin(h);
+    size_t leak = mode == MLK_HEAP_SITES_EXACT ? 4096 : (size_t)(4 * info().sample_bytes);
+    int64_t before = now_bytes_of("plant_malloc", MLK_HEAP_SITE_HEAP);
+    for (int i = 0; i < 4; i++) {
+        pl.plant_malloc(leak);
+        pl.plant_churn((uint32_t)i + 99, 300);
+    }
+    int64_t grown = now_bytes_of("plant_malloc", MLK_HEAP_SITE_HEAP) - before;
+    HT_CHECK(grown >= (int64_t)(2 * leak), "after reloading: plant_malloc's sites grew %lld B, planted %zu",
+             (long long)grown, 4 * leak);
+    pl.plant_release_all();
+    return h;
+}
+
 int main(int argc, char **argv)
 {
     int rc = heap_test_setup();
@@ -317,13 +351,7 @@ int main(int argc, char **argv)
     HT_CHECK(h != NULL, "dlopen %s: %s", argv[1], dlerror());
     if (!h)
         return heap_test_finish("test_heap_sites");
-    *(void **)&pl.plant_malloc = dlsym(h, "plant_malloc");
-    *(void **)&pl.plant_new = dlsym(h, "plant_new");
-    *(void **)&pl.plant_in_thread = dlsym(h, "plant_in_thread");
-    *(void **)&pl.plant_append = dlsym(h, "plant_append");
-    *(void **)&pl.plant_map_file = dlsym(h, "plant_map_file");
-    *(void **)&pl.plant_churn = dlsym(h, "plant_churn");
-    *(void **)&pl.plant_release_all = dlsym(h, "plant_release_all");
+    resolve_plugin(h);
     char file[] = "/tmp/mlk-sites-XXXXXX";
     int fd = mkstemp(file);
     char buf[4096] = {1};
@@ -341,10 +369,12 @@ int main(int argc, char **argv)
         } else if (mode) {
             test_growth(file);
             test_threads();
+            h = test_reload(h, argv[1]);
         }
     }
     free(snap);
     unlink(file);
-    dlclose(h);
+    if (h)
+        dlclose(h);
     return heap_test_finish("test_heap_sites");
 }
