@@ -38,7 +38,7 @@ void ctl_rt_free(void *p)
     if (!rt)
         return;
     for (int i = 0; rt->req && i < rt->n_req; i++)
-        ref_request_free(rt->req[i]);
+        ref_request_free_sub(rt->req[i]);
     for (int i = 0; rt->bufs && i < rt->n_bufs; i++)
         ref_free(rt->bufs[i].t.data);
     ref_free(rt->req);

@@ -80,6 +80,12 @@ void ref_request_free(ref_request *r)
     request_destroy(r);
 }
 
+void ref_request_free_sub(ref_request *r)
+{
+    if (r)
+        request_destroy(r);
+}
+
 static void request_destroy(ref_request *r)
 {
     if (r->dyn)

@@ -37,6 +37,8 @@ struct ref_request {
 
 /* request.c: a request for a subgraph: no fault injection, the parent's thread pool borrowed. */
 int ref_request_new_sub(ref_compiled *c, ref_pool *pool, ref_request **out, ref_error *err);
+/* Free a subgraph's request: ref_request_free without fault injection (no release_request step is counted). */
+void ref_request_free_sub(ref_request *r);
 /* ref_infer without fault injection (subgraphs run inside their parent's infer). */
 int ref_infer_run(ref_request *r, ref_error *err);
 
