@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "db_report.h"
+#include "db_sites.h"
 #include "fmt.h"
 #include "names.h"
 #include "status.h"
@@ -39,6 +40,8 @@ typedef struct mlk_rep_cell {
     double slope, late_slope, growth, seconds; /* NaN when NULL */
     int memory_plot;     /* index into plots, -1 when none */
     char *tool_html;     /* tool cells (issue 6): their leaks with stacks, or heap peak, as HTML; NULL otherwise */
+    char *sites_html, *sites_brief; /* plain cells (issue 9): where it grew, with stacks, and its top sites in a
+                                       few lines; NULL when the worker sent no site report */
 } mlk_rep_cell;
 
 /* A finding of the newest comparison of the run. */
@@ -122,5 +125,13 @@ int mlk_rep_close(FILE *f, const char *path, mlk_error *err);
 int mlk_tool_html(const db_report_tool *t, char **out, mlk_error *err);
 /* The same for cell_id, read from the store (as many records as the fragment lists). MLK_E_DB, MLK_E_NOMEM. */
 int mlk_tool_html_cell(db_store *db, int64_t cell_id, char **out, mlk_error *err);
+
+/* ---- sites_html.c ---- */
+/* Where a plain cell's memory grew (issue 9): how sites were recorded and each growing site with its stack (*html),
+ * and its top sites in a few lines for the cells table (*brief); every stored string escaped, both malloc'd, NULL
+ * when the cell has no site report. MLK_E_NOMEM. */
+int mlk_sites_html(const db_site_report *r, char **html, char **brief, mlk_error *err);
+/* The same for cell_id, read from the store. MLK_E_DB, MLK_E_NOMEM. */
+int mlk_sites_html_cell(db_store *db, int64_t cell_id, char **html, char **brief, mlk_error *err);
 
 #endif

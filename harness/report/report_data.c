@@ -94,6 +94,8 @@ int mlk_rep_load(db_store *db, int64_t run_id, mlk_report **out, mlk_error *err)
     db_report_free(d);
     for (int i = 0; r && i < r->n_cells && !rc; i++) /* tool cells' findings (issue 6) */
         rc = mlk_tool_html_cell(db, r->cells[i].id, &r->cells[i].tool_html, err);
+    for (int i = 0; r && i < r->n_cells && !rc; i++) /* where plain cells grew (issue 9) */
+        rc = mlk_sites_html_cell(db, r->cells[i].id, &r->cells[i].sites_html, &r->cells[i].sites_brief, err);
     if (rc) {
         mlk_rep_free(r);
         return rc;
@@ -108,6 +110,7 @@ void mlk_rep_free(mlk_report *r)
         return;
     for (int i = 0; i < r->n_cells; i++) {
         mlk_rep_cell *c = &r->cells[i];
+        free(c->sites_html), free(c->sites_brief);
         char *s[] = {c->label,  c->axes_json, c->config_key, c->allocator, c->status,
                      c->metric, c->detail,    c->error,      c->tool_html};
         for (size_t k = 0; k < sizeof s / sizeof *s; k++)

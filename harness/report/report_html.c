@@ -239,6 +239,8 @@ static void cells(FILE *f, const mlk_report *r)
         }
         if (c->tool_html) /* a tool cell's leaks and their stacks, next to its verdict (issue 6); escaped there */
             fprintf(f, "<br><a href=\"#cell-%d\">leaks and stacks</a>", c->idx);
+        if (c->sites_brief && strcmp(c->status, "pass")) /* where it grew (issue 9); escaped there */
+            fprintf(f, "%s<br><a href=\"#cell-%d\">growing sites and stacks</a>", c->sites_brief, c->idx);
         fputs("</td></tr>\n", f);
     }
     fputs("</table>\n", f);
@@ -254,6 +256,7 @@ static void cells(FILE *f, const mlk_report *r)
         text(f, c->config_key);
         fputs("</code></p>\n", f);
         fputs(c->tool_html ? c->tool_html : "", f); /* built from db strings by tool_report.c, every one escaped */
+        fputs(c->sites_html ? c->sites_html : "", f); /* where it grew (issue 9), escaped by sites_html.c */
         if (c->memory_plot >= 0)
             figure(f, r, c->memory_plot);
         else
