@@ -18,12 +18,14 @@ static float rnd(uint32_t *s)
 
 static int init_rand(ref_model *m, const char *name, int rank, const int64_t *dims, uint32_t seed, float lo)
 {
-    float buf[512];
+    float buf[1024];
     ref_tensor t = {.dtype = REF_DT_FLOAT, .rank = rank};
     for (int i = 0; i < rank; i++)
         t.dims[i] = dims[i];
     int64_t n = ref_tensor_numel(&t);
-    for (int64_t i = 0; i < n && i < 512; i++)
+    if (n > 1024)
+        return REF_E_RANGE;
+    for (int64_t i = 0; i < n; i++)
         buf[i] = lo > 0 ? lo + fabsf(rnd(&seed)) : rnd(&seed);
     return gb_init(m, name, REF_DT_FLOAT, rank, dims, buf);
 }
