@@ -1,6 +1,8 @@
 /* op.h: the operator interface: shape inference, compile-time preparation (pre-packing), scratch sizing
  * and the kernel. Kernels must never allocate at run time: any working memory is declared through
- * scratch_bytes and handed in planned, so infer with arena=on allocates nothing. */
+ * scratch_bytes and handed in planned, so infer with arena=on allocates nothing. The exceptions are named here:
+ * an op whose output sizes only running tells (sets_outputs) gets its outputs through ref_op_output, and a
+ * control-flow op keeps sub-requests in its per-request slot (rt), made on first use and then reused. */
 #ifndef REF_OP_H
 #define REF_OP_H
 
