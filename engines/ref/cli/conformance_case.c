@@ -114,6 +114,16 @@ int ref_case_compare(const ref_tensor *got, const ref_tensor *want, double rtol,
         return -1;
     }
     int64_t n = ref_tensor_numel(want);
+    if (want->dtype == REF_DT_STRING) {
+        for (int64_t i = 0; i < n; i++) {
+            const char *g = (const char *)got->data + i * REF_STRING_BYTES, *w = (const char *)want->data + i * REF_STRING_BYTES;
+            if (strncmp(g, w, REF_STRING_BYTES)) {
+                snprintf(why, len, "element %lld is \"%.63s\", expected \"%.63s\"", (long long)i, g, w);
+                return -1;
+            }
+        }
+        return 0;
+    }
     if (!is_float(want->dtype)) {
         size_t bytes = ref_tensor_nbytes(want);
         if (bytes && memcmp(got->data, want->data, bytes)) {

@@ -68,6 +68,9 @@ typedef enum ref_dtype {
 } ref_dtype;
 
 #define REF_MAX_RANK 8
+/* A string element is a fixed slot of this many bytes: the string, NUL, zeros (at most REF_STRING_BYTES - 1
+ * bytes each; longer ones are refused where they enter). So string tensors plan, copy and compare like any other. */
+#define REF_STRING_BYTES 64
 
 /* A dense row-major tensor. `data` is never owned by this struct: whoever filled it says who owns
  * the bytes. rank 0 is a scalar with one element. */

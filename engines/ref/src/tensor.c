@@ -21,6 +21,8 @@ size_t ref_dtype_size(int dtype)
 {
     if (dtype == REF_DT_SEQUENCE || dtype == REF_DT_OPTIONAL)
         return 1; /* blobs: dims[0] counts bytes */
+    if (dtype == REF_DT_STRING)
+        return REF_STRING_BYTES;
     return onnx_dtype_field(dtype) ? onnx_dtype_size(dtype) : 0;
 }
 

@@ -1,5 +1,5 @@
 /* cast.c: operator family "cast": Cast (target from the `to` attribute) and CastLike (target from input 1)
- * between float, double, float16, bfloat16, every integer type and bool. It must never allocate at run time
+ * between float, double, float16, bfloat16, every integer type and bool (strings: cast_string.c). It must never allocate at run time
  * and never perform a conversion C leaves undefined: out-of-range floats saturate, NaN becomes 0. */
 #include <string.h>
 
@@ -7,6 +7,8 @@
 #include "elementwise_kernels.h"
 
 REF_EW_VECTORIZE
+
+#include "cast_string.h"
 
 /* after the pragma, so these inline helpers get the same options as the kernels and inline into them */
 #include "cast_half.h"
@@ -177,6 +179,9 @@ static int cast_target(ref_op_ctx *c, int *to)
         *to = a->type == REF_ATTR_STRING ? dtype_from_name(a->s) : (int)a->i;
     }
     int from = c->in[0]->dtype;
+    if ((from == REF_DT_STRING && (cast_supported(*to) || *to == REF_DT_STRING)) ||
+        (*to == REF_DT_STRING && cast_supported(from)))
+        return REF_OK; /* cast_string.c */
     if (!cast_supported(from))
         return ref_fail(c->err, REF_E_UNSUPPORTED, "%s from type %s is not supported", c->node->op_type,
                         ref_dtype_name(from));
@@ -220,6 +225,8 @@ static int cast_run(ref_op_ctx *c)
             memcpy(y->data, x->data, ref_tensor_nbytes(x));
         return REF_OK;
     }
+    if (x->dtype == REF_DT_STRING || y->dtype == REF_DT_STRING)
+        return ref_cast_string_run(c);
     ref_ew_parallel(c->pool, ref_tensor_numel(x), cast_range, c);
     return REF_OK;
 }

@@ -111,6 +111,7 @@ extern const ref_op ref_ops_sample[];
 extern const ref_op ref_ops_tfidf[];
 extern const ref_op ref_ops_sequence[];
 extern const ref_op ref_ops_sequence_map[];
+extern const ref_op ref_ops_string[];
 extern const ref_op ref_ops_training[]; /* domain ai.onnx.preview.training */
 
 /* Helpers for infer functions. */

@@ -10,7 +10,7 @@ static const ref_op *const families[] = {
     ref_ops_shape,       ref_ops_layout, ref_ops_index,     ref_ops_resize, ref_ops_control,
     ref_ops_loop,        ref_ops_scan,  ref_ops_signal,     ref_ops_misc,
     ref_ops_quant,       ref_ops_einsum, ref_ops_select,     ref_ops_sample,
-    ref_ops_tfidf,       ref_ops_sequence, ref_ops_sequence_map,
+    ref_ops_tfidf,       ref_ops_sequence, ref_ops_sequence_map, ref_ops_string,
 };
 
 const ref_op *ref_op_find(const char *domain, const char *op_type)
