@@ -37,7 +37,8 @@ void mlk_sites_free(mlk_sites *s);
 
 /* How a series of n checkpoints (x: iteration, y: live bytes) grows: Theil-Sen slope overall and in each half (the
  * middle checkpoint in both), growth last - first, and Kendall's concordance (pairs rising minus falling over pairs
- * that differ). It grows when every slope is > 0, growth >= min_growth and concordance >= 0.5. */
+ * that differ). It grows when both slopes are > 0, the second half at least half as fast as the first, growth >=
+ * min_growth and concordance >= 0.5. */
 typedef struct mlk_site_trend {
     double slope, first_half, second_half, concordance;
     double growth;

@@ -27,6 +27,10 @@ static void check_trends(void)
         y[i] = i < 8 ? 4096.0 * i : 4096.0 * 8;
     mlk_sites_trend(x, y, 16, 1, &t);
     CHECK(!t.grows && t.second_half == 0);
+    for (int i = 0; i < 16; i++) /* a cache that fills over 60% of the run: its second half slows down */
+        y[i] = i < 10 ? 8192.0 * i : 8192.0 * 10;
+    mlk_sites_trend(x, y, 16, 1, &t);
+    CHECK(!t.grows && t.first_half > 0 && t.second_half < 0.5 * t.first_half);
     for (int i = 0; i < 16; i++) /* one jump of any size */
         y[i] = i < 9 ? 0 : 1e9;
     mlk_sites_trend(x, y, 16, 1, &t);
