@@ -31,6 +31,7 @@ for mode in exact sample; do
   check "$mode: every ORT cell reported its sites" \
     eq "$(q "SELECT count(*) FROM site_reports WHERE mode = '$mode' AND n_sites > 0 AND sampled_allocs > 0")" 2
 done
+db="$work/ort-exact.db"
 check "exact: thousands of stacks taken through ORT" test "$(q "SELECT min(sampled_allocs) FROM site_reports")" -gt 1000
 check "exact: no table overflowed" eq "$(q "SELECT sum(dropped_sites + dropped_blocks + dropped_mappings) FROM site_reports")" 0
 
