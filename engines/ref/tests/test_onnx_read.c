@@ -295,7 +295,7 @@ static void test_bad_tensors(void)
     CHECK(bad_tensor(10) == REF_E_PARSE &&
           strstr(err.msg, "data_type @ byte 7: wire type 5 (fixed32), expected 0 (varint)"));
 
-    /* Strings keep shape and type; no data, not an error. */
+    /* Strings: each in a REF_STRING_BYTES slot, zero-padded. */
     onnx_pbw w;
     onnx_pbw_init(&w, NULL);
     const int64_t d2[] = {2};
@@ -306,7 +306,12 @@ static void test_bad_tensors(void)
     ref_tensor t;
     void *data = (void *)1;
     CHECK_OK(parse_tensor(&w, &t, &data), &err);
-    CHECK(t.dtype == REF_DT_STRING && t.rank == 1 && t.dims[0] == 2 && data == NULL);
+    CHECK(t.dtype == REF_DT_STRING && t.rank == 1 && t.dims[0] == 2 && data != NULL);
+    if (data && data != (void *)1) {
+        CHECK(!strcmp(data, "ab") && !strcmp((char *)data + REF_STRING_BYTES, "c"));
+        CHECK(((char *)data)[REF_STRING_BYTES - 1] == 0);
+        ref_free(data);
+    }
     onnx_pbw_free(&w);
 }
 
