@@ -1,6 +1,11 @@
 /* engine_ort.c: ONNX Runtime behind the plugin ABI (engine_ort.so): load, sessions, requests, outputs, arena stats.
+ * One build drives any release from 1.5 on (fetch.sh fetches 1.10 and later): load_engine asks the library which C
+ * API it serves and takes the highest one that is not newer than the header's.
  * It must never export anything but engine_get_api, link libonnxruntime (it is dlopened by absolute path at
- * load_engine), or leave an OrtStatus unreleased: every one is checked, its message copied, then released. */
+ * load_engine), read an OrtApi member past the end of the loaded release's table (every member newer than
+ * ORT_API_MIN is checked against ctx->api_version first), or leave an OrtStatus unreleased: every one is checked,
+ * its message copied, then released. */
+#include <stddef.h>
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,13 +21,85 @@
 #ifndef MLK_ORT_LIBRARY
 #error "MLK_ORT_LIBRARY (absolute path of libonnxruntime.so.1) must be defined by engines/ort/CMakeLists.txt"
 #endif
-#ifndef MLK_ORT_VERSION
-#define MLK_ORT_VERSION "unknown"
+#ifndef MLK_ORT_DEFAULT_VERSION
+#error "MLK_ORT_DEFAULT_VERSION (the release of MLK_ORT_LIBRARY, from fetch.sh's STAMP) must be defined by CMake"
 #endif
+
+/* ---- Which OrtApi member came with which C API version ----
+ * ORT_SINCE(m) is the C API version that added member m (ort_internal.h's ORT_API_OF over its index). The header
+ * in the cache is API 29; a library older than that has a shorter table, so a member newer than the library's API
+ * must never be read. The members called on every load (ORT_ALWAYS) are at most ORT_API_MIN (5); the others are
+ * gated where they are called:
+ *   CreateAndRegisterAllocator 5, ReleaseArenaCfg 6, CreateArenaCfgV2 8, UnregisterAllocator 9: arena_extend_strategy
+ *   AddRunConfigEntry 8: arena_shrinkage
+ *   AddExternalInitializersFromFilesInMemory 18: mmap=off on a model with external data
+ *   CreateAllocator 5, ReleaseAllocator 5, GetKeyValuePairs 22, ReleaseKeyValuePairs 22, AllocatorGetStats 23: metrics
+ * (GetKeyValuePairs and ReleaseKeyValuePairs carry "since 1.22" in the header, AllocatorGetStats "since 1.23",
+ * AddExternalInitializersFromFilesInMemory "since 1.18"; the header names no version for members up to API 10.) */
+#define ORT_IDX(m) (offsetof(OrtApi, m) / sizeof(void *))
+#define ORT_SINCE(m) ORT_API_OF(ORT_IDX(m))
+#define ORT_HAS(ctx, m) ((ctx)->api_version >= ORT_SINCE(m))
+
+/* The header agrees with upstream's version boundaries (the last member of each C API version), so ORT_API_OF reads
+ * the header right: a member at a boundary belongs to that version, the next one to the next. */
+#define ORT_BOUNDARY(m, v, next) \
+    _Static_assert(ORT_SINCE(m) == (v) && ORT_API_OF(ORT_IDX(m) + 1) == (next), #m " ends C API " #v);
+ORT_BOUNDARY(ReleaseCustomOpDomain, 1, 2)
+ORT_BOUNDARY(ReleaseModelMetadata, 2, 3)
+ORT_BOUNDARY(AddFreeDimensionOverrideByName, 3, 4)
+ORT_BOUNDARY(ReleaseAvailableProviders, 4, 5)
+ORT_BOUNDARY(SetGlobalSpinControl, 5, 6)
+ORT_BOUNDARY(ReleaseArenaCfg, 6, 7)
+ORT_BOUNDARY(GetCurrentGpuDeviceId, 7, 8)
+ORT_BOUNDARY(CreateSessionFromArrayWithPrepackedWeightsContainer, 8, 9)
+ORT_BOUNDARY(GetSparseTensorIndices, 9, 10)
+ORT_BOUNDARY(SynchronizeBoundOutputs, 10, 11)
+ORT_BOUNDARY(SessionOptionsAppendExecutionProvider_MIGraphX, 11, 12)
+ORT_BOUNDARY(ReleaseKernelInfo, 12, 13)
+ORT_BOUNDARY(ReleaseCANNProviderOptions, 13, 14)
+ORT_BOUNDARY(GetSessionConfigEntry, 14, 15)
+ORT_BOUNDARY(GetBuildInfoString, 15, 16)
+ORT_BOUNDARY(KernelContext_GetResource, 16, 17)
+ORT_BOUNDARY(SessionOptionsAppendExecutionProvider_OpenVINO_V2, 17, 18)
+ORT_BOUNDARY(AddExternalInitializersFromFilesInMemory, 18, 20)
+ORT_BOUNDARY(SetEpDynamicOptions, 20, 22)
+ORT_BOUNDARY(GetEpApi, 22, 23)
+ORT_BOUNDARY(CreateExternalInitializerInfo, 23, 0)
+
+/* Every member called whatever the options: none may be newer than ORT_API_MIN. */
+#define ORT_ALWAYS(X)                                                                                              \
+    X(GetErrorCode) X(GetErrorMessage) X(ReleaseStatus) X(CreateEnv) X(ReleaseEnv) X(EnableTelemetryEvents)         \
+    X(DisableTelemetryEvents) X(CreateCpuMemoryInfo) X(ReleaseMemoryInfo) X(CreateSessionOptions)                   \
+    X(ReleaseSessionOptions) X(SetIntraOpNumThreads) X(SetInterOpNumThreads) X(SetSessionExecutionMode)             \
+    X(EnableCpuMemArena) X(DisableCpuMemArena) X(EnableMemPattern) X(DisableMemPattern)                             \
+    X(SetSessionGraphOptimizationLevel) X(AddSessionConfigEntry) X(AddFreeDimensionOverrideByName) X(CreateSession) \
+    X(CreateSessionFromArray) X(ReleaseSession) X(GetAllocatorWithDefaultOptions) X(AllocatorFree)                  \
+    X(SessionGetInputCount) X(SessionGetOutputCount) X(SessionGetInputName) X(SessionGetOutputName)                 \
+    X(SessionGetInputTypeInfo) X(CastTypeInfoToTensorInfo) X(GetTensorElementType) X(GetDimensionsCount)            \
+    X(GetDimensions) X(GetSymbolicDimensions) X(ReleaseTypeInfo) X(CreateTensorWithDataAsOrtValue) X(ReleaseValue)  \
+    X(CreateIoBinding) X(ReleaseIoBinding) X(BindInput) X(BindOutputToDevice) X(RunWithBinding)                     \
+    X(GetBoundOutputValues) X(CreateRunOptions) X(ReleaseRunOptions) X(GetTensorTypeAndShape)                       \
+    X(GetTensorMutableData) X(ReleaseTensorTypeAndShapeInfo)
+#define ORT_ASSERT_ALWAYS(m) \
+    _Static_assert(ORT_SINCE(m) >= 1 && ORT_SINCE(m) <= ORT_API_MIN, #m " is past ORT_API_MIN");
+ORT_ALWAYS(ORT_ASSERT_ALWAYS)
+
+/* The options' needs (ort_release.c's table) match the members they call. */
+_Static_assert(ORT_SINCE(UnregisterAllocator) == 9 && ORT_SINCE(CreateArenaCfgV2) <= 9 &&
+               ORT_SINCE(CreateAndRegisterAllocator) <= 9 && ORT_SINCE(ReleaseArenaCfg) <= 9,
+               "arena_extend_strategy needs C API 9 (ort_release.c)");
+_Static_assert(ORT_SINCE(AddRunConfigEntry) == 8, "arena_shrinkage needs C API 8 (ort_release.c)");
+_Static_assert(ORT_SINCE(AddExternalInitializersFromFilesInMemory) == 18, "mmap=off with external data: C API 18");
+_Static_assert(ORT_SINCE(AllocatorGetStats) == 23 && ORT_SINCE(GetKeyValuePairs) <= 23 &&
+               ORT_SINCE(ReleaseKeyValuePairs) <= 23 && ORT_SINCE(CreateAllocator) <= 23 &&
+               ORT_SINCE(ReleaseAllocator) <= 23, "the arena metrics need C API 23");
 
 struct engine_ctx {
     void *lib;              /* dlopen handle of libonnxruntime */
-    const OrtApi *api;
+    const OrtApi *api;      /* the table of C API api_version: never read a member newer than that */
+    int api_version;        /* the highest API the library serves, capped at the header's ORT_API_VERSION */
+    char release[32];       /* the library's GetVersionString(), "1.23.2" */
+    int64_t release_code;   /* 1023002 for 1.23.2 (metric ort_release); 0 when the string is not 1.N.P */
     OrtEnv *env;
     OrtMemoryInfo *cpu;     /* CPU, arena type: tensors, output binding, the env arena */
     int env_arena;          /* 1: an arena is registered with the env (arena_extend_strategy) */
@@ -90,25 +167,94 @@ static int check(const OrtApi *api, OrtStatus *st, engine_error *err, const char
 
 /* ---- load_engine / unload_engine ---- */
 
+/* Prefix an error message already in err with what ("load_engine: "). */
+static int prefixed(engine_error *err, const char *what, int rc)
+{
+    if (err && rc) {
+        size_t p = strlen(what), m = strnlen(err->msg, sizeof err->msg - 1);
+        if (p + m >= sizeof err->msg)
+            m = sizeof err->msg - 1 - p; /* the message's tail goes */
+        memmove(err->msg + p, err->msg, m);
+        memcpy(err->msg, what, p);
+        err->msg[p + m] = '\0';
+    }
+    return rc;
+}
+
+/* The table of the highest C API the library serves, capped at the header's: from the release's own number when
+ * its version string is 1.N.P (GetApi prints a line on stderr for every version it refuses, so it is asked once),
+ * else from the header's version down. NULL when it serves none from ORT_API_MIN on. */
+static const OrtApi *negotiate(const OrtApiBase *base, const char *release, int *api_version)
+{
+    int own = 0;
+    if (!ort_release_parse(release, "", &own, NULL, NULL)) {
+        int v = own < ORT_API_VERSION ? own : ORT_API_VERSION;
+        const OrtApi *a = base->GetApi((uint32_t)v);
+        if (a) {
+            *api_version = v;
+            return a;
+        }
+    }
+    for (int v = ORT_API_VERSION; v >= ORT_API_MIN; v--) {
+        const OrtApi *a = base->GetApi((uint32_t)v);
+        if (a) {
+            *api_version = v;
+            return a;
+        }
+    }
+    return NULL;
+}
+
+/* Which library: MLK_ORT_LIBRARY when set; else the release asked for (option version, else MLK_ORT_VERSION) from
+ * fetch.sh's cache; else the default this plugin was built with. */
+static int library_path(const char *want, char *path, size_t len, engine_error *err)
+{
+    const char *over = getenv("MLK_ORT_LIBRARY");
+    if (over && *over) {
+        snprintf(path, len, "%s", over);
+        return 0;
+    }
+    if (want)
+        return ort_release_library(want, MLK_ORT_LIBRARY, MLK_ORT_DEFAULT_VERSION, path, len, err);
+    snprintf(path, len, "%s", MLK_ORT_LIBRARY);
+    return 0;
+}
+
 static int open_library(engine_ctx *c, engine_error *err)
 {
     int rc = ort_telemetry_env(c->o.telemetry, err);
     if (rc)
         return rc;
-    const char *path = getenv("MLK_ORT_LIBRARY");
-    if (!path || !*path)
-        path = MLK_ORT_LIBRARY;
+    const char *env = getenv("MLK_ORT_VERSION");
+    const char *want = c->o.version[0] ? c->o.version : env && *env ? env : NULL;
+    const char *asked_by = c->o.version[0] ? "option version" : "MLK_ORT_VERSION";
+    char path[1200];
+    if ((want && (rc = ort_release_parse(want, asked_by, NULL, NULL, err))) ||
+        (rc = library_path(want, path, sizeof path, err)))
+        return prefixed(err, "load_engine: ", rc);
     c->lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!c->lib)
         return ort_fail(err, ORT_E_LOAD, "load_engine: cannot load ONNX Runtime: %s; fetch it with "
                         "engines/ort/fetch.sh and rebuild", dlerror());
     const OrtApiBase *(*get_base)(void) = (const OrtApiBase *(*)(void))dlsym(c->lib, "OrtGetApiBase");
     const OrtApiBase *base = get_base ? get_base() : NULL;
-    c->api = base ? base->GetApi(ORT_API_VERSION) : NULL;
+    if (!base)
+        return ort_fail(err, ORT_E_LOAD, "load_engine: %s has no OrtGetApiBase: not ONNX Runtime", path);
+    snprintf(c->release, sizeof c->release, "%s", base->GetVersionString());
+    if (want && strcmp(want, c->release))
+        return ort_fail(err, ORT_E_RELEASE, "load_engine: %s %s asked for, but %s is ONNX Runtime %s%s", asked_by,
+                        want, path, c->release,
+                        getenv("MLK_ORT_LIBRARY") && *getenv("MLK_ORT_LIBRARY")
+                            ? " (MLK_ORT_LIBRARY overrides the release: unset it, or ask for its release)"
+                            : "; fetch it again with engines/ort/fetch.sh");
+    c->api = negotiate(base, c->release, &c->api_version);
     if (!c->api)
-        return ort_fail(err, ORT_E_LOAD, "load_engine: %s (ONNX Runtime %s) does not serve C API version %d", path,
-                        base ? base->GetVersionString() : "?", ORT_API_VERSION);
-    return 0;
+        return ort_fail(err, ORT_E_LOAD, "load_engine: %s (ONNX Runtime %s) serves no C API from %d to %d; the ORT "
+                        "plugin needs ONNX Runtime 1.%d or later", path, c->release, ORT_API_MIN, ORT_API_VERSION,
+                        ORT_API_MIN);
+    if (ort_release_parse(c->release, "", NULL, &c->release_code, NULL))
+        c->release_code = 0;
+    return prefixed(err, "load_engine: ", ort_opts_check_api(&c->o, c->api_version, c->release, err));
 }
 
 static void unload(engine_ctx *c)
@@ -176,11 +322,23 @@ fail:
 
 static const char *option_keys(void) { return ort_opts_keys(); }
 
+/* Without loading ORT: the values, telemetry=on where ORT would ignore it, and with a version the options that
+ * release cannot serve and whether fetch.sh has fetched it (unless MLK_ORT_LIBRARY overrides the library: its
+ * release is checked at load_engine). */
 static int check_options(const engine_kv *kv, size_t n, engine_error *err)
 {
     ort_opts o;
     int rc = ort_opts_parse(kv, n, &o, err);
-    return rc ? rc : o.telemetry ? ort_telemetry_check_on(err) : 0;
+    if (rc || (o.telemetry && (rc = ort_telemetry_check_on(err))) || !o.version[0])
+        return rc;
+    int api = 0;
+    if ((rc = ort_release_parse(o.version, "option version", &api, NULL, err)) ||
+        (rc = ort_opts_check_api(&o, api < ORT_API_VERSION ? api : ORT_API_VERSION, o.version, err)))
+        return rc;
+    const char *over = getenv("MLK_ORT_LIBRARY");
+    char path[1200];
+    return over && *over ? 0 : ort_release_library(o.version, MLK_ORT_LIBRARY, MLK_ORT_DEFAULT_VERSION, path,
+                                                   sizeof path, err);
 }
 
 /* ---- read_model / release_model ---- */
@@ -356,6 +514,11 @@ static int create_session(engine_model *m, OrtSessionOptions *so, OrtSession **s
         return 0;
     }
     /* ORT copies in-memory external data into its own tensors; our buffers stay the model's. */
+    const ort_need *need = ort_need_find("mmap=off with external data");
+    if (b->n_ext && !ORT_HAS(m->ctx, AddExternalInitializersFromFilesInMemory))
+        return ort_fail(err, ORT_E_RELEASE, "compile_model: option %s needs C API %d (ONNX Runtime 1.%d or later: "
+                        "%s); ONNX Runtime %s serves C API %d: use mmap=on with this release", need->option,
+                        need->api, need->api, need->member, m->ctx->release, m->ctx->api_version);
     if (b->n_ext)
         TRY(api->AddExternalInitializersFromFilesInMemory(so, (const char *const *)b->ext_names, b->ext_bufs,
                                                           b->ext_lens, b->n_ext),
@@ -381,7 +544,7 @@ static int compile(engine_ctx *c, engine_model *m, engine_compiled **out, engine
         goto fail;
     /* The session's CPU arena (the env's when it shares one), for its stats; none with the arena off. The
      * env's own OrtAllocator (GetSharedAllocator) reports no stats, the session's view of it does. */
-    if (c->o.arena)
+    if (c->o.arena && ORT_HAS(c, AllocatorGetStats))
         check(api, api->CreateAllocator(cc->sess, c->cpu, &cc->stats), NULL, "");
     api->ReleaseSessionOptions(so);
     c->live = cc;
@@ -591,7 +754,9 @@ fail:
     return rc;
 }
 
-/* ---- Metrics: the CPU arena's AllocatorGetStats (API >= 23), as ort_* figures ---- */
+/* ---- Metrics: the release, and the CPU arena's AllocatorGetStats (API >= 23), as ort_* figures ----
+ * ort_release (1023002 for 1.23.2) and ort_api_version come first, after every step, so the db says which
+ * release each cell ran whatever its options (the plugin ABI has no per-cell version string). */
 
 static int metrics(engine_ctx *c, engine_metric *out, size_t max, size_t *n)
 {
@@ -606,8 +771,16 @@ static int metrics(engine_ctx *c, engine_metric *out, size_t max, size_t *n)
     OrtAllocator *a = NULL;
     OrtKeyValuePairs *kv = NULL;
     *n = 0;
+    if (c->release_code && *n < max) {
+        snprintf(out[*n].name, sizeof out[*n].name, "ort_release");
+        out[(*n)++].value = c->release_code;
+    }
+    if (*n < max) {
+        snprintf(out[*n].name, sizeof out[*n].name, "ort_api_version");
+        out[(*n)++].value = c->api_version;
+    }
     if (c->live)
-        a = c->live->stats;
+        a = c->live->stats; /* NULL below C API 23 (compile creates none) */
     if (!a || check(api, api->AllocatorGetStats(a, &kv), NULL, "") || !kv)
         return 0;
     const char *const *keys = NULL, *const *values = NULL;
@@ -629,7 +802,7 @@ static const engine_api api_table = {
     .abi_version = ENGINE_ABI_VERSION,
     .struct_size = sizeof(engine_api),
     .name = "ort",
-    .version = MLK_ORT_VERSION,
+    .version = MLK_ORT_DEFAULT_VERSION, /* the default library's; the release a cell ran is metric ort_release */
     .option_keys = option_keys,
     .check_options = check_options,
     .load = load,

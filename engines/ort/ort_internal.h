@@ -18,6 +18,7 @@ enum {
     ORT_E_RUNTIME = -3006,  /* an OrtStatus from ONNX Runtime */
     ORT_E_PARSE = -3007,    /* the model's bytes are not a well-formed ModelProto */
     ORT_E_STATE = -3008,    /* a call out of order (output before infer) */
+    ORT_E_RELEASE = -3009,  /* an option the loaded ONNX Runtime release lacks, or a release not fetched */
 };
 
 #define ORT_MAX_DIMS 16
@@ -34,6 +35,7 @@ typedef struct ort_opts {
     int arena_shrinkage;   /* run option memory.enable_memory_arena_shrinkage=cpu:0. Default 0. */
     int mmap;              /* 1: CreateSession(path), ORT maps external data; 0: bytes in memory. Default 1. */
     int telemetry;         /* ORT's own telemetry events (Enable/DisableTelemetryEvents). Default 0: see README. */
+    char version[16];      /* the ONNX Runtime release to load ("1.23.2"); "" when not given (ort_release.c) */
     struct {
         char name[64];
         int64_t value;
@@ -77,6 +79,54 @@ int ort_telemetry_env(int on, engine_error *err);
 int ort_telemetry_check_on(engine_error *err);
 /* The variables by which ORT knows a CI machine, NULL-terminated. */
 extern const char *const ort_ci_vars[];
+
+/* ---- Releases (ort_release.c) ----
+ * ORT's C API is one struct of function pointers, OrtApi, only ever appended to: C API N is the first members of
+ * the struct, and it ships with release 1.N. A library serves every API up to its own (GetApi(N) returns NULL
+ * above it), and its table ends where its API does: a member past that end must never be read.
+ *
+ * ORT_API_OF(i): the C API version that added the OrtApi member at index i (offsetof / sizeof(void *)), from the
+ * last index of each version as upstream's onnxruntime_c_api.cc pins them ("Size of version N API cannot change";
+ * versions 19 and 21 added nothing); engine_ort.c checks these boundaries against the header it is built with.
+ * 0 for an index past version 23, the last boundary written here: engine_ort.c refuses to use such a member. */
+#define ORT_API_OF(i)                                                                                        \
+    ((i) <= 101 ? 1 : (i) <= 118 ? 2 : (i) <= 124 ? 3 : (i) <= 126 ? 4 : (i) <= 149 ? 5 : (i) <= 157 ? 6 :   \
+     (i) <= 161 ? 7 : (i) <= 169 ? 8 : (i) <= 191 ? 9 : (i) <= 203 ? 10 : (i) <= 209 ? 11 : (i) <= 218 ? 12 : \
+     (i) <= 224 ? 13 : (i) <= 238 ? 14 : (i) <= 254 ? 15 : (i) <= 265 ? 16 : (i) <= 275 ? 17 :               \
+     (i) <= 279 ? 18 : (i) <= 284 ? 20 : (i) <= 317 ? 22 : (i) <= 389 ? 23 : 0)
+
+/* The oldest C API the plugin loads: what every load, compile and request calls (IoBinding and
+ * AddSessionConfigEntry, API 5). engine_ort.c asserts that no member it always calls is newer. */
+#define ORT_API_MIN 5
+/* The oldest release fetch.sh can fetch: onnxruntime-node carries no Linux library before 1.10. */
+#define ORT_RELEASE_FIRST_FETCHABLE 10
+
+/* What an option needs of the C API beyond ORT_API_MIN, for the message that names the option and the release. */
+typedef struct ort_need {
+    const char *option;  /* "arena_extend_strategy", "mmap=off with external data" */
+    int api;             /* the C API version that first has member */
+    const char *member;  /* the newest OrtApi member the option calls */
+} ort_need;
+/* The needs table, n entries (static storage); engine_ort.c asserts each api against its member's place. */
+const ort_need *ort_needs(size_t *n);
+/* The need named option, or NULL. */
+const ort_need *ort_need_find(const char *option);
+
+/* "1.23.2" -> *api 23 (the release's own C API; 1.N ships API N) and *code 1023002 (major * 1e6 + minor * 1e3 +
+ * patch, as the metric ort_release records it). Only "1.N.P" with decimal parts is accepted; fails with
+ * ORT_E_INVALID naming what (e.g. "option version"). Out-parameters are untouched on failure. */
+int ort_release_parse(const char *s, const char *what, int *api, int64_t *code, engine_error *err);
+
+/* Every option set in o that the C API api cannot serve fails with ORT_E_RELEASE: "option K needs C API N
+ * (ONNX Runtime 1.N or later: MEMBER); ONNX Runtime <release> serves C API <api>". 0 when all are served. */
+int ort_opts_check_api(const ort_opts *o, int api, const char *release, engine_error *err);
+
+/* The library of release version: <cache>/<version>/lib/libonnxruntime.so.1, where <cache> is the folder two
+ * levels above default_lib (fetch.sh's layout), else default_lib itself when version is default_version. Writes
+ * the path into path (len bytes). A release not fetched fails with ORT_E_RELEASE naming the file it looked for and
+ * the fetch.sh command that fetches it; a path that does not fit with ORT_E_INVALID. */
+int ort_release_library(const char *version, const char *default_lib, const char *default_version, char *path,
+                        size_t len, engine_error *err);
 
 /* Bytes per element of an ONNX dtype, 0 for unsized or unknown ones. */
 size_t ort_dtype_size(int32_t dtype);

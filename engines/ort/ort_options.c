@@ -25,7 +25,7 @@ int ort_fail(engine_error *err, int code, const char *fmt, ...)
 const char *ort_opts_keys(void)
 {
     return "threads, inter_threads, arena, mem_pattern, arena_extend_strategy, graph_optimization, prepacking, "
-           "initializers_in_device_allocator, arena_shrinkage, mmap, telemetry, dim.NAME";
+           "initializers_in_device_allocator, arena_shrinkage, mmap, telemetry, version, dim.NAME";
 }
 
 static void defaults(ort_opts *o)
@@ -138,6 +138,12 @@ static int set_one(ort_opts *o, const char *key, const char *v, engine_error *er
         return parse_enum(key, v, strategies, strategy_values, 2, &o->extend_strategy, err);
     if (!strcmp(key, "graph_optimization"))
         return parse_enum(key, v, levels, level_values, 4, &o->graph_opt, err);
+    if (!strcmp(key, "version")) {
+        if ((rc = ort_release_parse(v, "option version", NULL, NULL, err)))
+            return rc;
+        snprintf(o->version, sizeof o->version, "%s", v); /* fits: at most 1.999.999 */
+        return 0;
+    }
     if (!strncmp(key, "dim.", 4))
         return set_dim(o, key + 4, v, err);
     return ort_fail(err, ORT_E_NOTFOUND, "unknown option '%s'; accepted: %s", key, ort_opts_keys());
