@@ -55,6 +55,7 @@ done
 status=0
 /usr/bin/python3 "$root/ci/bench_report.py" "$out" || status=1
 MLK_BUILD_DIR="$build" MLK_BENCH_DIR="$out" "$root/ci/bench_harness.sh" || status=1
+MLK_BUILD_DIR="$build" MLK_BENCH_DIR="$out" "$root/ci/bench_verdicts.sh" || status=1
 # What allocation sites cost (issue 9): the shim with sites off, sampled and exact; stacks and time to name them.
 MLK_BUILD_DIR="$build" MLK_BENCH_DIR="$out" "$root/harness/heap/bench_sites.sh" || status=1
 exit "$status"

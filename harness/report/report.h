@@ -13,6 +13,7 @@
 #include "fmt.h"
 #include "names.h"
 #include "status.h"
+#include "store.h"
 
 enum { MLK_REP_MEMORY, MLK_REP_TREND, MLK_REP_MATRIX };
 
@@ -42,6 +43,8 @@ typedef struct mlk_rep_cell {
     char *tool_html;     /* tool cells (issue 6): their leaks with stacks, or heap peak, as HTML; NULL otherwise */
     char *sites_html, *sites_brief; /* plain cells (issue 9): where it grew, with stacks, and its top sites in a
                                        few lines; NULL when the worker sent no site report */
+    db_series_row *series; /* every judged memory signal's verdict (issue 9), names.h's order; NULL for none */
+    int n_series;
 } mlk_rep_cell;
 
 /* A finding of the newest comparison of the run. */

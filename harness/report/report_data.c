@@ -92,8 +92,11 @@ int mlk_rep_load(db_store *db, int64_t run_id, mlk_report **out, mlk_error *err)
     else
         rc = take_run(r, d, err);
     db_report_free(d);
-    for (int i = 0; r && i < r->n_cells && !rc; i++) /* tool cells' findings (issue 6) */
+    for (int i = 0; r && i < r->n_cells && !rc; i++) { /* tool cells' findings (issue 6), every series' verdict */
         rc = mlk_tool_html_cell(db, r->cells[i].id, &r->cells[i].tool_html, err);
+        if (!rc)
+            rc = db_series_results_load(db, r->cells[i].id, &r->cells[i].series, &r->cells[i].n_series, err);
+    }
     for (int i = 0; r && i < r->n_cells && !rc; i++) /* where plain cells grew (issue 9) */
         rc = mlk_sites_html_cell(db, r->cells[i].id, &r->cells[i].sites_html, &r->cells[i].sites_brief, err);
     if (rc) {
@@ -115,6 +118,7 @@ void mlk_rep_free(mlk_report *r)
                      c->metric, c->detail,    c->error,      c->tool_html};
         for (size_t k = 0; k < sizeof s / sizeof *s; k++)
             free(s[k]);
+        free(c->series);
     }
     for (int i = 0; i < r->n_findings; i++) {
         mlk_rep_finding *f = &r->findings[i];

@@ -213,6 +213,41 @@ static void slope_cell(FILE *f, const mlk_rep_cell *c)
     fputs("</td>", f);
 }
 
+/* Every memory signal the cell was judged on: which leaks, which plateau, at what pace and against which floor. */
+static void series_table(FILE *f, const mlk_rep_cell *c)
+{
+    if (!c->n_series)
+        return;
+    fputs("<table class=\"series\">\n<tr><th>signal</th><th>verdict</th><th>late slope/iter</th><th>growth</th>"
+          "<th>floor/iter</th><th>why</th></tr>\n", f);
+    for (int i = 0; i < c->n_series; i++) {
+        const db_series_row *s = &c->series[i];
+        bool bytes = !strcmp(s->unit, "bytes");
+        char slope[32], growth[32], fl[32];
+        if (bytes) {
+            mlk_fmt_bytes(slope, sizeof slope, s->late_slope, true);
+            mlk_fmt_bytes(growth, sizeof growth, s->growth, true);
+            mlk_fmt_bytes(fl, sizeof fl, s->floor, false);
+        } else {
+            snprintf(slope, sizeof slope, isnan(s->late_slope) ? "-" : "%+.3g", s->late_slope);
+            snprintf(growth, sizeof growth, isnan(s->growth) ? "-" : "%+.3g", s->growth);
+            snprintf(fl, sizeof fl, isnan(s->floor) ? "-" : "%.3g", s->floor);
+        }
+        int k = mlk_series_from_name(s->series);
+        fputs("<tr><td>", f);
+        text(f, k >= 0 ? mlk_series_label(k) : s->series);
+        fputs(" <small>(", f);
+        text(f, s->series);
+        fprintf(f, ")</small></td><td class=\"%s\">", !strcmp(s->verdict, "leak") ? "leak" : "");
+        text(f, s->verdict);
+        fprintf(f, "</td><td class=\"num\">%s</td><td class=\"num\">%s</td><td class=\"num\">%s</td><td>", slope,
+                growth, fl);
+        text(f, s->detail);
+        fputs("</td></tr>\n", f);
+    }
+    fputs("</table>\n", f);
+}
+
 static void cells(FILE *f, const mlk_report *r)
 {
     fputs("<h2 id=\"cells\">Cells</h2>\n<table>\n<tr><th>#</th><th>axes</th><th>allocator</th><th>verdict</th>"
@@ -257,6 +292,7 @@ static void cells(FILE *f, const mlk_report *r)
         fputs("</code></p>\n", f);
         fputs(c->tool_html ? c->tool_html : "", f); /* built from db strings by tool_report.c, every one escaped */
         fputs(c->sites_html ? c->sites_html : "", f); /* where it grew (issue 9), escaped by sites_html.c */
+        series_table(f, c);
         if (c->memory_plot >= 0)
             figure(f, r, c->memory_plot);
         else

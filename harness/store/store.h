@@ -67,6 +67,14 @@ typedef struct db_series_result {
 /* Replace cell_id's per-series verdicts with r[0..n), in one transaction. MLK_E_DB. */
 int db_series_results_store(db_store *db, int64_t cell_id, const db_series_result *r, int n, mlk_error *err);
 
+/* One row of series_results as read back. */
+typedef struct db_series_row {
+    char series[16], unit[8], verdict[16], detail[256];
+    double slope, late_slope, growth, floor; /* NaN when NULL */
+} db_series_row;
+/* cell_id's series verdicts in names.h's order (*out malloc'd, NULL with *n 0 for none or a db before schema 2). */
+int db_series_results_load(db_store *db, int64_t cell_id, db_series_row **out, int *n, mlk_error *err);
+
 /* Insert samples in one transaction; seq continues from *seq and is advanced. */
 int db_samples_insert(db_store *db, int64_t cell_id, const mlk_sample *s, int n, int64_t *seq, mlk_error *err);
 
