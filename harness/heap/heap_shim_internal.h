@@ -170,9 +170,10 @@ static inline uint64_t mlk_sites_mix(uint64_t x)
     return x;
 }
 
+/* Every free looks here in sample mode: one multiply (Fibonacci hashing of the 16-byte granule), not a full mix. */
 static inline size_t mlk_sites_filter_slot(const void *p)
 {
-    return (size_t)(mlk_sites_mix((uint64_t)(uintptr_t)p) >> (64 - MLK_SITES_FILTER_BITS));
+    return (size_t)((((uint64_t)(uintptr_t)p >> 4) * 0x9e3779b97f4a7c15ULL) >> (64 - MLK_SITES_FILTER_BITS));
 }
 
 /* Sample mode: a per-thread countdown of bytes drawn from an exponential distribution (Poisson sampling by bytes,
