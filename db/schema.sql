@@ -253,7 +253,7 @@ CREATE TABLE IF NOT EXISTS site_reports (
   first_iteration  INTEGER NOT NULL,       -- the iterations of the first and last checkpoints
   last_iteration   INTEGER NOT NULL,
   n_sites          INTEGER,                -- distinct stacks recorded over the whole cell; NULL for maps
-  sampled_allocs   INTEGER,                -- allocations whose stack was taken
+  sampled_allocs   INTEGER,                -- stacks taken: sampled allocations, and every mapping
   dropped_sites    INTEGER,                -- stacks not recorded, the site table being full (their bytes go to site 0)
   dropped_blocks   INTEGER,                -- sampled blocks the live-block table had no room for (not attributed)
   dropped_mappings INTEGER,                -- mappings the mapping table had no room for (not counted)
