@@ -66,7 +66,7 @@ check "the final table names the mapped file" grep -qE "grows: .*/iter  mmap of 
 check "the report lists growing sites next to the verdict" grep -q "growing sites and stacks" "$work/report/index.html"
 check "the report shows the helper thread's stack" grep -q "<strong>helper_main</strong>" "$work/report/index.html"
 
-# The default: sampled stacks (every 256 KiB on average) name a leak a few times that size per iteration.
+# The default: sampled stacks (every 512 KiB on average) name a leak of a few times that over the run.
 db="$work/sample.db"
 scenario sites-sample sample "tiny cxx_new" ", species_bytes: 1048576" > "$work/sample.yaml"
 "$bin/memleak-run" --db "$db" "$work/sample.yaml" > "$work/sample.txt" 2>&1 || true
@@ -76,7 +76,7 @@ for a in $allocs; do
   r=$(top tiny $a "CAST(bytes_per_iter AS INT)")
   check "sample, $a: its rate estimated within 30% ($r B/iter)" test "${r:-0}" -ge 734003 -a "${r:-0}" -le 1363148
 done
-check "sample: the interval is stored" eq "$(q "SELECT DISTINCT sample_bytes FROM site_reports")" 262144
+check "sample: the interval is stored" eq "$(q "SELECT DISTINCT sample_bytes FROM site_reports")" 524288
 
 # Without the shim, or without stacks: a growing mapping is named by its path (/proc/self/maps).
 db="$work/maps.db"

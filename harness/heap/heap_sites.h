@@ -12,7 +12,7 @@
 #define MLK_HEAP_SITES_ENV "MLK_HEAP_SITES"
 #define MLK_HEAP_SITES_INTERVAL_ENV "MLK_HEAP_SITES_INTERVAL"
 #define MLK_HEAP_SITES_MAX_ENV "MLK_HEAP_SITES_MAX"
-#define MLK_HEAP_SITES_DEFAULT_INTERVAL (256 * 1024)
+#define MLK_HEAP_SITES_DEFAULT_INTERVAL (512 * 1024) /* as jemalloc's heap profiler (lg_prof_sample: 19) */
 #define MLK_HEAP_SITES_DEPTH 32 /* return addresses kept per stack, the shim's own frames left out */
 
 enum { MLK_HEAP_SITES_OFF = 0, MLK_HEAP_SITES_SAMPLE = 1, MLK_HEAP_SITES_EXACT = 2 };

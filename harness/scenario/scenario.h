@@ -122,7 +122,7 @@ typedef struct mlk_scenario {
     bool heap;           /* `heap: on|off`: preload the heap-accounting shim; default on */
     /* Where memory grows (issue 9): `heap_sites: off|sample|exact` (default off: the site tables still grow the
      * worker's resident memory by ~1.5 KiB/iter, which the anon series would read) has the shim record the stacks of
-     * sampled (every heap_sites_interval_kib KiB on average, default 256) or of all allocations and of every mmap,
+     * sampled (every heap_sites_interval_kib KiB on average, default 512) or of all allocations and of every mmap,
      * and each cell names its growing sites. off, or heap: off: growing mappings are named by path only
      * (/proc/self/maps). Values MLK_HEAP_SITES_OFF, _SAMPLE, _EXACT (heap_sites.h). */
     int heap_sites;

@@ -195,7 +195,7 @@ static void test_defaults(void)
     CHECK(s->memory_limit_mb == 0);
     CHECK(s->detector == MLK_DETECTOR_MEMLEAK);
     CHECK(s->heap);
-    CHECK(s->heap_sites == MLK_HEAP_SITES_OFF && s->heap_sites_interval_kib == 256); /* opt-in: see scenario.h */
+    CHECK(s->heap_sites == MLK_HEAP_SITES_OFF && s->heap_sites_interval_kib == 512); /* opt-in: see scenario.h */
     mlk_scenario_free(s);
 }
 
