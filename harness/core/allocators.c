@@ -5,6 +5,7 @@
 #include <link.h>
 #include <malloc.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -92,63 +93,73 @@ void mlk_allocator_detect(mlk_alloc_kind *kind, char *path, size_t path_len)
     }
 }
 
-int64_t mlk_allocator_allocated(mlk_alloc_kind kind)
+typedef int (*tc_get_fn)(const char *, size_t *);
+typedef int (*je_ctl_fn)(const char *, void *, size_t *, void *, size_t);
+typedef void (*mi_info_fn)(size_t *, size_t *, size_t *, size_t *, size_t *, size_t *, size_t *, size_t *);
+
+/* The allocator's statistics calls, looked up once: the probe asks on every sample, and dlsym costs about as much
+ * as the rest of a sample. The allocator is preloaded before main, so what is found first stays right. */
+static struct {
+    bool done;
+    tc_get_fn tc_get;
+    je_ctl_fn je_ctl;
+    mi_info_fn mi_info;
+} stats_fns;
+
+static void resolve_stats_fns(void)
 {
+    if (stats_fns.done)
+        return;
+    stats_fns.tc_get = (tc_get_fn)dlsym(RTLD_DEFAULT, "MallocExtension_GetNumericProperty");
+    stats_fns.je_ctl = (je_ctl_fn)dlsym(RTLD_DEFAULT, "mallctl");
+    stats_fns.mi_info = (mi_info_fn)dlsym(RTLD_DEFAULT, "mi_process_info");
+    stats_fns.done = true;
+}
+
+void mlk_allocator_figures(mlk_alloc_kind kind, bool want_allocated, int64_t *allocated, int64_t *held)
+{
+    resolve_stats_fns();
+    *allocated = -1;
+    *held = -1;
     switch (kind) {
     case MLK_ALLOC_GLIBC: {
-        struct mallinfo2 mi = mallinfo2();
-        return (int64_t)(mi.uordblks + mi.hblkhd);
+        struct mallinfo2 mi = mallinfo2(); /* one walk of the arenas serves both figures */
+        if (want_allocated)
+            *allocated = (int64_t)(mi.uordblks + mi.hblkhd);
+        *held = (int64_t)(mi.arena + mi.hblkhd);
+        return;
     }
     /* jemalloc's stats.allocated counts the blocks parked in each thread's cache as allocated: it moves in steps of
      * whole cache flushes while the program's own bytes stay put (a bounded cache read as a leak when tried), so
      * jemalloc, like mimalloc, leaves heap: off to resident memory. */
-    case MLK_ALLOC_TCMALLOC: {
-        int (*get)(const char *, size_t *) =
-            (int (*)(const char *, size_t *))dlsym(RTLD_DEFAULT, "MallocExtension_GetNumericProperty");
-        size_t v = 0;
-        return get && get("generic.current_allocated_bytes", &v) ? (int64_t)v : -1;
-    }
-    default: return -1;
-    }
-}
-
-int64_t mlk_allocator_held(mlk_alloc_kind kind)
-{
-    switch (kind) {
-    case MLK_ALLOC_GLIBC: {
-        struct mallinfo2 mi = mallinfo2();
-        return (int64_t)(mi.arena + mi.hblkhd);
-    }
     case MLK_ALLOC_JEMALLOC: {
-        int (*mallctl)(const char *, void *, size_t *, void *, size_t) =
-            (int (*)(const char *, void *, size_t *, void *, size_t))dlsym(RTLD_DEFAULT, "mallctl");
         uint64_t epoch = 1;
         size_t v = 0, len = sizeof v;
         /* Its statistics are refreshed only when the epoch is written. */
-        if (!mallctl || mallctl("epoch", NULL, NULL, &epoch, sizeof epoch) ||
-            mallctl("stats.resident", &v, &len, NULL, 0))
-            return -1;
-        return (int64_t)v;
+        if (stats_fns.je_ctl && !stats_fns.je_ctl("epoch", NULL, NULL, &epoch, sizeof epoch) &&
+            !stats_fns.je_ctl("stats.resident", &v, &len, NULL, 0))
+            *held = (int64_t)v;
+        return;
     }
     case MLK_ALLOC_TCMALLOC: {
-        int (*get)(const char *, size_t *) =
-            (int (*)(const char *, size_t *))dlsym(RTLD_DEFAULT, "MallocExtension_GetNumericProperty");
-        size_t heap = 0, unmapped = 0;
-        if (!get || !get("generic.heap_size", &heap) || !get("tcmalloc.pageheap_unmapped_bytes", &unmapped))
-            return -1;
-        return (int64_t)(heap - unmapped);
+        size_t v = 0, heap = 0, unmapped = 0;
+        if (!stats_fns.tc_get)
+            return;
+        if (want_allocated && stats_fns.tc_get("generic.current_allocated_bytes", &v))
+            *allocated = (int64_t)v;
+        if (stats_fns.tc_get("generic.heap_size", &heap) && stats_fns.tc_get("tcmalloc.pageheap_unmapped_bytes", &unmapped))
+            *held = (int64_t)(heap - unmapped);
+        return;
     }
     case MLK_ALLOC_MIMALLOC: {
-        void (*info)(size_t *, size_t *, size_t *, size_t *, size_t *, size_t *, size_t *, size_t *) =
-            (void (*)(size_t *, size_t *, size_t *, size_t *, size_t *, size_t *, size_t *, size_t *))dlsym(
-                RTLD_DEFAULT, "mi_process_info");
         size_t t[8] = {0};
-        if (!info)
-            return -1;
-        info(&t[0], &t[1], &t[2], &t[3], &t[4], &t[5], &t[6], &t[7]);
-        return (int64_t)t[5]; /* current_commit */
+        if (!stats_fns.mi_info)
+            return;
+        stats_fns.mi_info(&t[0], &t[1], &t[2], &t[3], &t[4], &t[5], &t[6], &t[7]);
+        *held = (int64_t)t[5]; /* current_commit */
+        return;
     }
-    default: return -1;
+    default: return;
     }
 }
 

@@ -31,16 +31,15 @@ int mlk_allocator_check_preload(const char *name, const char *path, mlk_error *e
 /* In a worker: which allocator serves malloc, found by marker symbols, and the library file that holds it
  * (dladdr). kind and path are written; path gets "" when unknown. */
 void mlk_allocator_detect(mlk_alloc_kind *kind, char *path, size_t path_len);
-/* The active allocator's own count of bytes the program has allocated and not freed: glibc's mallinfo2 (in-use
- * chunks, mmapped ones included) and tcmalloc's generic.current_allocated_bytes. -1 for the others: mimalloc 2.0.9
- * keeps no such count, jemalloc's stats.allocated includes its thread caches (allocator.c says why), and a
- * scenario's own allocator is unknown. What heap: off judges the heap on; never allocates. */
-int64_t mlk_allocator_allocated(mlk_alloc_kind kind);
-
-/* What the active allocator holds from the system, live blocks and its own caches alike: glibc's mallinfo2
- * (arena + mmapped), jemalloc's stats.resident, tcmalloc's heap size less what it unmapped, mimalloc's committed
- * bytes (mi_process_info). -1 when unknown. Resident memory beyond it is what malloc cannot explain. */
-int64_t mlk_allocator_held(mlk_alloc_kind kind);
+/* The active allocator's own figures; -1 where unknown; never allocates.
+ * allocated (only when want_allocated): its count of bytes the program has allocated and not freed: glibc's
+ *   mallinfo2 (in-use chunks, mmapped ones included) and tcmalloc's generic.current_allocated_bytes. -1 for the
+ *   others: mimalloc 2.0.9 keeps no such count, jemalloc's stats.allocated includes its thread caches, and a
+ *   scenario's own allocator is unknown. What heap: off judges the heap on.
+ * held: what it holds from the system, live blocks and its own caches alike: glibc's mallinfo2 (arena + mmapped),
+ *   jemalloc's stats.resident, tcmalloc's heap size less what it unmapped, mimalloc's committed bytes
+ *   (mi_process_info). Resident memory beyond it is what malloc cannot explain. */
+void mlk_allocator_figures(mlk_alloc_kind kind, bool want_allocated, int64_t *allocated, int64_t *held);
 
 /* Ask the active allocator to give free memory back to the OS: malloc_trim(0), jemalloc's arena purge,
  * tcmalloc's ReleaseFreeMemory or mi_collect(true). Returns 0, or -1 when its call cannot be found. */
