@@ -91,6 +91,7 @@ void mlk_detect_opts_init(mlk_detect_opts *o)
     o->alpha = 0.01;
     o->late_fraction = 0.5;
     o->quantum = 1;
+    o->stride = 1;
 }
 
 static int all_finite(const double *y, int n)
@@ -222,12 +223,15 @@ static const char *fmt_bytes(char buf[32], double v)
     return buf;
 }
 
+static double stride_of(const mlk_detect_opts *o) { return o->stride > 1 ? o->stride : 1.0; }
+
 /* Why the late part is not a leak, or "" when it is: the first test that failed, in rule order. */
 static int leak_reason(const mlk_detect_result *r, const mlk_detect_opts *o, int m, char *buf, size_t len)
 {
-    double fl = o->floor_per_iter, q = o->quantum, rise = r->late_slope * (m - 1);
+    double st = stride_of(o);
+    double fl = o->floor_per_iter, q = o->quantum, rise = r->late_slope * (m - 1) * st;
     double head = r->late_head_slope, tail = r->late_tail_slope;
-    double half_min = fmax(PERSIST_FRACTION * fl, q / (m / 2 - 1));
+    double half_min = fmax(PERSIST_FRACTION * fl, q / ((m / 2 - 1) * st));
     char a[32], b[32], c[32];
     buf[0] = '\0';
     if (!(r->late_slope >= fl))
@@ -268,10 +272,16 @@ int mlk_detect_leak(const double *series, int n, const mlk_detect_opts *o, mlk_d
         m = n;
     if (late_stats(series, n, m, o->quantum, &r) != 0)
         return -1;
+    /* Slopes so far are per sample; a sample of a long run's series is the mean of stride iterations. */
+    double st = stride_of(o);
+    r.slope /= st;
+    r.late_slope /= st;
+    r.late_head_slope /= st;
+    r.late_tail_slope /= st;
 
     char why[192], a[32], b[32], c[32], d[32];
     double plateau_min =
-        fmax(fmax(RISE_QUANTA * o->quantum, o->floor_per_iter * n / 4.0), PLATEAU_NOISE * r.noise);
+        fmax(fmax(RISE_QUANTA * o->quantum, o->floor_per_iter * n * st / 4.0), PLATEAU_NOISE * r.noise);
     if (!leak_reason(&r, o, m, why, sizeof why)) {
         r.verdict = MLK_VERDICT_LEAK;
         snprintf(r.detail, sizeof r.detail,

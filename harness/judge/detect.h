@@ -25,6 +25,9 @@ typedef struct mlk_detect_opts {
     double alpha;          /* significance of the trend test, in (0, 1); default 0.01 */
     double late_fraction;  /* the trailing part judged for a leak and for the plateau, in (0, 1]; default 0.5 */
     double quantum;        /* the series' resolution (4096 for RSS in bytes, 1 for heap bytes); >= 0 */
+    /* Appended: iterations each sample stands for (a long run's series is kept as block means, stream.h); slopes
+     * are reported and floors applied per iteration whatever it is. <= 0 reads as 1. */
+    double stride;
 } mlk_detect_opts;
 
 /* Defaults for everything but floor_per_iter and quantum (which it sets to 1024 and 1). */

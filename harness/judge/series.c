@@ -69,22 +69,6 @@ static double floor_of(const mlk_scenario *s, int kind)
     return bytes && s->leak_floor_set ? (double)s->leak_bytes_per_iter : defs[kind].floor;
 }
 
-/* The end-of-iteration values of the measured phase into y; false when any of them is missing. */
-static bool gather(int kind, const mlk_sample *samples, int n, double *y, int *k)
-{
-    *k = 0;
-    for (int i = 0; i < n; i++) {
-        const mlk_sample *x = &samples[i];
-        if (x->phase != MLK_PHASE_MEASURE || x->step != MLK_STEP_ITERATION)
-            continue;
-        double v = mlk_series_value(kind, x);
-        if (!isfinite(v))
-            return false;
-        y[(*k)++] = v;
-    }
-    return *k > 0;
-}
-
 /* "+1.2 KiB/iter" for bytes, "+0.50/iter" for counts. */
 static void per_iter(char *out, size_t len, int kind, double v)
 {
@@ -128,10 +112,9 @@ static void describe(mlk_judgement *j)
         snprintf(j->detail + used, cap - used, "; live heap flat");
 }
 
-int mlk_judge_cell(const mlk_scenario *s, const mlk_sample *samples, int n, mlk_judgement *out)
+int mlk_judge_stream(const mlk_scenario *s, const mlk_cell_stream *c, mlk_judgement *out)
 {
-    double *y = malloc(sizeof *y * (size_t)(n > 0 ? n : 1));
-    if (!y)
+    if (mlk_cell_stream_failed(c))
         return -1;
     mlk_judgement j;
     memset(&j, 0, sizeof j);
@@ -139,8 +122,8 @@ int mlk_judge_cell(const mlk_scenario *s, const mlk_sample *samples, int n, mlk_
     bool heap = false;
     for (int kind = 0; kind < MLK_SERIES_COUNT; kind++) {
         mlk_series_result *r = &j.s[kind];
-        int k;
-        if (!gather(kind, samples, n, y, &k))
+        const mlk_block_series *b = mlk_cell_stream_series(c, kind);
+        if (!b)
             continue;
         if (s->detector == MLK_DETECTOR_OPENVINO && kind != MLK_SERIES_HEAP && (kind != MLK_SERIES_ANON || heap))
             continue; /* their rule judges one memory series */
@@ -148,24 +131,22 @@ int mlk_judge_cell(const mlk_scenario *s, const mlk_sample *samples, int n, mlk_
         r->quantum = defs[kind].quantum;
         int rc;
         if (s->detector == MLK_DETECTOR_OPENVINO) {
-            rc = mlk_detect_openvino(y, k, 0.10, &r->r);
+            rc = mlk_detect_openvino(b->v, b->n, 0.10, &r->r); /* past MLK_STREAM_POINTS its windows are blocks */
         } else {
             mlk_detect_opts o;
             mlk_detect_opts_init(&o);
             o.floor_per_iter = r->floor;
             o.quantum = r->quantum;
-            rc = mlk_detect_leak(y, k, &o, &r->r);
+            o.stride = (double)b->stride;
+            rc = mlk_detect_leak(b->v, b->n, &o, &r->r);
         }
-        if (rc) {
-            free(y);
+        if (rc)
             return -1;
-        }
         r->judged = true;
         heap |= kind == MLK_SERIES_HEAP;
         if (j.deciding < 0)
             j.deciding = kind;
     }
-    free(y);
     j.verdict = MLK_VERDICT_PASS;
     for (int kind = 0; kind < MLK_SERIES_COUNT; kind++) {
         const mlk_series_result *r = &j.s[kind];
@@ -191,9 +172,22 @@ int mlk_judge_cell(const mlk_scenario *s, const mlk_sample *samples, int n, mlk_
         [MLK_SERIES_MAPPED] = "vm_size_bytes", [MLK_SERIES_FDS] = "fds",
         [MLK_SERIES_THREADS] = "threads",     [MLK_SERIES_MAPPINGS] = "mappings"};
     j.metric = j.deciding == MLK_SERIES_ANON && !heap ? "rss_anon_bytes" : metrics[j.deciding];
-    if (j.deciding == MLK_SERIES_HEAP && n > 0 && !samples[n - 1].m.have_heap)
+    const mlk_sample *last = mlk_cell_stream_last(c);
+    if (j.deciding == MLK_SERIES_HEAP && last && !last->m.have_heap)
         j.metric = "allocator_heap_bytes"; /* heap: off, the allocator's own count */
     describe(&j);
     *out = j;
     return 0;
+}
+
+int mlk_judge_cell(const mlk_scenario *s, const mlk_sample *samples, int n, mlk_judgement *out)
+{
+    mlk_cell_stream *c = mlk_cell_stream_new();
+    int rc = c ? 0 : -1;
+    for (int i = 0; !rc && i < n; i++)
+        rc = mlk_cell_stream_push(c, &samples[i]);
+    if (!rc)
+        rc = mlk_judge_stream(s, c, out);
+    mlk_cell_stream_free(c);
+    return rc;
 }

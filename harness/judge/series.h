@@ -9,6 +9,7 @@
 #include "detect.h"
 #include "sample.h"
 #include "scenario.h"
+#include "stream.h"
 
 /* What a series is judged with, and its defaults (README: "Leak verdicts"). */
 typedef struct mlk_series_def {
@@ -32,10 +33,12 @@ typedef struct mlk_judgement {
     char detail[640];     /* "leak: open file descriptors +1.0/iter (fds); live heap flat" */
 } mlk_judgement;
 
-/* Judge samples[0..n) (a cell's, in order). The floors are the scenario's thresholds.floors, else, when the
+/* Judge a cell from its folded samples (stream.h). The floors are the scenario's thresholds.floors, else, when the
  * scenario set leak_bytes_per_iter, that for every byte series, else mlk_series_def_of's. With `detector:
  * openvino`, only the primary series (heap, else anon) is judged, by OpenVINO's rule. Returns 0, or -1 when
  * memory runs out (out is then untouched). */
+int mlk_judge_stream(const mlk_scenario *s, const mlk_cell_stream *c, mlk_judgement *out);
+/* The same over samples[0..n) (a cell's, in order), folded first. */
 int mlk_judge_cell(const mlk_scenario *s, const mlk_sample *samples, int n, mlk_judgement *out);
 
 /* The value of series kind in one sample, NAN when not measured (heap without the shim, descriptors unread...). */

@@ -1,4 +1,4 @@
-/* verdict.h: from a cell's samples to its verdict and per-step statistics.
+/* verdict.h: from a cell's samples (an array: tests, imports) to its per-step statistics.
  * It must never judge warmup samples: only the measured phase counts. */
 #ifndef MLK_VERDICT_H
 #define MLK_VERDICT_H
@@ -10,12 +10,8 @@
 #include "scenario.h"
 #include "store.h"
 
-/* The series judged: end-of-iteration live heap bytes when every measured sample has them, else RssAnon in
- * bytes. *metric names it ("heap_live_bytes" / "rss_anon_bytes"). Returns the detector's status. */
-int mlk_judge(const mlk_scenario *s, const mlk_sample *samples, int n, mlk_detect_result *res, const char **metric);
-
 /* One entry per distinct step of the measured phase (pipeline steps and malloc_trim), in pipeline order.
- * out has room for MLK_STEP_ANY_COUNT entries; returns how many were written. */
+ * out has room for MLK_STEP_ANY_COUNT entries; returns how many were written, or -1 when memory runs out. */
 int mlk_step_stats(const mlk_sample *samples, int n, db_step_stats *out);
 
 /* Theil-Sen slope of y (n values), NaN when n < 2. */

@@ -99,6 +99,12 @@ static void build_argv(const mlk_plan *p, const mlk_cell *c, const char *self, c
     push_owned(a, strdup(num[0]));
     push(a, "--warmup");
     push_owned(a, strdup(num[1]));
+    if (!t && s->duration_s > 0) {
+        char ms[24];
+        snprintf(ms, sizeof ms, "%lld", (long long)(s->duration_s * 1000.0));
+        push(a, "--duration-ms");
+        push_owned(a, strdup(ms));
+    }
     if (c->trim)
         push(a, "--trim");
     for (int i = 0; i < c->n_opts; i++) {

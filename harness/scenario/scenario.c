@@ -305,8 +305,39 @@ static int k_iterations(pctx *c, const mlk_ynode *v)
 {
     int64_t x;
     int rc = mlk_yget_int(v, "iterations", 1, 1000000000, c->name, &x, c->err);
-    if (!rc)
+    if (!rc && c->s->duration_s > 0)
+        return mlk_yfail(c->err, c->name, v->loc, "iterations: a scenario gives iterations or duration, not both");
+    if (!rc) {
         c->s->iterations = (int)x;
+        c->s->iterations_set = true;
+    }
+    return rc;
+}
+
+static int k_duration(pctx *c, const mlk_ynode *v)
+{
+    char d[64];
+    if (c->s->iterations_set)
+        return mlk_yfail(c->err, c->name, v->loc, "duration: a scenario gives iterations or duration, not both");
+    if (v->kind != MLK_YSCALAR || mlk_parse_duration(v->text, &c->s->duration_s))
+        return mlk_yfail(c->err, c->name, v->loc,
+                         "duration: expected a length of time such as 8h, 90m, 1h30m, 45s or seconds (at most a "
+                         "year), got %s",
+                         mlk_ydescribe(v, d, sizeof d));
+    return MLK_OK;
+}
+
+static int k_stall_s(pctx *c, const mlk_ynode *v)
+{
+    double x = 0;
+    /* 0 turns it off; mlk_yget_number's lower bound is exclusive */
+    if (v->kind == MLK_YSCALAR && !strcmp(v->text, "0")) {
+        c->s->stall_s = 0;
+        return MLK_OK;
+    }
+    int rc = mlk_yget_number(v, "stall_s", 0.0, MAX_TIMEOUT_S, c->name, &x, c->err);
+    if (!rc)
+        c->s->stall_s = x;
     return rc;
 }
 
@@ -463,6 +494,8 @@ static const struct {
     {"engine_options", k_engine_options, false},
     {"thresholds", k_thresholds, false},
     {"timeout_s", k_timeout_s, false},
+    {"duration", k_duration, false},
+    {"stall_s", k_stall_s, false},
     {"memory_limit_mb", k_memory_limit_mb, false},
     {"tool", k_tool, false},
     {"tool_iterations", k_tool_iterations, false},

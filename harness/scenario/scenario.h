@@ -79,7 +79,8 @@ typedef enum { MLK_DETECTOR_MEMLEAK = 0, MLK_DETECTOR_OPENVINO = 1 } mlk_detecto
     X(iterations, 100) X(warmup, 10) X(leak_bytes_per_iter, MLK_DEFAULT_LEAK_BYTES_PER_ITER) X(regression_rel, 0.05) \
     X(regression_abs_kib, 256) X(latency_rel, 0.10) X(latency_alpha, 0.05) X(latency_abs_ms, 0.05)               \
     X(timeout_s, 600) X(heap, true) X(tool_iterations, MLK_DEFAULT_TOOL_ITERATIONS)                               \
-    X(heap_sites, MLK_HEAP_SITES_OFF) X(heap_sites_interval_kib, MLK_HEAP_SITES_DEFAULT_INTERVAL / 1024)
+    X(heap_sites, MLK_HEAP_SITES_OFF) X(heap_sites_interval_kib, MLK_HEAP_SITES_DEFAULT_INTERVAL / 1024)         \
+    X(duration_s, 0) X(stall_s, 300)
 
 typedef struct mlk_scenario {
     char *path;          /* as given to mlk_scenario_load, or the name passed to mlk_scenario_parse */
@@ -116,7 +117,15 @@ typedef struct mlk_scenario {
     double regression_rel;
     int64_t regression_abs_kib;
     double latency_rel, latency_alpha, latency_abs_ms;
-    double timeout_s;    /* per cell; default 600 */
+    double timeout_s;    /* per cell; default 600. With duration_s, the time a cell may take beyond its duration */
+    /* `duration: 8h` (or 90m, 1h30m, 45s, seconds): each cell measures iterations until that much time has passed
+     * in the measured phase, instead of counting `iterations:` (the two exclude each other); 0: count. */
+    double duration_s;
+    bool iterations_set; /* the scenario gave `iterations:` */
+    /* `stall_s`: a worker that sends nothing for this long is ended and the cell's finding is `hung` (distinct from
+     * timeout, the cell's whole budget); default 300 (one step, compile included, may take that long); 0: off.
+     * Tool cells (valgrind) are judged by timeout_s only. */
+    double stall_s;
     int64_t memory_limit_mb; /* per worker; 0 = none (default) */
     mlk_detector_kind detector; /* `detector: memleak|openvino`; default memleak */
     bool heap;           /* `heap: on|off`: preload the heap-accounting shim; default on */
@@ -147,6 +156,10 @@ typedef struct mlk_scenario {
 int mlk_scenario_load(const char *path, mlk_scenario **out, mlk_error *err);
 
 /* Parse scenario text (len bytes, no NUL needed); name stands for the file in messages. Fails as above. */
+/* "8h", "90m", "1h30m", "45s", "2.5h", "1d" or plain seconds into *seconds (> 0, at most a year). 0, or -1 when
+ * text is not such a length. */
+int mlk_parse_duration(const char *text, double *seconds);
+
 int mlk_scenario_parse(const char *text, size_t len, const char *name, mlk_scenario **out, mlk_error *err);
 
 void mlk_scenario_free(mlk_scenario *s);

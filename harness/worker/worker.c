@@ -2,11 +2,13 @@
  * around every step and streaming one line per sample to the parent. It must never allocate between a step's
  * two probe reads except through the engine itself. */
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "allocators.h"
@@ -248,6 +250,13 @@ static void announce(worker *w)
     send_line(w->a->fd, line, (size_t)(n < (int)sizeof line ? n : (int)sizeof line - 1));
 }
 
+static int64_t mono_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
 int mlk_worker_run(const mlk_worker_args *a)
 {
     /* Die with the parent: a killed memleak-run must not leave workers behind. */
@@ -260,10 +269,21 @@ int mlk_worker_run(const mlk_worker_args *a)
         return MLK_WORKER_EXIT_STEP_FAILED;
     }
     announce(&w);
-    mlk_sites *sites = mlk_sites_open(a->warmup, a->iterations); /* where memory grows (issue 9): buffers now */
+    /* Where memory grows (issue 9): buffers now. Its checkpoints are placed by count, so a run by duration has none. */
+    mlk_sites *sites = mlk_sites_open(a->warmup, a->duration_ms > 0 ? 0 : a->iterations);
     int rc = run_steps(&w, MLK_PHASE_SETUP, -1, a->setup, a->n_setup);
-    for (int it = 0; !rc && it < a->warmup + a->iterations; it++) {
+    int64_t measure_start = -1;
+    for (int it = 0; !rc && (a->duration_ms > 0 ? it < INT_MAX - 1 : it < a->warmup + a->iterations); it++) {
         int phase = it < a->warmup ? MLK_PHASE_WARMUP : MLK_PHASE_MEASURE;
+        if (a->duration_ms > 0 && phase == MLK_PHASE_MEASURE) {
+            /* By duration: the clock starts with the first measured iteration, and is read between iterations
+             * only, never inside a probed step. At least one iteration is measured. */
+            int64_t now = mono_ms();
+            if (measure_start < 0)
+                measure_start = now;
+            else if (now - measure_start >= a->duration_ms)
+                break;
+        }
         rc = run_steps(&w, phase, it, a->pipeline, a->n_pipeline);
         if (!rc)
             rc = end_iteration(&w, phase, it);

@@ -27,6 +27,7 @@ typedef struct mlk_worker_args {
     mlk_step setup[MLK_MAX_STEPS], pipeline[MLK_MAX_STEPS], teardown[MLK_MAX_STEPS]; /* the parser's limit */
     int n_setup, n_pipeline, n_teardown;
     int iterations, warmup;
+    int64_t duration_ms;     /* > 0: measure until this much time has passed, whatever iterations says */
     bool trim;               /* call the allocator's release after each iteration */
     engine_kv opts[MLK_WORKER_MAX_OPTS];
     int n_opts;

@@ -71,6 +71,12 @@ int mlk_worker_parse(int argc, char **argv, mlk_worker_args *a)
             bad = parse_steps(v, a->teardown, MLK_MAX_STEPS, &a->n_teardown);
         } else if (!strcmp(k, "--iterations")) {
             bad = parse_int(v, 0, &a->iterations);
+        } else if (!strcmp(k, "--duration-ms")) {
+            char *end = NULL;
+            long long ms = v ? strtoll(v, &end, 10) : 0;
+            bad = !v || !*v || *end || ms <= 0;
+            if (!bad)
+                a->duration_ms = ms;
         } else if (!strcmp(k, "--warmup")) {
             bad = parse_int(v, 0, &a->warmup);
         } else if (!strcmp(k, "--opt")) {
