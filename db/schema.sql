@@ -39,7 +39,7 @@ CREATE TABLE IF NOT EXISTS cells (
   allocator_lib    TEXT,                   -- the library serving malloc (dladdr)
   heap_shim        INTEGER,                -- 1 when exact heap accounting was active
   status           TEXT NOT NULL CHECK (status IN ('pending', 'running', 'pass', 'leak', 'plateau', 'crashed',
-                                                   'timeout', 'oom', 'error')),
+                                                   'timeout', 'hung', 'oom', 'error')),
   signal           INTEGER,
   exit_code        INTEGER,
   metric           TEXT,                   -- the series judged: heap_live_bytes or rss_anon_bytes
@@ -290,3 +290,16 @@ CREATE TABLE IF NOT EXISTS growth_site_frames (
   offset  INTEGER,                         -- the return address, relative to obj's load address
   PRIMARY KEY (cell_id, seq, depth)
 ) WITHOUT ROWID;
+
+-- How a long cell's samples were kept (schema 3, issue 14), one row per cell that dropped any; a cell without a row
+-- kept every sample. Every sample of the iterations before head_iters and from tail_from on is kept; in between,
+-- those of one iteration in `stride` (iterations with (iteration - head_iters) % stride = 0), stride doubling as
+-- the run grows so that at most a fixed number of them stay: the store of a cell stays bounded however long it
+-- runs. The verdict and step_stats are computed by the parent from every sample as they arrive, never from these.
+CREATE TABLE IF NOT EXISTS sample_resolution (
+  cell_id    INTEGER PRIMARY KEY REFERENCES cells(id),
+  head_iters INTEGER NOT NULL,
+  stride     INTEGER NOT NULL,
+  tail_from  INTEGER NOT NULL,
+  iterations INTEGER NOT NULL              -- iterations the worker ran (warmup included)
+);

@@ -254,6 +254,8 @@ static int64_t now_ms(void)
     return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
 }
 
+#define MAX_UNFLUSHED 8192 /* samples held before a hand-over, whatever the clock says */
+
 static int add_sample(mlk_cellrun *r, const mlk_sample *s)
 {
     if (r->n == r->cap) {
@@ -273,8 +275,11 @@ static void handle_line(mlk_cellrun *r, char *line)
 {
     mlk_sample s;
     if (line[0] == 'S') {
-        if (!mlk_sample_decode(line, &s))
-            add_sample(r, &s);
+        if (!mlk_sample_decode(line, &s)) {
+            r->lost |= add_sample(r, &s) != 0;
+            r->last = s;
+            r->n_total++;
+        }
     } else if (line[0] == 'A' && line[1] == '\t') {
         char *f[3] = {NULL, NULL, NULL};
         char *save = NULL, *tok = strtok_r(line + 2, "\t", &save);
@@ -292,7 +297,7 @@ static void handle_line(mlk_cellrun *r, char *line)
             r->error_oom = oom[1] == '1';
             snprintf(r->error, sizeof r->error, "%s", msg + 1);
         }
-    } else if (line[0] == 'M' && line[1] == '\t' && r->n > 0) {
+    } else if (line[0] == 'M' && line[1] == '\t' && r->n_total > 0) {
         char *name = line + 2, *tab = strchr(name, '\t');
         if (!tab)
             return;
@@ -300,13 +305,15 @@ static void handle_line(mlk_cellrun *r, char *line)
         if (r->n_metrics == r->cap_metrics) {
             int cap = r->cap_metrics ? r->cap_metrics * 2 : 256;
             mlk_engine_metric *v = realloc(r->metrics, sizeof *v * (size_t)cap);
-            if (!v)
+            if (!v) {
+                r->lost = true;
                 return;
+            }
             r->metrics = v;
             r->cap_metrics = cap;
         }
         mlk_engine_metric *m = &r->metrics[r->n_metrics++];
-        m->sample = r->n - 1;
+        m->sample = (int)(r->n_total - 1);
         snprintf(m->name, sizeof m->name, "%s", name);
         m->value = strtoll(tab + 1, NULL, 10);
     } else if (line[0] == 'W' && line[1] == '\t') {
@@ -336,24 +343,27 @@ static int flush(mlk_cellrun *r, const mlk_cellrun_opts *o, int *flushed, int *f
     int rc = 0, n_m = r->n_metrics - *flushed_metrics;
     if (o->on_batch && (r->n > *flushed || n_m > 0))
         rc = o->on_batch(o->arg, r->samples + *flushed, r->n - *flushed, r->metrics + *flushed_metrics, n_m);
-    *flushed = r->n;
-    *flushed_metrics = r->n_metrics;
+    /* Handed over: the buffers start again (their capacity stays, so a steady run allocates nothing more). */
+    r->n = r->n_metrics = 0;
+    *flushed = *flushed_metrics = 0;
     return rc;
 }
 
-static void classify(mlk_cellrun *r, int status, bool timed_out, bool interrupted, int64_t limit_mb)
+static void classify(mlk_cellrun *r, int status, bool timed_out, bool hung, bool interrupted, int64_t limit_mb)
 {
     r->signal = -1;
     r->exit_code = -1;
     if (interrupted) {
         r->end = MLK_END_INTERRUPTED;
+    } else if (hung) {
+        r->end = MLK_END_HUNG;
     } else if (timed_out) {
         r->end = MLK_END_TIMEOUT;
     } else if (WIFSIGNALED(status)) {
         r->signal = WTERMSIG(status);
         /* Under memory_limit_mb, a process that dies near its limit ran out of memory (a C++ engine aborts
          * on bad_alloc); SIGKILL from outside us is the kernel's OOM killer. */
-        int64_t vm = r->n ? r->samples[r->n - 1].m.vm_size_kib : 0;
+        int64_t vm = r->n_total ? r->last.m.vm_size_kib : 0;
         bool near = limit_mb > 0 && vm >= limit_mb * 1024 * 9 / 10;
         r->end = r->signal == SIGKILL || near ? MLK_END_OOM : MLK_END_CRASHED;
     } else {
@@ -376,19 +386,29 @@ int mlk_cellrun_exec(const mlk_plan *p, const mlk_cell *c, const mlk_cellrun_opt
     pid_t pid = spawn(p, c, o, &rfd, err);
     if (pid < 0)
         return MLK_E_CHILD;
-    int64_t deadline = now_ms() + (int64_t)(p->s->timeout_s * 1000.0), last_flush = now_ms();
+    /* With duration:, timeout_s is what the cell may take beyond its duration (setup, warmup, teardown). */
+    double budget_s = p->s->timeout_s + (o->tool ? 0.0 : p->s->duration_s);
+    int64_t deadline = now_ms() + (int64_t)(budget_s * 1000.0), last_flush = now_ms(), last_data = now_ms();
+    /* Liveness: a worker that sends nothing for stall_s is hung, whatever is left of its budget. Tool cells run
+     * tens of times slower under valgrind and are left to their timeout. */
+    int64_t stall_ms = o->tool || p->s->stall_s <= 0 ? INT64_MAX : (int64_t)(p->s->stall_s * 1000.0);
     char *buf = malloc(1 << 16);
     size_t have = 0;
     int flushed = 0, flushed_metrics = 0, rc = MLK_OK;
-    bool timed_out = false, interrupted = false, eof = false;
+    bool timed_out = false, hung = false, interrupted = false, eof = false, killed = false;
     while (buf && !eof) {
-        int64_t left = deadline - now_ms();
-        if (mlk_run_interrupted || left <= 0 || rc) {
+        int64_t now = now_ms(), left = deadline - now;
+        if (!killed && (mlk_run_interrupted || left <= 0 || rc || r->lost || now - last_data >= stall_ms)) {
             interrupted = mlk_run_interrupted || rc;
-            timed_out = !interrupted;
+            hung = !interrupted && !r->lost && left > 0;
+            timed_out = !interrupted && !hung && !r->lost;
+            if (hung)
+                r->stalled_s = (double)(now - last_data) / 1000.0;
             kill(-pid, SIGKILL);
             kill(pid, SIGKILL);
+            killed = true;
             deadline = INT64_MAX; /* now drain what it wrote before dying */
+            left = INT64_MAX;
         }
         struct pollfd pf = {rfd, POLLIN, 0};
         int ready = poll(&pf, 1, (int)(left > 100 || left <= 0 ? 100 : left));
@@ -397,18 +417,20 @@ int mlk_cellrun_exec(const mlk_plan *p, const mlk_cell *c, const mlk_cellrun_opt
             if (n == 0)
                 eof = true;
             else if (n > 0) {
+                last_data = now_ms();
                 have += (size_t)n;
                 consume(r, buf, &have);
                 if (have == (1 << 16) - 1)
                     have = 0; /* a line longer than the buffer is garbage: drop it */
             }
         }
-        if (now_ms() - last_flush >= 250) {
+        /* Every 250 ms, or sooner when a fast worker fills the buffer: the parent holds one batch at most. */
+        if (now_ms() - last_flush >= 250 || r->n >= MAX_UNFLUSHED) {
             if (!rc)
                 rc = flush(r, o, &flushed, &flushed_metrics);
             last_flush = now_ms();
             if (o->on_tick)
-                o->on_tick(o->arg, r->n ? r->samples[r->n - 1].iteration : -1);
+                o->on_tick(o->arg, r->n_total ? r->last.iteration : -1);
         }
     }
     int status = 0;
@@ -418,7 +440,11 @@ int mlk_cellrun_exec(const mlk_plan *p, const mlk_cell *c, const mlk_cellrun_opt
     close(rfd);
     free(buf);
     int frc = flush(r, o, &flushed, &flushed_metrics);
-    classify(r, status, timed_out, interrupted, o->tool ? 0 : p->s->memory_limit_mb);
+    classify(r, status, timed_out, hung, interrupted, o->tool ? 0 : p->s->memory_limit_mb);
+    if (r->lost && !interrupted) {
+        r->end = MLK_END_OTHER;
+        snprintf(r->error, sizeof r->error, "memleak-run ran out of memory keeping the worker's samples");
+    }
     return rc ? rc : frc ? MLK_E_DB : MLK_OK;
 }
 

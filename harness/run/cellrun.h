@@ -12,7 +12,7 @@
 #include "status.h"
 
 typedef enum { MLK_END_DONE = 0, MLK_END_STEP_ERROR, MLK_END_OOM, MLK_END_CRASHED, MLK_END_TIMEOUT,
-               MLK_END_INTERRUPTED, MLK_END_OTHER } mlk_end;
+               MLK_END_INTERRUPTED, MLK_END_OTHER, MLK_END_HUNG } mlk_end;
 
 /* An engine figure sent after a sample (its index in samples). */
 typedef struct mlk_engine_metric {
@@ -22,10 +22,15 @@ typedef struct mlk_engine_metric {
 } mlk_engine_metric;
 
 typedef struct mlk_cellrun {
-    mlk_sample *samples;      /* everything received, in order */
+    /* Received and not yet handed to on_batch (the parent keeps no more: its memory must not grow with the run). */
+    mlk_sample *samples;
     int n, cap;
-    mlk_engine_metric *metrics; /* engine figures, in order */
+    mlk_engine_metric *metrics; /* engine figures not yet handed over, in order */
     int n_metrics, cap_metrics;
+    int64_t n_total;          /* samples received in all */
+    mlk_sample last;          /* the last of them (n_total > 0) */
+    bool lost;                /* a sample or figure could not be kept (the parent ran out of memory) */
+    double stalled_s;         /* MLK_END_HUNG: how long the worker had sent nothing */
     char alloc_active[32];    /* from the worker's "A" line */
     char alloc_lib[400];
     bool heap;
@@ -39,8 +44,8 @@ typedef struct mlk_cellrun {
     db_site_report sites;     /* from "W" lines: where memory grew (issue 9); sites.have once the info line came */
 } mlk_cellrun;
 
-/* Called with the samples and engine metrics received since the last call (a batch), as they arrive. A metric's
- * sample index counts from the cell's first sample. Non-zero stops the cell. */
+/* Called with the samples and engine metrics received since the last call (a batch), as they arrive; they are
+ * dropped after it returns. A metric's sample index counts from the cell's first sample. Non-zero stops the cell. */
 typedef int (*mlk_batch_fn)(void *arg, const mlk_sample *s, int n, const mlk_engine_metric *m, int n_metrics);
 /* Called about every 250 ms (with each flush of samples to on_batch) with the last iteration seen (-1 before the
  * first). */

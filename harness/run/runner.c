@@ -9,6 +9,8 @@
 #include <time.h>
 
 #include "cellrun.h"
+#include "db_resolution.h"
+#include "keep.h"
 #include "meta.h"
 #include "runner.h"
 #include "table.h"
@@ -30,15 +32,28 @@ typedef struct {
     int done_cells;
     const char *label;     /* the cell running now */
     int cell_iters;        /* its iterations: warmup + iterations, or tool_iterations for a tool cell */
+    time_t cell_started;
+    mlk_cell_stream *stream; /* the cell's samples, folded for its verdict as they arrive */
+    mlk_keep *keep;          /* which of them the store keeps */
+    char duration_text[32];  /* duration:, for the progress line */
+    bool by_duration;        /* this cell measures for duration_s (a tool cell counts its iterations) */
 } run_ctx;
 
 static int on_batch(void *arg, const mlk_sample *s, int n, const mlk_engine_metric *m, int n_metrics)
 {
     run_ctx *x = arg;
+    int64_t first = x->seq;
     int rc = db_samples_insert(x->db, x->cell_id, s, n, &x->seq, x->err);
     /* A sample's seq is its index in the cell, so a metric's sample index is its seq. */
     for (int i = 0; !rc && i < n_metrics; i++)
         rc = db_metric_insert(x->db, x->cell_id, m[i].sample, m[i].name, m[i].value, x->err);
+    for (int i = 0; !rc && i < n; i++)
+        if (mlk_cell_stream_push(x->stream, &s[i]) || mlk_keep_note(x->keep, &s[i], first + i))
+            rc = mlk_fail(x->err, MLK_E_NOMEM, "out of memory folding a cell's samples");
+    int n_drops = 0;
+    const int64_t(*drops)[2] = rc ? NULL : mlk_keep_drops(x->keep, &n_drops);
+    if (n_drops && !(rc = db_samples_drop(x->db, x->cell_id, drops, n_drops, x->err)))
+        mlk_keep_drops_done(x->keep);
     return rc;
 }
 
@@ -60,6 +75,18 @@ static void on_tick(void *arg, int iteration)
     if (x->o->quiet || !x->o->progress_tty)
         return;
     double elapsed = difftime(time(NULL), x->started);
+    if (x->by_duration) {
+        /* By duration: time is what is known; the iteration count is whatever fits. */
+        double cell_el = difftime(time(NULL), x->cell_started), d = x->p->s->duration_s;
+        double total_s = (double)x->n_run * d, done_s = (double)x->done_cells * d + (cell_el < d ? cell_el : d);
+        char el[32], rem[32];
+        fmt_eta(el, sizeof el, cell_el);
+        fmt_eta(rem, sizeof rem, total_s - done_s);
+        printf("\r\033[K[cell %d/%d] %.60s | iteration %d | %s of %s | run left %s", x->k + 1, x->n_run, x->label,
+               iteration + 1, el, x->duration_text, rem);
+        fflush(stdout);
+        return;
+    }
     /* The ETA assumes every cell as long as this one; a tool cell runs tool_iterations and no warmup. */
     double done = (double)x->done_cells * x->iters_per_cell + (iteration + 1);
     double total = (double)x->n_run * x->iters_per_cell;
@@ -77,13 +104,14 @@ static const char *end_status(const mlk_cellrun *r, const mlk_judgement *j)
     case MLK_END_OOM: return "oom";
     case MLK_END_CRASHED: return "crashed";
     case MLK_END_TIMEOUT: return "timeout";
+    case MLK_END_HUNG: return "hung";
     default: return "error";
     }
 }
 
 static void describe(const mlk_cellrun *r, const mlk_judgement *j, double timeout_s, char *out, size_t len)
 {
-    int last = r->n ? r->samples[r->n - 1].iteration : -1;
+    int last = r->n_total ? r->last.iteration : -1;
     switch (r->end) {
     case MLK_END_DONE: snprintf(out, len, "%.590s", j->detail); break;
     case MLK_END_CRASHED:
@@ -91,6 +119,10 @@ static void describe(const mlk_cellrun *r, const mlk_judgement *j, double timeou
                  last, r->error[0] ? ": " : "", r->error);
         break;
     case MLK_END_TIMEOUT: snprintf(out, len, "killed after timeout_s=%g in iteration %d", timeout_s, last); break;
+    case MLK_END_HUNG:
+        snprintf(out, len, "hung: no sample for %.0f s (stall_s) after %s of iteration %d; killed", r->stalled_s,
+                 r->n_total ? mlk_step_name(r->last.step) : "start", last);
+        break;
     case MLK_END_OOM: snprintf(out, len, "out of memory in iteration %d%s%.400s", last, r->error[0] ? ": " : "", r->error); break;
     default:
         snprintf(out, len, "%s%s%.400s (exit %d)", r->error_step, r->error_step[0] ? ": " : "",
@@ -123,7 +155,7 @@ static int finish_cell(run_ctx *x, const mlk_cell *c, mlk_cellrun *r, const mlk_
 {
     mlk_judgement j;
     memset(&j, 0, sizeof j);
-    bool judged = !tr && r->end == MLK_END_DONE && mlk_judge_cell(x->p->s, r->samples, r->n, &j) == 0;
+    bool judged = !tr && r->end == MLK_END_DONE && mlk_judge_stream(x->p->s, x->stream, &j) == 0;
     if (r->end == MLK_END_DONE && !judged && !tr)
         r->end = MLK_END_OTHER;
     const mlk_detect_result *d = &j.s[j.deciding].r;
@@ -139,8 +171,15 @@ static int finish_cell(run_ctx *x, const mlk_cell *c, mlk_cellrun *r, const mlk_
     }
     if (tr)
         snprintf(row->tool, sizeof row->tool, "%s", tr->table);
-    row->n_steps = mlk_step_stats(r->samples, r->n, row->steps);
-    int rc = db_step_stats_insert(x->db, x->cell_id, row->steps, row->n_steps, err);
+    row->n_steps = mlk_cell_stream_step_stats(x->stream, row->steps);
+    int rc = row->n_steps < 0 ? mlk_fail(err, MLK_E_NOMEM, "out of memory computing step statistics") : MLK_OK;
+    if (rc)
+        row->n_steps = 0;
+    if (!rc)
+        rc = db_step_stats_insert(x->db, x->cell_id, row->steps, row->n_steps, err);
+    int64_t head, stride, tail_from, iters;
+    if (!rc && mlk_keep_summary(x->keep, &head, &stride, &tail_from, &iters))
+        rc = db_resolution_store(x->db, x->cell_id, head, stride, tail_from, iters, err);
     if (!rc && judged)
         rc = store_series(x->db, x->cell_id, &j, err);
     if (!rc && r->alloc_active[0])
@@ -237,6 +276,7 @@ int mlk_run(const mlk_plan *p, db_store *db, const mlk_run_opts *o, int64_t resu
     }
     run_ctx x = {.db = db, .err = err, .o = o, .p = p, .n_run = n_run, .started = time(NULL),
                  .iters_per_cell = p->s->warmup + p->s->iterations};
+    fmt_eta(x.duration_text, sizeof x.duration_text, p->s->duration_s);
     for (int i = 0; i < p->n_cells && !rc && !mlk_run_interrupted; i++) {
         if (!todo[i])
             continue;
@@ -259,7 +299,14 @@ int mlk_run(const mlk_plan *p, db_store *db, const mlk_run_opts *o, int64_t resu
         if (tooled && (rc = mlk_tool_run_begin(p, c, &tool_run, err)))
             break;
         mlk_cellrun_opts co = {o->self_exe, o->heap_shim, tooled ? &tool_run : NULL, on_batch, on_tick, &x};
-        rc = mlk_cellrun_exec(p, c, &co, &r, err);
+        x.cell_started = time(NULL);
+        x.by_duration = !tooled && p->s->duration_s > 0;
+        x.stream = mlk_cell_stream_new();
+        x.keep = mlk_keep_new(MLK_KEEP_HEAD, MLK_KEEP_TAIL, MLK_KEEP_MID);
+        if (!x.stream || !x.keep)
+            rc = mlk_fail(err, MLK_E_NOMEM, "out of memory starting a cell");
+        if (!rc)
+            rc = mlk_cellrun_exec(p, c, &co, &r, err);
         if (!rc && tooled && r.end != MLK_END_INTERRUPTED)
             rc = mlk_tool_collect(db, ids[i], p, c, &tool_run, o->self_exe, r.end == MLK_END_DONE, &tres, err);
         if (!rc && r.end != MLK_END_INTERRUPTED)
@@ -270,6 +317,10 @@ int mlk_run(const mlk_plan *p, db_store *db, const mlk_run_opts *o, int64_t resu
             mlk_tool_run_end(&tool_run, getenv("MLK_KEEP_TOOL_OUTPUT") ? "MLK_KEEP_TOOL_OUTPUT is set"
                                         : r.end == MLK_END_DONE && !tres.have ? "its report could not be read" : NULL);
         mlk_cellrun_free(&r);
+        mlk_cell_stream_free(x.stream);
+        mlk_keep_free(x.keep);
+        x.stream = NULL;
+        x.keep = NULL;
         if (rc || r.end == MLK_END_INTERRUPTED)
             break;
         *finding |= is_finding(rows[i].status);

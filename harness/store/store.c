@@ -48,12 +48,57 @@ static const char *const migrations[] = {
     "ALTER TABLE samples ADD COLUMN mappings INTEGER; ALTER TABLE samples ADD COLUMN alloc_bytes INTEGER; "
     "ALTER TABLE samples ADD COLUMN alloc_held INTEGER; "
     "INSERT INTO schema_version(version) VALUES (2);",
+    /* 2 -> 3: a cell may end 'hung' (issue 14): widen_cell_status runs first. */
+    "INSERT INTO schema_version(version) VALUES (3);",
 };
 _Static_assert(sizeof migrations / sizeof *migrations == DB_SCHEMA_VERSION - 1, "one migration per version step");
+
+/* 2 -> 3: cells.status may be 'hung'. SQLite cannot alter a CHECK constraint, and widening one changes no stored row,
+ * so the table's text in sqlite_schema is edited in place, with the schema cookie bumped, under one savepoint: SQLite's
+ * documented procedure for such changes (lang_altertable.html, "Making Other Kinds Of Table Schema Changes"). */
+static int widen_cell_status(db_store *db, mlk_error *err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = db_exec(db, "SAVEPOINT widen_cell_status", err); /* db_open may already hold a transaction */
+    if (rc)
+        return rc;
+    int cookie = -1;
+    if (sqlite3_prepare_v2(db->h, "PRAGMA schema_version", -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+        cookie = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    char sql[64];
+    snprintf(sql, sizeof sql, "PRAGMA schema_version=%d", cookie + 1);
+    if (cookie < 0)
+        rc = db_fail_sql(db, err, "reading PRAGMA schema_version");
+    if (!rc)
+        rc = db_exec(db,
+                     "PRAGMA writable_schema=ON; "
+                     "UPDATE sqlite_schema SET sql = replace(sql, '''timeout'', ''oom''', '''timeout'', ''hung'', "
+                     "''oom''') WHERE type = 'table' AND name = 'cells' AND instr(sql, '''hung''') = 0",
+                     err);
+    if (!rc)
+        rc = db_exec(db, sql, err);
+    mlk_error ignore = {0};
+    db_exec(db, "PRAGMA writable_schema=OFF", rc ? &ignore : err);
+    if (!rc && sqlite3_prepare_v2(db->h, "SELECT instr(sql, '''hung''') FROM sqlite_schema WHERE name = 'cells'", -1,
+                                  &st, NULL) == SQLITE_OK) {
+        if (sqlite3_step(st) != SQLITE_ROW || sqlite3_column_int(st, 0) == 0)
+            rc = mlk_fail(err, MLK_E_DB, "%s: cells.status: its CHECK constraint is not the one this memleak-run "
+                                         "knows, so 'hung' cannot be added", db->path);
+        sqlite3_finalize(st);
+    }
+    if (rc) {
+        db_exec(db, "ROLLBACK TO widen_cell_status; RELEASE widen_cell_status", NULL);
+        return rc;
+    }
+    return db_exec(db, "RELEASE widen_cell_status", err);
+}
 
 static int migrate(db_store *db, int from, mlk_error *err)
 {
     for (int v = from; v < DB_SCHEMA_VERSION; v++) {
+        if (v == 2 && widen_cell_status(db, err))
+            return mlk_fail_prefix(err, "migrating the schema from version %d: ", v);
         int rc = db_exec(db, migrations[v - 1], err);
         if (rc)
             return mlk_fail_prefix(err, "migrating the schema from version %d: ", v);

@@ -138,7 +138,8 @@ static void concurrent_create(void)
     CHECK(failed_opens == 0);
 }
 
-/* A db written by schema 1 (no descriptor and mapping columns) gains them on open, keeps its rows, and says 2. */
+/* A db written by schema 1 (no descriptor and mapping columns) gains them on open, keeps its rows, and says the
+ * current version. */
 static void migrate_v1(void)
 {
     char p1[64];
@@ -160,7 +161,7 @@ static void migrate_v1(void)
     mlk_error err = {0};
     db_store *db = NULL;
     CHECK_OK(db_open(p1, &db, &err), &err);
-    CHECK(db && scalar(db, "SELECT max(version) FROM schema_version") == 2);
+    CHECK(db && scalar(db, "SELECT max(version) FROM schema_version") == DB_SCHEMA_VERSION);
     CHECK(db && scalar(db, "SELECT count(*) FROM pragma_table_info('samples') WHERE name IN "
                            "('fds', 'mapped_bytes', 'mappings', 'alloc_bytes', 'alloc_held')") == 5);
     CHECK(db && scalar(db, "SELECT vm_rss_kib FROM samples WHERE cell_id = 7") == 42);
