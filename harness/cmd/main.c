@@ -21,6 +21,7 @@ enum { EXIT_PASS = 0, EXIT_FINDING = 1, EXIT_INPUT = 2, EXIT_INTERNAL = 3 };
 typedef struct {
     const char *scenario, *db, *commit, *branch, *engine_dir, *model_cache, *run_key;
     int64_t resume;
+    double duration_s;  /* --duration: > 0 overrides the scenario's iterations or duration */
     bool dry_run, quiet, no_heap;
     int shard_index, shard_count;
 } args;
@@ -32,7 +33,7 @@ static void usage(FILE *f)
             "       memleak-run --resume RUN [options]\n"
             "       memleak-run compare|history|baseline|report|merge|import-gbench ...   (each with --help)\n\n"
             "Runs the scenario's pipeline over and over in one worker process per matrix cell, samples memory after\n"
-            "every step into SQLite, and gives each cell a verdict: pass, leak, plateau, crashed, timeout, oom, error.\n\n"
+            "every step into SQLite, and gives each cell a verdict: pass, leak, plateau, crashed, timeout, hung, oom, error.\n\n"
             "options:\n"
             "  --db PATH          results database (default ./memleak.db)\n"
             "  --resume RUN       run again the cells of run RUN that did not finish (scenario from the db)\n"
@@ -40,6 +41,8 @@ static void usage(FILE *f)
             "  --branch NAME      branch under test (default: $MLK_BRANCH, $GITHUB_REF_NAME, else git)\n"
             "  --engine-dir DIR   folder holding engine_<name>.so (default: $MLK_ENGINE_DIR, then ../lib)\n"
             "  --model-cache DIR  cache of generated models (default: $XDG_CACHE_HOME/memleak/models)\n"
+            "  --duration LEN     measure each cell for LEN (8h, 90m, 1h30m, 45s, seconds) instead of the scenario's\n"
+            "                     iterations or duration (give it again with --resume)\n"
             "  --shard I/N        run only the cells whose index modulo N is I\n"
             "  --run-key KEY      the run's identity; shards of one batch give the same key (default: random)\n"
             "  --no-heap          do not preload the heap-accounting shim (judge on RSS)\n"
@@ -49,7 +52,7 @@ static void usage(FILE *f)
             "environment: workers get memleak-run's environment, except LD_PRELOAD, which each cell sets itself (the\n"
             "heap shim, then the cell's allocator): a LD_PRELOAD of your own is not passed on. To run under your own\n"
             "allocator build, give it in the scenario: matrix: {allocator: [{name: mine, preload: /abs/lib.so}]}.\n\n"
-            "exit status: 0 every cell passed (or plateaued), 1 a finding (leak, crashed, timeout, oom, error),\n"
+            "exit status: 0 every cell passed (or plateaued), 1 a finding (leak, crashed, timeout, hung, oom, error),\n"
             "             2 usage or input error (nothing ran), 3 internal error\n");
 }
 
@@ -78,7 +81,7 @@ static int parse_args(int argc, char **argv, args *a)
             a->quiet = true;
         } else if (!strcmp(k, "--no-heap")) {
             a->no_heap = true;
-        } else if (slot || !strcmp(k, "--resume") || !strcmp(k, "--shard")) {
+        } else if (slot || !strcmp(k, "--resume") || !strcmp(k, "--shard") || !strcmp(k, "--duration")) {
             if (!v) {
                 fprintf(stderr, "memleak-run: %s needs a value\n", k);
                 return -1;
@@ -86,6 +89,12 @@ static int parse_args(int argc, char **argv, args *a)
             i++;
             if (slot) {
                 *slot = v;
+            } else if (!strcmp(k, "--duration")) {
+                if (mlk_parse_duration(v, &a->duration_s)) {
+                    fprintf(stderr, "memleak-run: --duration: '%s' is not a length of time such as 8h, 90m, 1h30m, "
+                                    "45s or seconds (at most a year)\n", v);
+                    return -1;
+                }
             } else if (!strcmp(k, "--resume")) {
                 char *end;
                 a->resume = strtoll(v, &end, 10);
@@ -167,6 +176,8 @@ static int run(const args *a, const char *self, int argc, char **argv)
     } else if ((rc = mlk_scenario_load(a->scenario, &s, &err))) {
         goto out;
     }
+    if (a->duration_s > 0)
+        s->duration_s = a->duration_s; /* the verdict and the store do not depend on which of the two was used */
     mlk_plan_opts po = {a->engine_dir, a->model_cache, NULL, dirname(dir)};
     if ((rc = mlk_plan_build(s, &po, &p, &err)))
         goto out;

@@ -1,5 +1,7 @@
 /* worker_args.c: the argument vector the parent builds for a worker, and its parser.
  * It must never accept a malformed vector: the parent built it, so any error here is an internal bug. */
+#include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,7 +35,7 @@ static int parse_int(const char *s, int lo, int *out)
 {
     char *end;
     long v = strtol(s, &end, 10);
-    if (*end || v < lo || v > 100000000)
+    if (*end || v < lo || v > 1000000000) /* the scenario's own bound on iterations and on warmup */
         return -1;
     *out = (int)v;
     return 0;
@@ -95,6 +97,11 @@ int mlk_worker_parse(int argc, char **argv, mlk_worker_args *a)
             return -1;
         }
         i++;
+    }
+    if ((int64_t)a->warmup + a->iterations > INT_MAX - 1) {
+        fprintf(stderr, "memleak-run worker: warmup + iterations (%d + %d) is more than one process can count\n",
+                a->warmup, a->iterations);
+        return -1;
     }
     if (a->fd < 0 || !a->engine_lib || !a->model) {
         fprintf(stderr, "memleak-run worker: --fd, --engine-lib and --model are required\n");
