@@ -58,4 +58,6 @@ MLK_BUILD_DIR="$build" MLK_BENCH_DIR="$out" "$root/ci/bench_harness.sh" || statu
 MLK_BUILD_DIR="$build" MLK_BENCH_DIR="$out" "$root/ci/bench_verdicts.sh" || status=1
 # What allocation sites cost (issue 9): the shim with sites off, sampled and exact; stacks and time to name them.
 MLK_BUILD_DIR="$build" MLK_BENCH_DIR="$out" "$root/harness/heap/bench_sites.sh" || status=1
+# Long runs at constant memory (issue 14): the parent's peak and the db at 1e4, 1e5, 1e6 iterations.
+MLK_BUILD_DIR="$build" MLK_BENCH_DIR="$out" "$root/ci/bench_soak.sh" || status=1
 exit "$status"
