@@ -12,7 +12,7 @@ static const char *style =
     "body{font-family:sans-serif;margin:1.5em auto;max-width:1100px;color:#222;padding:0 1em}"
     "table{border-collapse:collapse;margin:.5em 0 1.5em}td,th{border:1px solid #ccc;padding:.25em .5em;"
     "text-align:left;vertical-align:top}th{background:#f2f2f2}td.num{text-align:right;white-space:nowrap}"
-    ".pass{color:#1a7f37}.plateau{color:#9a6700}.leak,.crashed,.timeout,.oom,.error{color:#c00;font-weight:bold}"
+    ".pass{color:#1a7f37}.plateau{color:#9a6700}.leak,.crashed,.timeout,.hung,.oom,.error{color:#c00;font-weight:bold}"
     ".pending,.running{color:#777}.regression{color:#c00}.improvement{color:#1a7f37}"
     ".note{background:#fff4ce;border:1px solid #e0c060;padding:.5em 1em}"
     "figure{margin:1em 0}figure img{max-width:100%;border:1px solid #ddd}figcaption{font-size:.9em}"
@@ -80,7 +80,7 @@ static void head(FILE *f, const mlk_report *r)
 
 static void counts(FILE *f, const mlk_report *r)
 {
-    static const char *order[] = {"leak", "crashed", "timeout", "oom", "error", "plateau", "pass", "pending",
+    static const char *order[] = {"leak", "crashed", "timeout", "hung", "oom", "error", "plateau", "pass", "pending",
                                   "running"};
     fprintf(f, "<p>%d cell%s:", r->n_cells, r->n_cells == 1 ? "" : "s");
     for (size_t k = 0; k < sizeof order / sizeof *order; k++) {
