@@ -97,4 +97,7 @@ check "long: the middle is thinned ($kept of 10005 kept)" test "$kept" -ge 1000 
 check "long: teardown samples kept" eq "$(q "SELECT count(*) FROM samples s JOIN cells c ON c.id=s.cell_id WHERE c.idx=1 AND phase='teardown'")" 4
 check "long: step_stats count every measured iteration" eq "$(q "SELECT n FROM step_stats t JOIN cells c ON c.id=t.cell_id WHERE c.idx=1 AND step='infer'")" 12000
 check "long: integrity" eq "$(q "PRAGMA integrity_check")" ok
+"$bin/memleak-run" merge --quiet "$work/merged.db" "$db" > /dev/null
+db="$work/merged.db"
+check "long: merge carries how cells were kept" eq "$(q "SELECT count(*) FROM sample_resolution")" 2
 finish
