@@ -79,7 +79,7 @@ typedef enum { MLK_DETECTOR_MEMLEAK = 0, MLK_DETECTOR_OPENVINO = 1 } mlk_detecto
     X(iterations, 100) X(warmup, 10) X(leak_bytes_per_iter, MLK_DEFAULT_LEAK_BYTES_PER_ITER) X(regression_rel, 0.05) \
     X(regression_abs_kib, 256) X(latency_rel, 0.10) X(latency_alpha, 0.05) X(latency_abs_ms, 0.05)               \
     X(timeout_s, 600) X(heap, true) X(tool_iterations, MLK_DEFAULT_TOOL_ITERATIONS)                               \
-    X(heap_sites, MLK_HEAP_SITES_OFF) X(heap_sites_interval_kib, MLK_HEAP_SITES_DEFAULT_INTERVAL / 1024)         \
+    X(heap_sites, MLK_HEAP_SITES_SAMPLE) X(heap_sites_interval_kib, MLK_HEAP_SITES_DEFAULT_INTERVAL / 1024)         \
     X(duration_s, 0) X(stall_s, 300)
 
 typedef struct mlk_scenario {
@@ -129,8 +129,8 @@ typedef struct mlk_scenario {
     int64_t memory_limit_mb; /* per worker; 0 = none (default) */
     mlk_detector_kind detector; /* `detector: memleak|openvino`; default memleak */
     bool heap;           /* `heap: on|off`: preload the heap-accounting shim; default on */
-    /* Where memory grows (issue 9): `heap_sites: off|sample|exact` (default off: the site tables still grow the
-     * worker's resident memory by ~1.5 KiB/iter, which the anon series would read) has the shim record the stacks of
+    /* Where memory grows (issue 9): `heap_sites: off|sample|exact` (default sample: a red cell names its growing
+     * functions without a rerun, for about a tenth more time on a malloc-heavy loop) has the shim record the stacks of
      * sampled (every heap_sites_interval_kib KiB on average, default 512) or of all allocations and of every mmap,
      * and each cell names its growing sites. off, or heap: off: growing mappings are named by path only
      * (/proc/self/maps). Values MLK_HEAP_SITES_OFF, _SAMPLE, _EXACT (heap_sites.h). */
