@@ -58,14 +58,17 @@ db="$work/h.db"
 start=$(date +%s)
 "$bin/memleak-run" --db "$db" --quiet "$work/h.yaml" > "$work/h.txt" 2>&1 &
 pid=$!
-worker=""
-for _ in $(seq 1 100); do
-  worker=$(pgrep -P "$pid" | head -1 || true)
-  [ -n "$worker" ] && break
+# The worker, not a model generator or any other child that comes and goes: it is the one started with --worker.
+stopped=""
+for _ in $(seq 1 300); do
+  worker=$(pgrep -P "$pid" -f -- "--worker" | head -1 || true)
+  if [ -n "$worker" ]; then
+    sleep 0.5
+    kill -STOP "$worker" 2>/dev/null && stopped=$worker && break
+  fi
   sleep 0.1
 done
-sleep 0.5
-[ -n "$worker" ] && kill -STOP "$worker"
+check "a worker was found and stopped" test -n "$stopped"
 set +e
 wait "$pid"
 code=$?
