@@ -134,6 +134,7 @@ static int exit_for(int code)
 {
     switch (code) {
     case MLK_E_USAGE: case MLK_E_PARSE: case MLK_E_NOTFOUND: case MLK_E_ENGINE: return EXIT_INPUT;
+    case MLK_E_INTERRUPTED: return 130; /* as a shell reports SIGINT; --resume continues a run */
     default: return EXIT_INTERNAL;
     }
 }

@@ -2,11 +2,15 @@
  * It must never use system() or popen(): both go through a shell. */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "interrupt.h"
 #include "spawn.h"
 
 int mlk_spawn(const char *const *argv, char *out, size_t len, int quiet, int *exit_code, mlk_error *err)
@@ -35,9 +39,15 @@ int mlk_spawn(const char *const *argv, char *out, size_t len, int quiet, int *ex
         _exit(127);
     }
     size_t used = 0;
+    bool interrupted = false;
     if (out) {
         close(fds[1]);
         for (ssize_t n; (n = read(fds[0], out + used, len - 1 - used)) != 0;) {
+            if (n < 0 && errno == EINTR && mlk_run_interrupted) {
+                kill(pid, SIGKILL); /* its end of the pipe closes with it */
+                interrupted = true;
+                continue;
+            }
             if (n < 0 && errno == EINTR)
                 continue;
             if (n < 0)
@@ -53,9 +63,22 @@ int mlk_spawn(const char *const *argv, char *out, size_t len, int quiet, int *ex
         out[used] = '\0';
         close(fds[0]);
     }
+    /* Wait, looking at the interrupt flag every 20 ms: a signal that came just before waitpid would not wake it, and
+     * a model generator or gnuplot may run for minutes. */
     int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    for (;;) {
+        pid_t w = waitpid(pid, &status, WNOHANG);
+        if (w == pid || (w < 0 && errno != EINTR))
+            break;
+        if (mlk_run_interrupted && !interrupted) {
+            kill(pid, SIGKILL);
+            interrupted = true;
+        }
+        struct timespec t = {0, 20 * 1000 * 1000};
+        nanosleep(&t, NULL);
     }
+    if (interrupted)
+        return mlk_fail(err, MLK_E_INTERRUPTED, "interrupted while %s ran (it was stopped)", argv[0]);
     *exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     if (*exit_code == 127)
         return mlk_fail(err, MLK_E_CHILD, "cannot run %s (not found or not executable)", argv[0]);

@@ -14,7 +14,8 @@
     X(MLK_E_DB, -2006, "database error")                      \
     X(MLK_E_ENGINE, -2007, "engine error")                    \
     X(MLK_E_CHILD, -2008, "worker process error")             \
-    X(MLK_E_INTERNAL, -2009, "internal error")
+    X(MLK_E_INTERNAL, -2009, "internal error")                \
+    X(MLK_E_INTERRUPTED, -2010, "interrupted")
 
 enum {
     MLK_OK = 0,

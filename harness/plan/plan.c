@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 #include "allocators.h"
+#include "files.h"
+#include "interrupt.h"
 #include "plan.h"
 #include "spawn.h"
 #include "strbuf.h"
@@ -52,18 +54,38 @@ static uint64_t fnv1a(uint64_t h, const void *data, size_t n)
     return h;
 }
 
+/* FNV-1a of the model file's bytes, read up to the size fstat gave (a file that grows while read is hashed as it
+ * was), looking at the interrupt flag between chunks: a model of many GiB takes seconds. */
 static int hash_file(const char *path, char *hex, mlk_error *err)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return mlk_fail(err, MLK_E_IO, "cannot read model %s: %s", path, strerror(errno));
+    int fd;
+    int64_t size;
+    int rc = mlk_open_regular(path, "model", &fd, &size, err);
+    if (rc)
+        return rc;
     uint64_t h = 1469598103934665603ULL;
     char buf[1 << 16];
-    for (size_t n; (n = fread(buf, 1, sizeof buf, f)) > 0;)
-        h = fnv1a(h, buf, n);
-    fclose(f);
-    snprintf(hex, 17, "%016llx", (unsigned long long)h);
-    return MLK_OK;
+    for (int64_t left = size; left > 0 && !rc;) {
+        if (mlk_run_interrupted) {
+            rc = mlk_fail(err, MLK_E_INTERRUPTED, "interrupted while hashing the model %s", path);
+            break;
+        }
+        ssize_t n = read(fd, buf, left < (int64_t)sizeof buf ? (size_t)left : sizeof buf);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            rc = mlk_fail(err, MLK_E_IO, "cannot read model %s: %s", path, strerror(errno));
+        else if (n == 0)
+            break; /* shrank while read: what was there is hashed */
+        else {
+            h = fnv1a(h, buf, (size_t)n);
+            left -= n;
+        }
+    }
+    close(fd);
+    if (!rc)
+        snprintf(hex, 17, "%016llx", (unsigned long long)h);
+    return rc;
 }
 
 /* The plugin file of one engine, searched in the usual folders; the error points at where the scenario names it. */
@@ -189,20 +211,20 @@ static int generate_model(mlk_plan *p, const mlk_plan_opts *o, const mlk_model_s
         goto out;
     }
     if (access(file.s, R_OK) != 0) {
-        const char *mk[] = {"mkdir", "-p", dir.s, NULL};
-        if ((rc = mlk_spawn(mk, NULL, 0, 0, &code, err)) || code) {
-            rc = rc ? rc : mlk_fail(err, MLK_E_IO, "cannot create the model cache %s", dir.s);
+        if ((rc = mlk_mkdirs(dir.s, err))) {
+            mlk_fail_prefix(err, "the model cache: ");
             goto out;
         }
         argv[0] = gen.s;
         argv[n++] = "--out";
         argv[n++] = file.s;
         argv[n] = NULL;
-        if ((rc = mlk_spawn(argv, NULL, 0, 0, &code, err)))
-            goto out;
-        if (code) {
-            rc = mlk_fail(err, MLK_E_PARSE, "%s:%d:%d: generating the model failed (%s exited with %d)", p->s->path,
-                          m->loc.line, m->loc.col, gen.s, code);
+        if ((rc = mlk_spawn(argv, NULL, 0, 0, &code, err)) || code) {
+            /* A generator stopped half way may have left part of a model: never let the cache serve it. */
+            unlink(file.s);
+            if (!rc)
+                rc = mlk_fail(err, MLK_E_PARSE, "%s:%d:%d: generating the model failed (%s exited with %d)",
+                              p->s->path, m->loc.line, m->loc.col, gen.s, code);
             goto out;
         }
     }
@@ -211,6 +233,20 @@ out:
     mlk_buf_free(&dir);
     mlk_buf_free(&file);
     mlk_buf_free(&gen);
+    return rc;
+}
+
+/* A model or input the scenario names must be a regular file, checked before anything reads it: a folder, a FIFO or
+ * /dev/zero is an input error at the scenario's place, not a hang. */
+static int check_regular(const char *path, const char *what, const char *scenario, mlk_loc at, mlk_error *err)
+{
+    int fd;
+    int64_t size;
+    int rc = mlk_open_regular(path, what, &fd, &size, err);
+    if (!rc)
+        close(fd);
+    else
+        mlk_fail_prefix(err, "%s:%d:%d: ", scenario, at.line, at.col);
     return rc;
 }
 
@@ -223,18 +259,16 @@ static int resolve_model(mlk_plan *p, const mlk_plan_opts *o, const mlk_model_sp
         rc = generate_model(p, o, m, pm, err);
     } else {
         pm->path = path_join(sdir, m->path);
-        if (!pm->path || access(pm->path, R_OK))
-            rc = mlk_fail(err, MLK_E_NOTFOUND, "%s:%d:%d: model file %s not found", p->s->path, m->loc.line,
-                          m->loc.col, pm->path ? pm->path : m->path);
+        rc = pm->path ? check_regular(pm->path, "model", p->s->path, m->loc, err)
+                      : mlk_fail(err, MLK_E_NOMEM, "out of memory");
     }
     if (!rc && m->n_inputs) {
         pm->inputs = calloc((size_t)m->n_inputs, sizeof *pm->inputs);
         for (int i = 0; pm->inputs && i < m->n_inputs && !rc; i++) {
             pm->inputs[i] = path_join(sdir, m->inputs[i]);
             pm->n_inputs = i + 1;
-            if (!pm->inputs[i] || access(pm->inputs[i], R_OK))
-                rc = mlk_fail(err, MLK_E_NOTFOUND, "%s:%d:%d: input file %s not found", p->s->path,
-                              m->input_locs[i].line, m->input_locs[i].col, pm->inputs[i] ? pm->inputs[i] : "?");
+            rc = pm->inputs[i] ? check_regular(pm->inputs[i], "input file", p->s->path, m->input_locs[i], err)
+                               : mlk_fail(err, MLK_E_NOMEM, "out of memory");
         }
     }
     if (!rc) {

@@ -18,7 +18,7 @@
 #include "series.h"
 #include "verdict.h"
 
-volatile sig_atomic_t mlk_run_interrupted;
+
 
 typedef struct {
     db_store *db;

@@ -5,7 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "files.h"
 #include "scenario_internal.h"
 
 /* A scenario is a page of YAML; refusing big files keeps a wrong path (a model, a log) from being slurped. */
@@ -643,37 +645,38 @@ int mlk_scenario_parse(const char *text, size_t len, const char *name, mlk_scena
     return MLK_OK;
 }
 
-/* The whole file, NUL-terminated; MLK_E_IO names the path. */
+/* The whole file, NUL-terminated, read up to the size fstat gave: a scenario must be a regular file under
+ * MAX_FILE_BYTES (anything else is an input error, never a hang or a read without end). */
 static int read_file(const char *path, char **out, size_t *len, mlk_error *err)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return mlk_fail(err, MLK_E_IO, "%s: cannot open scenario: %s", path, strerror(errno));
-    size_t cap = 4096, n = 0;
-    char *buf = mlk_yalloc(cap);
-    int rc = buf ? MLK_OK : mlk_fail(err, MLK_E_NOMEM, "%s: out of memory", path);
-    while (!rc) {
-        if (n + 1 == cap) {
-            char *bigger = mlk_yalloc(cap * 2);
-            if (!bigger) {
-                rc = mlk_fail(err, MLK_E_NOMEM, "%s: out of memory", path);
-                break;
-            }
-            memcpy(bigger, buf, n);
-            free(buf);
-            buf = bigger;
-            cap *= 2;
-        }
-        size_t got = fread(buf + n, 1, cap - 1 - n, f);
-        n += got;
-        if (n > MAX_FILE_BYTES)
-            rc = mlk_fail(err, MLK_E_IO, "%s: larger than %zu MiB; not a scenario file", path, MAX_FILE_BYTES >> 20);
-        else if (got == 0 && ferror(f))
+    int fd;
+    int64_t size;
+    int rc = mlk_open_regular(path, "scenario", &fd, &size, err);
+    if (rc)
+        return rc;
+    if (size > (int64_t)MAX_FILE_BYTES) {
+        close(fd);
+        return mlk_fail(err, MLK_E_PARSE, "%s: %lld bytes, larger than %zu MiB; not a scenario file", path,
+                        (long long)size, MAX_FILE_BYTES >> 20);
+    }
+    char *buf = mlk_yalloc((size_t)size + 1);
+    if (!buf) {
+        close(fd);
+        return mlk_fail(err, MLK_E_NOMEM, "%s: out of memory", path);
+    }
+    size_t n = 0;
+    while (!rc && n < (size_t)size) {
+        ssize_t got = read(fd, buf + n, (size_t)size - n);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0)
             rc = mlk_fail(err, MLK_E_IO, "%s: cannot read scenario: %s", path, strerror(errno));
         else if (got == 0)
-            break;
+            break; /* shrank while read */
+        else
+            n += (size_t)got;
     }
-    fclose(f);
+    close(fd);
     if (rc) {
         free(buf);
         return rc;

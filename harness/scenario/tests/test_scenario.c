@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
 
 #include "mlk_check.h"
 #include "scenario.h"
@@ -658,18 +660,34 @@ static void test_engine_names(void)
               "expected an engine name", __LINE__);
 }
 
+/* Input errors, each with exit 2's codes: missing, a folder, a device without end, a FIFO (never waits for a
+ * writer), a file over 4 MiB. */
 static void test_io_errors(void)
 {
     mlk_scenario *s = NULL;
     mlk_error err = {0};
-    CHECK(mlk_scenario_load("/nonexistent/dir/x.yaml", &s, &err) == MLK_E_IO && !s);
-    CHECK(strstr(err.msg, "/nonexistent/dir/x.yaml") && strstr(err.msg, "No such file"));
-    CHECK(mlk_scenario_load(source_dir, &s, &err) == MLK_E_IO && !s);
-    CHECK(strstr(err.msg, source_dir) && strstr(err.msg, "cannot read"));
+    CHECK(mlk_scenario_load("/nonexistent/dir/x.yaml", &s, &err) == MLK_E_NOTFOUND && !s);
+    CHECK(strstr(err.msg, "/nonexistent/dir/x.yaml not found"));
+    CHECK(mlk_scenario_load(source_dir, &s, &err) == MLK_E_PARSE && !s);
+    CHECK(strstr(err.msg, source_dir) && strstr(err.msg, "is a folder, not a regular file"));
     CHECK(mlk_scenario_load(NULL, &s, &err) == MLK_E_USAGE);
-    /* /dev/zero never ends: the size cap stops it. */
-    CHECK(mlk_scenario_load("/dev/zero", &s, &err) == MLK_E_IO && !s);
-    CHECK(strstr(err.msg, "/dev/zero: larger than 4 MiB"));
+    CHECK(mlk_scenario_load("/dev/zero", &s, &err) == MLK_E_PARSE && !s);
+    CHECK(strstr(err.msg, "/dev/zero is a character device, not a regular file"));
+    char fifo[64], big[64];
+    snprintf(fifo, sizeof fifo, "/tmp/mlk-test-scenario-fifo-%d", (int)getpid());
+    snprintf(big, sizeof big, "/tmp/mlk-test-scenario-big-%d.yaml", (int)getpid());
+    unlink(fifo);
+    CHECK(mkfifo(fifo, 0600) == 0);
+    CHECK(mlk_scenario_load(fifo, &s, &err) == MLK_E_PARSE && !s); /* returns at once: nobody writes to it */
+    CHECK(strstr(err.msg, "is a FIFO, not a regular file"));
+    unlink(fifo);
+    FILE *f = fopen(big, "w");
+    CHECK(f && fseek(f, (5L << 20) - 1, SEEK_SET) == 0 && fputc('\n', f) == '\n');
+    if (f)
+        fclose(f);
+    CHECK(mlk_scenario_load(big, &s, &err) == MLK_E_PARSE && !s);
+    CHECK(strstr(err.msg, "larger than 4 MiB; not a scenario file"));
+    unlink(big);
 }
 
 int main(void)
