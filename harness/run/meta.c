@@ -1,5 +1,5 @@
 /* meta.c: host, CPU, kernel, glibc, commit and branch for the run record.
- * It must never run git through a shell, nor fail when git or /proc are missing. */
+ * It must never start a process (git's files are read: git_head.c), nor fail when git or /proc are missing. */
 #include <gnu/libc-version.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "meta.h"
-#include "spawn.h"
+#include "git_head.h"
 
 static void trim(char *s)
 {
@@ -20,17 +20,7 @@ static void trim(char *s)
         s[--n] = '\0';
 }
 
-static void from_git(char *out, size_t len, const char *const *argv)
-{
-    int code = 0;
-    char buf[256];
-    if (!mlk_spawn(argv, buf, sizeof buf, 1, &code, NULL) && code == 0) {
-        trim(buf);
-        snprintf(out, len, "%s", buf);
-    }
-}
-
-static void pick(char *out, size_t len, const char *given, const char *const *env, const char *const *git)
+static void pick(char *out, size_t len, const char *given, const char *const *env, const char *from_git)
 {
     out[0] = '\0';
     if (given && given[0]) {
@@ -42,7 +32,7 @@ static void pick(char *out, size_t len, const char *given, const char *const *en
             snprintf(out, len, "%s", getenv(env[i]));
             return;
         }
-    from_git(out, len, git);
+    snprintf(out, len, "%s", from_git);
 }
 
 void mlk_meta_collect(mlk_meta *m, const char *commit, const char *branch)
@@ -50,8 +40,8 @@ void mlk_meta_collect(mlk_meta *m, const char *commit, const char *branch)
     memset(m, 0, sizeof *m);
     static const char *const commit_env[] = {"MLK_COMMIT", "GITHUB_SHA", "CI_COMMIT_SHA", NULL};
     static const char *const branch_env[] = {"MLK_BRANCH", "GITHUB_REF_NAME", "CI_COMMIT_REF_NAME", NULL};
-    static const char *const git_commit[] = {"git", "rev-parse", "HEAD", NULL};
-    static const char *const git_branch[] = {"git", "rev-parse", "--abbrev-ref", "HEAD", NULL};
+    char git_commit[64], git_branch[256];
+    mlk_git_head(git_commit, sizeof git_commit, git_branch, sizeof git_branch);
     pick(m->commit, sizeof m->commit, commit, commit_env, git_commit);
     pick(m->branch, sizeof m->branch, branch, branch_env, git_branch);
     struct utsname u;
