@@ -191,7 +191,7 @@ static int generate_model(mlk_plan *p, const mlk_plan_opts *o, const mlk_model_s
     char hex[17];
     snprintf(hex, sizeof hex, "%016llx", (unsigned long long)fnv1a(1469598103934665603ULL, key, strlen(key)));
     const char *home = getenv("HOME");
-    mlk_buf dir = {0}, file = {0}, gen = {0};
+    mlk_buf dir = {0}, file = {0}, gen = {0}, tmp = {0}, tmp_file = {0};
     if (o->model_cache)
         mlk_buf_printf(&dir, "%s", o->model_cache);
     else if (getenv("XDG_CACHE_HOME"))
@@ -215,24 +215,47 @@ static int generate_model(mlk_plan *p, const mlk_plan_opts *o, const mlk_model_s
             mlk_fail_prefix(err, "the model cache: ");
             goto out;
         }
+        /* Generated in a folder of its own, then renamed into the cache (its .data first, the model last): a
+         * generator stopped or killed half way, or two runs at once, never leave the cache a partial model. */
+        mlk_buf_printf(&tmp, "%s/.gen-%ld-%s", dir.s, (long)getpid(), hex);
+        mlk_buf_printf(&tmp_file, "%s/%s-%s.onnx", tmp.s ? tmp.s : "", m->generate, hex);
+        if (tmp.failed || tmp_file.failed) {
+            rc = mlk_fail(err, MLK_E_NOMEM, "out of memory");
+            goto out;
+        }
+        if ((rc = mlk_mkdirs(tmp.s, err)))
+            goto out;
         argv[0] = gen.s;
         argv[n++] = "--out";
-        argv[n++] = file.s;
+        argv[n++] = tmp_file.s;
         argv[n] = NULL;
         if ((rc = mlk_spawn(argv, NULL, 0, 0, &code, err)) || code) {
-            /* A generator stopped half way may have left part of a model: never let the cache serve it. */
-            unlink(file.s);
             if (!rc)
                 rc = mlk_fail(err, MLK_E_PARSE, "%s:%d:%d: generating the model failed (%s exited with %d)",
                               p->s->path, m->loc.line, m->loc.col, gen.s, code);
-            goto out;
+        } else {
+            char from[4200], to[4200];
+            snprintf(from, sizeof from, "%s.data", tmp_file.s);
+            snprintf(to, sizeof to, "%s.data", file.s);
+            if ((access(from, F_OK) == 0 && rename(from, to)) || rename(tmp_file.s, file.s))
+                rc = mlk_fail(err, MLK_E_IO, "cannot move the generated model into the cache %s: %s", dir.s,
+                              strerror(errno));
         }
+        char data[4200];
+        snprintf(data, sizeof data, "%s.data", tmp_file.s);
+        unlink(data);
+        unlink(tmp_file.s);
+        rmdir(tmp.s);
+        if (rc)
+            goto out;
     }
     pm->path = mlk_buf_take(&file);
 out:
     mlk_buf_free(&dir);
     mlk_buf_free(&file);
     mlk_buf_free(&gen);
+    mlk_buf_free(&tmp);
+    mlk_buf_free(&tmp_file);
     return rc;
 }
 
