@@ -1,0 +1,361 @@
+#!/usr/bin/env python3
+"""torture.py: memleak-run's torture suite (issue 14), in the spirit of SQLite's crash and I/O-error tests, over real
+runs of the harness: SIGKILL of memleak-run at random moments of run, report and merge, then --resume; SIGKILL and
+SIGSTOP of the worker; writes failing under RLIMIT_FSIZE at every size in turn; the parent's allocations failing one
+at a time (tests/torture/failmalloc.c). After each: the db passes integrity_check, every cell is there once with a
+final status, the samples of cells finished before the kill are byte-identical afterwards, and every cell holds the
+(iteration, step) samples of a clean run. It must never pass without trying what it reports, and never leave files.
+
+usage: torture.py [--short | --long] [--seed N]   (MLK_BIN_DIR, MLK_BUILD_DIR as ctest sets them)
+"""
+import argparse
+import os
+import random
+import resource
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+
+SCENARIO = """name: torture
+engine: ref
+model: {generate: mlp, mlp_hidden: 16}
+pipeline: [compile_model, create_request, infer, release_request, release_compiled]
+iterations: %d
+warmup: 2
+stall_s: %s
+matrix:
+  threads: [1, 2]
+"""
+
+
+class Torture:
+    def __init__(self, args):
+        self.bin = os.environ.get("MLK_BIN_DIR", "build/bin")
+        self.lib = os.path.join(os.environ.get("MLK_BUILD_DIR", os.path.dirname(self.bin)), "lib")
+        self.run_exe = os.path.join(self.bin, "memleak-run")
+        self.rng = random.Random(args.seed)
+        self.work = tempfile.mkdtemp(prefix="mlk-torture.")
+        self.env = dict(os.environ, XDG_CACHE_HOME=os.path.join(self.work, "cache"))
+        self.env.pop("LD_PRELOAD", None)
+        self.scn = self.write("t.yaml", SCENARIO % (20, "300"))
+        self.failures = []
+        self.counts = {"run kills": 0, "report kills": 0, "merge kills": 0, "worker kills": 0, "worker stops": 0,
+                       "I/O failures": 0, "allocation failures": 0}
+        self.n = 0
+        self.exits = {"I/O failures": {}, "allocation failures": {}}
+        self.total_allocs = 0
+
+    def write(self, name, text):
+        path = os.path.join(self.work, name)
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
+    def fail(self, what):
+        self.failures.append(what)
+        print("FAIL: " + what, flush=True)
+
+    def memleak(self, args, env=None, preexec=None, timeout=120):
+        return subprocess.run([self.run_exe] + args, env=env or self.env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, preexec_fn=preexec, timeout=timeout)
+
+    def fresh_db(self, tag):
+        self.n += 1
+        return os.path.join(self.work, "%s-%d.db" % (tag, self.n))
+
+    # ---- what a db must hold ----
+
+    @staticmethod
+    def connect(db):
+        return sqlite3.connect(db, timeout=10)
+
+    def integrity(self, db, what):
+        if not os.path.exists(db):
+            return True
+        try:
+            c = self.connect(db)
+            ok = c.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+            c.close()
+        except sqlite3.DatabaseError as e:
+            ok = False
+            what += " (%s)" % e
+        if not ok:
+            self.fail("integrity_check: " + what)
+        return ok
+
+    @staticmethod
+    def finished_cells(db):
+        """Cells with a final status, and their samples' rows (all columns, in seq order)."""
+        out = {}
+        if not os.path.exists(db):
+            return out
+        c = Torture.connect(db)
+        try:
+            for cid, idx, status in c.execute("SELECT id, idx, status FROM cells"):
+                if status not in ("pending", "running"):
+                    out[idx] = c.execute("SELECT * FROM samples WHERE cell_id = ? ORDER BY seq", (cid,)).fetchall()
+        except sqlite3.DatabaseError:
+            pass
+        c.close()
+        return out
+
+    def sets(self, db):
+        c = self.connect(db)
+        res = {}
+        for cid, idx, status in c.execute("SELECT id, idx, status FROM cells"):
+            rows = c.execute("SELECT iteration, step FROM samples WHERE cell_id = ?", (cid,)).fetchall()
+            res[idx] = (status, sorted((r[0] if r[0] is not None else -1, r[1]) for r in rows))
+        c.close()
+        return res
+
+    def check_complete(self, db, what, before=None, allow_error=False):
+        """After a resume: one run done, every cell once with a final status and a clean run's samples."""
+        if not self.integrity(db, what):
+            return
+        c = self.connect(db)
+        runs = c.execute("SELECT count(*), min(status) FROM runs").fetchone()
+        idxs = [r[0] for r in c.execute("SELECT idx FROM cells ORDER BY idx")]
+        c.close()
+        if runs != (1, "done"):
+            self.fail("%s: runs %s, expected one run done" % (what, runs))
+        if idxs != [0, 1]:
+            self.fail("%s: cells %s, expected 0 and 1 once each" % (what, idxs))
+        for idx, (status, s) in self.sets(db).items():
+            if status == "error" and allow_error:
+                continue
+            if status in ("pending", "running"):
+                self.fail("%s: cell %d left %s" % (what, idx, status))
+            elif s != self.ref[idx][1]:
+                self.fail("%s: cell %d holds %d samples, a clean run %d" % (what, idx, len(s), len(self.ref[idx][1])))
+        after = self.finished_cells(db)
+        for idx, rows in (before or {}).items():
+            if after.get(idx) != rows:
+                self.fail("%s: cell %d, finished before the kill, changed after the resume" % (what, idx))
+
+    def resume(self, db, what, env=None):
+        run_id = None
+        if os.path.exists(db):
+            try:
+                c = self.connect(db)
+                run_id = c.execute("SELECT max(id) FROM runs").fetchone()[0]
+                c.close()
+            except sqlite3.DatabaseError:
+                pass
+        args = ["--db", db, "--quiet"] + (["--resume", str(run_id)] if run_id else [self.scn])
+        r = self.memleak(args, env=env)
+        if r.returncode != 0:
+            self.fail("%s: the resume exited %d: %s" % (what, r.returncode, r.stderr.strip()[-300:]))
+        return r
+
+    # ---- the trials ----
+
+    def clean(self):
+        db = os.path.join(self.work, "ref.db")
+        t0 = time.monotonic()
+        r = self.memleak(["--db", db, "--quiet", self.scn])
+        self.clean_s = time.monotonic() - t0
+        if r.returncode != 0:
+            self.fail("the clean run exited %d: %s" % (r.returncode, r.stderr))
+            return False
+        self.ref_db = db
+        self.ref = self.sets(db)
+        # a second clean run: its time, now that the model is cached
+        t0 = time.monotonic()
+        self.memleak(["--db", os.path.join(self.work, "ref2.db"), "--quiet", self.scn])
+        self.clean_s = time.monotonic() - t0
+        self.db_bytes = sum(os.path.getsize(os.path.join(self.work, f)) for f in os.listdir(self.work)
+                            if f.startswith("ref2.db"))
+        return True
+
+    def kill_run(self):
+        db = self.fresh_db("kill")
+        p = subprocess.Popen([self.run_exe, "--db", db, "--quiet", self.scn], env=self.env,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(self.rng.uniform(0, self.clean_s * 1.1))
+        p.kill()
+        p.wait()
+        self.counts["run kills"] += 1
+        what = "kill %d" % self.n
+        if not self.integrity(db, what + ", right after the kill"):
+            return
+        before = self.finished_cells(db)
+        self.resume(db, what)
+        self.check_complete(db, what, before)
+
+    def kill_report(self):
+        out = os.path.join(self.work, "rep-%d" % self.n)
+        p = subprocess.Popen([self.run_exe, "report", "--db", self.ref_db, "--out", out], env=self.env,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(self.rng.uniform(0, 0.3))
+        p.kill()
+        p.wait()
+        self.counts["report kills"] += 1
+        self.integrity(self.ref_db, "report kill %d" % self.n)
+        r = self.memleak(["report", "--db", self.ref_db, "--out", out])
+        if r.returncode != 0 or not os.path.exists(os.path.join(out, "index.html")):
+            self.fail("report after a killed report: exit %d %s" % (r.returncode, r.stderr.strip()[-200:]))
+        shutil.rmtree(out, ignore_errors=True)
+
+    def kill_merge(self):
+        out = self.fresh_db("merge")
+        p = subprocess.Popen([self.run_exe, "merge", "--quiet", out, self.ref_db], env=self.env,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(self.rng.uniform(0, 0.15))
+        p.kill()
+        p.wait()
+        self.counts["merge kills"] += 1
+        what = "merge kill %d" % self.n
+        if not self.integrity(out, what):
+            return
+        r = self.memleak(["merge", "--quiet", out, self.ref_db])
+        if r.returncode != 0:
+            self.fail("%s: merging again exited %d: %s" % (what, r.returncode, r.stderr.strip()[-200:]))
+            return
+        c, ref = self.connect(out), self.connect(self.ref_db)
+        got = [c.execute("SELECT count(*) FROM " + t).fetchone()[0] for t in ("runs", "cells", "samples")]
+        want = [ref.execute("SELECT count(*) FROM " + t).fetchone()[0] for t in ("runs", "cells", "samples")]
+        c.close()
+        ref.close()
+        if got != want:
+            self.fail("%s: after merging again runs/cells/samples %s, the input holds %s" % (what, got, want))
+
+    def attack_worker(self):
+        # cells that measure for a second each: the attack lands mid-cell, never on a worker already exiting
+        scn = self.write("w.yaml", (SCENARIO % (1000, "1")).replace("iterations: 1000\n", "duration: 1s\n"))
+        db = self.fresh_db("worker")
+        p = subprocess.Popen([self.run_exe, "--db", db, "--quiet", scn], env=self.env,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        sig = self.rng.choice([signal.SIGKILL, signal.SIGSTOP])
+        target = None
+        deadline = time.monotonic() + 20
+        while target is None and time.monotonic() < deadline and p.poll() is None:
+            kids = subprocess.run(["pgrep", "-P", str(p.pid), "-f", "--", "--worker"], stdout=subprocess.PIPE,
+                                  text=True).stdout.split()
+            if kids:
+                time.sleep(self.rng.uniform(0, 0.2))
+                try:
+                    os.kill(int(kids[0]), sig)
+                    target = kids[0]
+                except ProcessLookupError:
+                    pass
+            else:
+                time.sleep(0.01)
+        code = p.wait(timeout=120)
+        self.counts["worker kills" if sig == signal.SIGKILL else "worker stops"] += 1
+        what = "worker %s %d" % (signal.Signals(sig).name, self.n)
+        if target is None:
+            return  # the cells ended before a worker could be caught: nothing was tried
+        self.integrity(db, what)
+        c = self.connect(db)
+        statuses = [r[0] for r in c.execute("SELECT status FROM cells ORDER BY idx")]
+        run = c.execute("SELECT status FROM runs").fetchone()[0]
+        c.close()
+        hit = [s for s in statuses if s != "pass"]
+        want = ("crashed", "oom") if sig == signal.SIGKILL else ("hung",)
+        if code != 1 or run != "done" or len(statuses) != 2 or len(hit) != 1 or hit[0] not in want:
+            self.fail("%s: exit %d, run %s, cells %s (want one of %s, the other pass)" % (what, code, run, statuses,
+                                                                                          want))
+
+    def io_failure(self, limit):
+        db = self.fresh_db("fsize")
+
+        def limited():
+            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+            resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+        r = self.memleak(["--db", db, "--quiet", self.scn], preexec=limited)
+        self.counts["I/O failures"] += 1
+        self.exits["I/O failures"][r.returncode] = self.exits["I/O failures"].get(r.returncode, 0) + 1
+        what = "RLIMIT_FSIZE %d" % limit
+        if r.returncode < 0 or r.returncode not in (0, 3):
+            self.fail("%s: exit %d (want 3, or 0 when it fit): %s" % (what, r.returncode, r.stderr.strip()[-200:]))
+        if r.returncode == 3 and not r.stderr.strip():
+            self.fail("%s: exit 3 without a message" % what)
+        if not self.integrity(db, what):
+            return
+        before = self.finished_cells(db)
+        self.resume(db, what)
+        self.check_complete(db, what, before)
+
+    def alloc_failure(self, n, once):
+        db = self.fresh_db("oom")
+        env = dict(self.env, LD_PRELOAD=self.failmalloc, MLK_FAILMALLOC_AT=str(n),
+                   MLK_FAILMALLOC_ONCE="1" if once else "0")
+        r = self.memleak(["--db", db, "--quiet", self.scn], env=env)
+        self.counts["allocation failures"] += 1
+        ex = self.exits["allocation failures"]
+        ex[r.returncode] = ex.get(r.returncode, 0) + 1
+        what = "allocation %d failing%s" % (n, " once" if once else "")
+        if r.returncode < 0 or r.returncode > 3:
+            self.fail("%s: exit %d (a signal or worse): %s" % (what, r.returncode, r.stderr.strip()[-300:]))
+        elif r.returncode in (2, 3) and not r.stderr.strip():
+            self.fail("%s: exit %d without a message" % (what, r.returncode))
+        if not self.integrity(db, what):
+            return
+        before = self.finished_cells(db)
+        self.resume(db, what)
+        self.check_complete(db, what, before, allow_error=True)
+
+    def count_allocs(self):
+        self.failmalloc = os.path.join(self.lib, "libmlk_failmalloc.so")
+        if not os.path.exists(self.failmalloc):
+            return 0
+        path = os.path.join(self.work, "count")
+        env = dict(self.env, LD_PRELOAD=self.failmalloc, MLK_FAILMALLOC_COUNT=path)
+        self.memleak(["--db", self.fresh_db("count"), "--quiet", self.scn], env=env)
+        try:
+            return int(open(path).read())
+        except (OSError, ValueError):
+            return 0
+
+
+def main():
+    ap = argparse.ArgumentParser(description="memleak-run's torture suite")
+    ap.add_argument("--long", action="store_true", help="the nightly form (>= 1000 kills)")
+    ap.add_argument("--seed", type=int, default=int(os.environ.get("MLK_TORTURE_SEED", "14")))
+    args = ap.parse_args()
+    t = Torture(args)
+    started = time.monotonic()
+    try:
+        if not os.access(t.run_exe, os.X_OK):
+            print("SKIP: %s not built" % t.run_exe)
+            return 77
+        if not t.clean():
+            return 1
+        kills = 1000 if args.long else 60
+        for _ in range(kills):
+            x = t.rng.random()
+            (t.kill_run if x < 0.7 else t.kill_report if x < 0.85 else t.kill_merge)()
+        for _ in range(60 if args.long else 6):
+            t.attack_worker()
+        steps = 60 if args.long else 10
+        for i in range(steps):
+            t.io_failure(max(1, int(t.db_bytes * (i + 0.5) / steps)))
+        total = t.total_allocs = t.count_allocs()
+        if total:
+            picks = range(1, total + 1) if args.long else sorted(t.rng.sample(range(1, total + 1), min(30, total)))
+            for n in picks:
+                t.alloc_failure(n, once=True)
+            for n in (sorted(t.rng.sample(range(1, total + 1), min(200 if args.long else 8, total)))):
+                t.alloc_failure(n, once=False)
+        else:
+            t.fail("the allocation-failure library (libmlk_failmalloc.so) is missing or counted nothing")
+    finally:
+        shutil.rmtree(t.work, ignore_errors=True)
+    tried = ", ".join("%d %s" % (v, k) for k, v in t.counts.items())
+    print("torture (%s, seed %d): %s tried in %.0f s; a clean run took %.2f s and %d db bytes" %
+          ("long" if args.long else "short", args.seed, tried, time.monotonic() - started, t.clean_s, t.db_bytes))
+    for k, ex in t.exits.items():
+        print("torture: %s by exit status: %s" % (k, ", ".join("%d: %d" % (c, n) for c, n in sorted(ex.items()))))
+    print("torture: the parent made %d allocations in a clean run" % t.total_allocs)
+    print("torture: %s" % ("0 lost: every db sound, every cell once and whole" if not t.failures else
+                           "%d failures" % len(t.failures)))
+    return 1 if t.failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
