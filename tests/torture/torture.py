@@ -337,7 +337,9 @@ def main():
             t.io_failure(max(1, int(t.db_bytes * (i + 0.5) / steps)))
         total = t.total_allocs = t.count_allocs()
         if total:
-            picks = range(1, total + 1) if args.long else sorted(t.rng.sample(range(1, total + 1), min(30, total)))
+            # long: every allocation in turn up to 5000 of them, else an even stride over all (the note says which)
+            picks = (range(1, total + 1, max(1, total // 5000)) if args.long else
+                     sorted(t.rng.sample(range(1, total + 1), min(30, total))))
             for n in picks:
                 t.alloc_failure(n, once=True)
             for n in (sorted(t.rng.sample(range(1, total + 1), min(200 if args.long else 8, total)))):
