@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The torture suite's long form, for the nightly job: >= 1000 kills of memleak-run across run, report and merge, 60
 # attacks on workers, 60 write limits, the parent's allocations failing once (every one up to 5000, else an even stride
-# over all) and 200 failing for good, then the
-# bad-input corpora. ci/test.sh runs the short form through ctest (label torture). It must never hide a failure.
+# over all) and 200 failing for good, then the bad-input corpora. ci/test.sh runs the short form through ctest (label
+# torture). It must never hide a failure.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build="${MLK_BUILD_DIR:-$root/build}"
