@@ -38,6 +38,17 @@ q "UPDATE step_stats SET peak_kib = peak_kib / 4 WHERE cell_id IN (SELECT id FRO
 compare
 check "improvements only: exit 0" eq "$code" 0
 check "improvements are listed" grep -q "^improvement.*peak_kib" "$work/cmp.txt"
+# Every judged series is tracked: fds leaking now and in no baseline cell is a regression, named series.fds.
+q "UPDATE series_results SET verdict = 'leak', late_slope_per_iter = 1 WHERE series = 'fds' AND cell_id IN (SELECT id FROM cells WHERE run_id = $last)"
+compare
+check "a series that starts leaking is a regression: exit 1" eq "$code" 1
+check "the regression names the series" grep -q "^regression.*series.fds .*leaks now, did not in the baseline" "$work/cmp.txt"
+check "series findings are stored" test "$(q "SELECT count(*) FROM findings WHERE kind = 'regression' AND metric = 'series.fds'")" -ge 2
+q "UPDATE series_results SET verdict = 'pass', late_slope_per_iter = 0 WHERE series = 'fds' AND cell_id IN (SELECT id FROM cells WHERE run_id = $last)"
+q "UPDATE series_results SET verdict = 'leak' WHERE series = 'fds' AND cell_id IN (SELECT id FROM cells WHERE run_id < $last)"
+compare
+check "a series that stops leaking is an improvement" grep -q "^improvement.*series.fds .*no longer leaks" "$work/cmp.txt"
+q "UPDATE series_results SET verdict = 'pass' WHERE series = 'fds'"
 compare --baseline 1
 check "against run 1 explicitly: exit 0" eq "$code" 0
 check "says which baseline" grep -q "against run 1" "$work/cmp.txt"

@@ -40,7 +40,9 @@ static void usage(FILE *f)
                "  on the branch (--branch, default the run's own). Memory (peak VmHWM, final VmRSS, RssAnon, heap bytes)\n"
                "  must move by more than the scenario's regression_rel and regression_abs_kib; growth per iteration by\n"
                "  more than regression_rel and leak_bytes_per_iter; latency by more than latency_rel and latency_abs_ms\n"
-               "  with a Mann-Whitney p below latency_alpha. --baseline-engine NAME compares with that engine's cells of the same run.\n"
+               "  with a Mann-Whitney p below latency_alpha. Every judged series (heap, anon, mapped, fds, threads,\n"
+               "  mappings) is tracked too: one that leaks now and leaked in no baseline cell is a regression (series.NAME).\n"
+               "  --baseline-engine NAME compares with that engine's cells of the same run.\n"
                "  Prints the findings (--all: every comparison), stores them in the db.\n"
                "  exit status: 1 a regression, 0 none (or no baseline yet), 2 usage error, 3 internal error\n");
 }
@@ -92,21 +94,68 @@ static int baseline_cells(compare_ctx *x, const mlk_step_figures *f, int64_t *ce
 }
 
 /* Store one finding and print it. */
-static int finding(compare_ctx *x, const mlk_step_figures *f, mlk_metric m, const char *kind, double cur, double base,
-                   double p, mlk_error *err)
+static int finding_named(compare_ctx *x, const mlk_step_figures *f, const char *metric, const char *kind, double cur,
+                         double base, double p, const char *why, mlk_error *err)
 {
     double rel = base != 0 ? (cur - base) / fabs(base) : NAN;
-    char detail[160];
-    snprintf(detail, sizeof detail, "%s %s: %.6g -> %.6g (%+.1f%%)%s", f->step, mlk_metric_name(m), base, cur,
-             100 * rel, isnan(p) ? "" : "");
+    char detail[300];
+    snprintf(detail, sizeof detail, "%s %s: %.6g -> %.6g (%+.1f%%)%s%s", f->step, metric, base, cur, 100 * rel,
+             why ? ": " : "", why ? why : "");
     if (!strcmp(kind, "regression"))
         x->n_regressions++;
     else
         x->n_improvements++;
-    printf("%-11s %-52.52s %-16s %-16s %14.6g %14.6g %+8.1f%%%s\n", kind, f->label, f->step, mlk_metric_name(m),
-           base, cur, 100 * rel, isnan(p) ? "" : " (U test)");
-    return db_store_finding(x->db, x->comparison_id, f, mlk_metric_name(m), kind, cur, base, rel, cur - base, p,
-                                 detail, err);
+    printf("%-11s %-52.52s %-16s %-16s %14.6g %14.6g %+8.1f%%%s%s%s\n", kind, f->label, f->step, metric, base, cur,
+           100 * rel, isnan(p) ? "" : " (U test)", why ? "  " : "", why ? why : "");
+    return db_store_finding(x->db, x->comparison_id, f, metric, kind, cur, base, rel, cur - base, p, detail, err);
+}
+
+static int finding(compare_ctx *x, const mlk_step_figures *f, mlk_metric m, const char *kind, double cur, double base,
+                   double p, mlk_error *err)
+{
+    return finding_named(x, f, mlk_metric_name(m), kind, cur, base, p, NULL, err);
+}
+
+/* The verdict of each judged series (issue 9): a series that leaks now and leaked in none of the baseline cells is
+ * a regression, one that leaked in every baseline cell and no longer does an improvement; the figures are its late
+ * slope per iteration now and the baseline cells' median. Judged once per cell, on its end-of-iteration row. */
+static int judge_series(compare_ctx *x, const mlk_step_figures *f, const int64_t *cells, int n, mlk_error *err)
+{
+    db_series_row *cur = NULL;
+    int nc = 0, rc = db_series_results_load(x->db, f->cell_id, &cur, &nc, err);
+    db_series_row *base[MAX_WINDOW] = {NULL};
+    int nb[MAX_WINDOW] = {0};
+    for (int i = 0; !rc && i < n; i++)
+        rc = db_series_results_load(x->db, cells[i], &base[i], &nb[i], err);
+    for (int k = 0; !rc && k < nc; k++) {
+        const db_series_row *c = &cur[k];
+        int judged = 0, leaked = 0;
+        double slopes[MAX_WINDOW];
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < nb[i]; j++)
+                if (!strcmp(base[i][j].series, c->series)) {
+                    judged++;
+                    leaked += !strcmp(base[i][j].verdict, "leak");
+                    slopes[judged - 1] = isnan(base[i][j].late_slope) ? 0 : base[i][j].late_slope;
+                }
+        if (!judged)
+            continue; /* a series the baseline did not judge (an older db, heap off) */
+        bool leaks = !strcmp(c->verdict, "leak");
+        double b = mlk_median(slopes, judged), now = isnan(c->late_slope) ? 0 : c->late_slope;
+        char metric[40];
+        snprintf(metric, sizeof metric, "series.%s", c->series);
+        if (leaks && !leaked)
+            rc = finding_named(x, f, metric, "regression", now, b, NAN, "leaks now, did not in the baseline", err);
+        else if (!leaks && leaked == judged)
+            rc = finding_named(x, f, metric, "improvement", now, b, NAN, "no longer leaks", err);
+        else if (x->a->all)
+            printf("%-11s %-52.52s %-16s %-16s %14.6g %14.6g  %s (baseline: %d of %d leaked)\n", "ok", f->label,
+                   f->step, metric, b, now, c->verdict, leaked, judged);
+    }
+    free(cur);
+    for (int i = 0; i < n; i++)
+        free(base[i]);
+    return rc;
 }
 
 /* Memory and growth: both floors. */
@@ -193,6 +242,8 @@ static int compare_row(compare_ctx *x, const mlk_step_figures *f, mlk_error *err
             printf("%-11s %-52.52s %-16s %-16s %14.6g %14.6g\n", "ok", f->label, f->step,
                    mlk_metric_name((mlk_metric)m), base, f->v[m]);
     }
+    if (!rc && !strcmp(f->step, "iteration"))
+        rc = judge_series(x, f, cells, n, err);
     return rc ? rc : judge_latency(x, f, cells, n, err);
 }
 
