@@ -122,6 +122,11 @@ leak=$(grep -n '^\*\*Leaks and failures' "$sum" | cut -d: -f1)
 check "summary.md lists regressions before leaks" test "${reg:-99}" -lt "${leak:-0}"
 check "summary.md ends with the count of passing cells" grep -q "^2 of 3 cells pass" "$sum"
 check "summary.md is short" test "$(wc -l < "$sum")" -lt 40
+# every judged signal (issue 9): a panel plot per judged cell, and the verdicts in summary.md and junit.xml
+check "every judged cell has its signals plot" eq "$(ls "$out"/plots/signals-cell-*.png | wc -l)" "$(q "SELECT count(DISTINCT cell_id) FROM series_results WHERE cell_id IN (SELECT id FROM cells WHERE run_id = 8)")"
+check "index.html shows the signals plots" grep -q '<img src="plots/signals-cell-0.png"' "$html"
+check "summary.md names the leaking signal" grep -qE "^  - signals: .*heap leak \+[0-9.]+ [KM]?i?B/iter" "$sum"
+check "junit.xml lists every signal's verdict" grep -qE "signals: heap (pass|leak|plateau), anon (pass|leak|plateau), mapped" "$out/junit.xml"
 for link in $(grep -o '](plots/[^)]*)' "$sum" | sed 's/^](//; s/)$//'); do
   check "summary.md links an existing $link" test -s "$out/$link"
 done

@@ -15,7 +15,7 @@
 #include "status.h"
 #include "store.h"
 
-enum { MLK_REP_MEMORY, MLK_REP_TREND, MLK_REP_MATRIX };
+enum { MLK_REP_MEMORY, MLK_REP_TREND, MLK_REP_MATRIX, MLK_REP_SIGNALS }; /* and report_plot.c's scripts[] */
 
 /* One plot: written as data/<base>.tsv (and more TSV for some kinds), rendered to plots/<base>.png and .svg. */
 typedef struct mlk_rep_plot {
@@ -40,6 +40,7 @@ typedef struct mlk_rep_cell {
     int signal, exit_code; /* -1 when NULL */
     double slope, late_slope, growth, seconds; /* NaN when NULL */
     int memory_plot;     /* index into plots, -1 when none */
+    int signals_plot;    /* every judged signal per iteration, one panel each (issue 9); -1 when none */
     char *tool_html;     /* tool cells (issue 6): their leaks with stacks, or heap peak, as HTML; NULL otherwise */
     char *sites_html, *sites_brief; /* plain cells (issue 9): where it grew, with stacks, and its top sites in a
                                        few lines; NULL when the worker sent no site report */

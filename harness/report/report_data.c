@@ -34,7 +34,7 @@ static int take_cell(mlk_rep_cell *c, db_report_cell *d)
 {
     *c = (mlk_rep_cell){.id = d->id, .idx = d->idx, .signal = d->signal, .exit_code = d->exit_code,
                         .slope = d->slope, .late_slope = d->late_slope, .growth = d->growth, .seconds = d->seconds,
-                        .memory_plot = -1};
+                        .memory_plot = -1, .signals_plot = -1};
     c->label = take(&d->label), c->axes_json = take(&d->axes_json), c->config_key = take(&d->config_key);
     c->allocator = take(&d->allocator), c->status = take(&d->status), c->metric = take(&d->metric);
     c->detail = take(&d->detail), c->error = take(&d->error);

@@ -297,6 +297,8 @@ static void cells(FILE *f, const mlk_report *r)
             figure(f, r, c->memory_plot);
         else
             fputs("<p>No iteration was sampled.</p>\n", f);
+        if (c->signals_plot >= 0)
+            figure(f, r, c->signals_plot);
     }
 }
 

@@ -55,11 +55,13 @@ static int set_plot_error(mlk_report *r, const char *msg, int code, mlk_error *e
     return mlk_fail(err, code, "%s", msg);
 }
 
+/* One script per plot kind, in report.h's order. */
+static const char *const scripts[] = {"memory.gp", "trend.gp", "matrix.gp", "signals.gp"};
+
 /* Paths are absolute (dir is), so gnuplot never reads one as '<command' or '|command'. */
 static int render_one(const mlk_report *r, mlk_rep_plot *p, const char *dir, const char *plots_dir,
                       const char *prog, mlk_error *err)
 {
-    static const char *scripts[] = {"memory.gp", "trend.gp", "matrix.gp"};
     char script[4096], data[4096], data2[4096], out[4096], a[6][32], counts[100];
     snprintf(script, sizeof script, "%s/%s", plots_dir, scripts[p->kind]);
     snprintf(out, sizeof out, "%s/plots/%s", dir, p->base);
@@ -77,8 +79,12 @@ static int render_one(const mlk_report *r, mlk_rep_plot *p, const char *dir, con
     } else {
         snprintf(data, sizeof data, "%s/data/%s.tsv", dir, p->base);
         const char *kind_arg = p->kind == MLK_REP_MEMORY ? r->cells[p->cell].status : p->ylabel;
+        if (p->kind == MLK_REP_SIGNALS)
+            kind_arg = p->metric; /* "heap=pass anon=leak ...": each panel's verdict */
         const char *last = p->kind == MLK_REP_TREND ? counts : a[3];
         const char *rest[] = {data, out, p->title, kind_arg ? kind_arg : "-", a[0], a[1], a[2], last};
+        if (p->kind == MLK_REP_SIGNALS) /* ARG6: the panels' y ranges (report_export.c) */
+            rest[5] = p->step;
         for (size_t i = 0; i < sizeof rest / sizeof *rest; i++)
             argv[n++] = rest[i];
     }
@@ -107,7 +113,6 @@ int mlk_rep_render(mlk_report *r, const char *dir, const char *plots_dir, mlk_er
                  "the plots were not rendered", prog);
         return set_plot_error(r, msg, MLK_E_NOTFOUND, err);
     }
-    static const char *scripts[] = {"memory.gp", "trend.gp", "matrix.gp"};
     for (size_t i = 0; i < sizeof scripts / sizeof *scripts; i++) {
         char path[4096];
         snprintf(path, sizeof path, "%s/%s", plots_dir, scripts[i]);

@@ -4,9 +4,11 @@
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "fmt.h"
 #include "report.h"
 
 #define MD_MAX_ITEMS 15 /* per list; the rest is counted and left to index.html */
@@ -122,6 +124,33 @@ static void md_regressions(FILE *f, const mlk_report *r)
     fputc('\n', f);
 }
 
+/* The cell's judged signals in one line: "heap leak +24 B/iter, anon pass, fds pass, ...". Only those that are not
+ * pass unless all is set; "" when the cell has none. */
+static void series_line(char *out, size_t len, const mlk_rep_cell *c, bool all)
+{
+    size_t used = 0;
+    out[0] = '\0';
+    for (int k = 0; k < c->n_series && used < len; k++) {
+        const db_series_row *s = &c->series[k];
+        bool pass = !strcmp(s->verdict, "pass");
+        if (pass && !all)
+            continue;
+        char v[48] = "";
+        bool bytes = !strcmp(s->unit, "bytes");
+        double x = !strcmp(s->verdict, "leak") ? s->late_slope : s->growth;
+        if (!pass && !isnan(x)) {
+            if (bytes)
+                mlk_fmt_bytes(v, sizeof v, x, true);
+            else
+                snprintf(v, sizeof v, "%+.2f", x);
+            if (!strcmp(s->verdict, "leak"))
+                strncat(v, "/iter", sizeof v - strlen(v) - 1);
+        }
+        used += (size_t)snprintf(out + used, len - used, "%s%s %s%s%s", used ? ", " : "", s->series, s->verdict,
+                                 v[0] ? " " : "", v);
+    }
+}
+
 static void md_failures(FILE *f, const mlk_report *r)
 {
     int n = 0, shown = 0;
@@ -146,6 +175,13 @@ static void md_failures(FILE *f, const mlk_report *r)
         fputs(" ([plot](", f);
         md_link_target(f, r, c->memory_plot, anchor);
         fputs("))\n", f);
+        char sig[512];
+        series_line(sig, sizeof sig, c, false);
+        if (sig[0]) { /* which signal is red, and by how much */
+            fputs("  - signals: ", f);
+            mlk_rep_md(f, sig);
+            fputc('\n', f);
+        }
         shown++;
     }
     if (n > shown)
@@ -252,6 +288,12 @@ static void testcase(FILE *f, const mlk_report *r, int i)
             fputs("\nerror: ", f);
             mlk_rep_xml(f, c->error);
         }
+        char sig[768];
+        series_line(sig, sizeof sig, c, true);
+        if (sig[0]) {
+            fputs("\nsignals: ", f);
+            mlk_rep_xml(f, sig);
+        }
         for (int k = 0; k < r->n_findings; k++) { /* every regression of the cell, one per line */
             const mlk_rep_finding *x = &r->findings[k];
             if (x->cell != i || strcmp(x->kind, "regression"))
@@ -269,6 +311,12 @@ static void testcase(FILE *f, const mlk_report *r, int i)
         mlk_rep_xml(f, s);
         fputs(": ", f);
         mlk_rep_xml(f, c->detail);
+        char sig[768];
+        series_line(sig, sizeof sig, c, true);
+        if (sig[0]) {
+            fputs("\nsignals: ", f);
+            mlk_rep_xml(f, sig);
+        }
         fputs("</system-out>\n", f);
     }
     fputs("    </testcase>\n", f);

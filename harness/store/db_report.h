@@ -73,6 +73,9 @@ typedef struct db_report_iter {
     double rss_kib;    /* VmRSS after the iteration; NaN when not measured */
     double hwm_kib;    /* its peak: the max of its steps' own VmHWM */
     double heap_bytes; /* live heap after the iteration; NaN without the heap shim */
+    /* Appended: what the judged signals read after the iteration (issue 9), NaN when not measured. */
+    double anon_kib, alloc_held, vm_size_kib, fds, threads, mappings;
+    double alloc_bytes; /* heap: off: the allocator's own count of bytes in use */
 } db_report_iter;
 
 /* Every iteration cell_id sampled, in order, into *out (malloc'd, NULL when none). MLK_E_DB, MLK_E_NOMEM. */

@@ -15,7 +15,14 @@ int db_report_memory(db_store *db, int64_t cell_id, db_report_iter **out, int *n
 {
     /* Per iteration: RSS and live heap after it, and its peak (the max of its steps' own VmHWM). */
     const char *sql = "SELECT iteration, phase = 'measure', MAX(CASE WHEN step = 'iteration' THEN vm_rss_kib END), "
-                      "MAX(vm_hwm_kib), MAX(CASE WHEN step = 'iteration' THEN heap_live_bytes END) "
+                      "MAX(vm_hwm_kib), MAX(CASE WHEN step = 'iteration' THEN heap_live_bytes END), "
+                      "MAX(CASE WHEN step = 'iteration' THEN rss_anon_kib END), "
+                      "MAX(CASE WHEN step = 'iteration' AND alloc_held >= 0 THEN alloc_held END), "
+                      "MAX(CASE WHEN step = 'iteration' THEN vm_size_kib END), "
+                      "MAX(CASE WHEN step = 'iteration' AND fds >= 0 THEN fds END), "
+                      "MAX(CASE WHEN step = 'iteration' THEN threads END), "
+                      "MAX(CASE WHEN step = 'iteration' AND mappings >= 0 THEN mappings END), "
+                      "MAX(CASE WHEN step = 'iteration' AND alloc_bytes >= 0 THEN alloc_bytes END) "
                       "FROM samples WHERE cell_id = ? AND iteration IS NOT NULL GROUP BY iteration ORDER BY iteration";
     char which[32];
     snprintf(which, sizeof which, "cell %lld", (long long)cell_id);
@@ -31,7 +38,9 @@ int db_report_memory(db_store *db, int64_t cell_id, db_report_iter **out, int *n
             break;
         v = p;
         v[k++] = (db_report_iter){sqlite3_column_int(st, 0), sqlite3_column_int(st, 1) != 0, db_col_real(st, 2),
-                                  db_col_real(st, 3), db_col_real(st, 4)};
+                                  db_col_real(st, 3), db_col_real(st, 4), db_col_real(st, 5), db_col_real(st, 6),
+                                  db_col_real(st, 7), db_col_real(st, 8), db_col_real(st, 9), db_col_real(st, 10),
+                                  db_col_real(st, 11)};
     }
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE) {
