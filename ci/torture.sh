@@ -8,5 +8,5 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build="${MLK_BUILD_DIR:-$root/build}"
 [ -x "$build/bin/memleak-run" ] || { echo "torture.sh: build first (ci/test.sh or cmake --build $build)" >&2; exit 2; }
 export MLK_BIN_DIR="$build/bin" MLK_BUILD_DIR="$build" MLK_SOURCE_DIR="$root"
-python3 "$root/tests/torture/torture.py" --long --seed "${MLK_TORTURE_SEED:-14}"
+python3 "$root/tests/torture/torture.py" --long --seed "${MLK_TORTURE_SEED:-14}" "$@"
 python3 "$root/tests/torture/corpus.py"

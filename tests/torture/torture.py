@@ -6,7 +6,8 @@ at a time (tests/torture/failmalloc.c). After each: the db passes integrity_chec
 final status, the samples of cells finished before the kill are byte-identical afterwards, and every cell holds the
 (iteration, step) samples of a clean run. It must never pass without trying what it reports, and never leave files.
 
-usage: torture.py [--short | --long] [--seed N]   (MLK_BIN_DIR, MLK_BUILD_DIR as ctest sets them)
+usage: torture.py [--short | --long] [--seed N] [--phases kill,worker,io,alloc]   (MLK_BIN_DIR, MLK_BUILD_DIR as ctest
+sets them). SIGTERM or SIGINT stops it with the figures of what it tried so far (a nightly cut short still reports).
 """
 import argparse
 import os
@@ -41,6 +42,8 @@ class Torture:
         self.work = tempfile.mkdtemp(prefix="mlk-torture.")
         self.env = dict(os.environ, XDG_CACHE_HOME=os.path.join(self.work, "cache"))
         self.env.pop("LD_PRELOAD", None)
+        if "MLK_SOURCE_DIR" in os.environ:  # report's gnuplot scripts, when the binaries are not installed
+            self.env.setdefault("MLK_PLOTS_DIR", os.path.join(os.environ["MLK_SOURCE_DIR"], "plots"))
         self.scn = self.write("t.yaml", SCENARIO % (20, "300"))
         self.failures = []
         self.counts = {"run kills": 0, "report kills": 0, "merge kills": 0, "worker kills": 0, "worker stops": 0,
@@ -313,50 +316,89 @@ class Torture:
             return 0
 
 
+class Stop(Exception):
+    pass
+
+
+def on_signal(signum, frame):
+    raise Stop(signal.Signals(signum).name)
+
+
+def progress(t, phase, i, total, started):
+    if i % 50 == 0 or i == total:
+        print("torture: %s %d/%d, %d failures, %.0f s" % (phase, i, total, len(t.failures), time.monotonic() - started),
+              flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser(description="memleak-run's torture suite")
+    ap.add_argument("--short", action="store_true", help="the ctest form (the default)")
     ap.add_argument("--long", action="store_true", help="the nightly form (>= 1000 kills)")
     ap.add_argument("--seed", type=int, default=int(os.environ.get("MLK_TORTURE_SEED", "14")))
+    ap.add_argument("--phases", default="kill,worker,io,alloc", help="which trials, comma-separated")
     args = ap.parse_args()
+    phases = set(args.phases.split(","))
     t = Torture(args)
     started = time.monotonic()
+    stopped = None
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    t.clean_s, t.db_bytes = 0.0, 0
     try:
         if not os.access(t.run_exe, os.X_OK):
             print("SKIP: %s not built" % t.run_exe)
             return 77
         if not t.clean():
             return 1
-        kills = 1000 if args.long else 60
-        for _ in range(kills):
-            x = t.rng.random()
-            (t.kill_run if x < 0.7 else t.kill_report if x < 0.85 else t.kill_merge)()
-        for _ in range(60 if args.long else 6):
-            t.attack_worker()
-        steps = 60 if args.long else 10
-        for i in range(steps):
-            t.io_failure(max(1, int(t.db_bytes * (i + 0.5) / steps)))
-        total = t.total_allocs = t.count_allocs()
-        if total:
-            # long: every allocation in turn up to 5000 of them, else an even stride over all (the note says which)
-            picks = (range(1, total + 1, max(1, total // 5000)) if args.long else
-                     sorted(t.rng.sample(range(1, total + 1), min(30, total))))
-            for n in picks:
-                t.alloc_failure(n, once=True)
-            for n in (sorted(t.rng.sample(range(1, total + 1), min(200 if args.long else 8, total)))):
-                t.alloc_failure(n, once=False)
-        else:
-            t.fail("the allocation-failure library (libmlk_failmalloc.so) is missing or counted nothing")
+        if "kill" in phases:
+            kills = 1000 if args.long else 60
+            for i in range(kills):
+                x = t.rng.random()
+                (t.kill_run if x < 0.7 else t.kill_report if x < 0.85 else t.kill_merge)()
+                progress(t, "kills", i + 1, kills, started)
+        if "worker" in phases:
+            attacks = 60 if args.long else 6
+            for i in range(attacks):
+                t.attack_worker()
+                progress(t, "worker attacks", i + 1, attacks, started)
+        if "io" in phases:
+            steps = 60 if args.long else 10
+            for i in range(steps):
+                t.io_failure(max(1, int(t.db_bytes * (i + 0.5) / steps)))
+                progress(t, "write limits", i + 1, steps, started)
+        if "alloc" in phases:
+            total = t.total_allocs = t.count_allocs()
+            if total:
+                # long: every allocation in turn up to 5000 of them, else an even stride over all
+                picks = [(n, True) for n in (range(1, total + 1, max(1, total // 5000)) if args.long else
+                                             sorted(t.rng.sample(range(1, total + 1), min(30, total))))]
+                picks += [(n, False) for n in sorted(t.rng.sample(range(1, total + 1),
+                                                                  min(200 if args.long else 8, total)))]
+                print("torture: the parent made %d allocations in a clean run; %d to fail" % (total, len(picks)),
+                      flush=True)
+                for i, (n, once) in enumerate(picks):
+                    t.alloc_failure(n, once)
+                    progress(t, "allocation failures", i + 1, len(picks), started)
+            else:
+                t.fail("the allocation-failure library (libmlk_failmalloc.so) is missing or counted nothing")
+    except Stop as e:
+        stopped = str(e)
     finally:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
         shutil.rmtree(t.work, ignore_errors=True)
-    tried = ", ".join("%d %s" % (v, k) for k, v in t.counts.items())
-    print("torture (%s, seed %d): %s tried in %.0f s; a clean run took %.2f s and %d db bytes" %
-          ("long" if args.long else "short", args.seed, tried, time.monotonic() - started, t.clean_s, t.db_bytes))
+    c = t.counts
+    tried = ", ".join("%d %s" % (v, k) for k, v in c.items())
+    print("torture (%s, seed %d, phases %s): %s tried in %.0f s; a clean run took %.2f s and %d db bytes%s" %
+          ("long" if args.long else "short", args.seed, args.phases, tried, time.monotonic() - started, t.clean_s,
+           t.db_bytes, "; stopped early by " + stopped if stopped else ""))
     for k, ex in t.exits.items():
-        print("torture: %s by exit status: %s" % (k, ", ".join("%d: %d" % (c, n) for c, n in sorted(ex.items()))))
-    print("torture: the parent made %d allocations in a clean run" % t.total_allocs)
-    print("torture: %s" % ("0 lost: every db sound, every cell once and whole" if not t.failures else
-                           "%d failures" % len(t.failures)))
-    return 1 if t.failures else 0
+        print("torture: %s by exit status: %s" % (k, ", ".join("%d: %d" % (code, n) for code, n in sorted(ex.items()))))
+    print("torture: %d kills, %d worker kills/stops, %d I/O failures, %d allocation failures tried; %s" %
+          (c["run kills"] + c["report kills"] + c["merge kills"], c["worker kills"] + c["worker stops"],
+           c["I/O failures"], c["allocation failures"],
+           "0 lost" if not t.failures else "%d failures (see FAIL lines)" % len(t.failures)), flush=True)
+    return 1 if t.failures or stopped else 0
 
 
 if __name__ == "__main__":
