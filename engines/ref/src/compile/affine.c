@@ -271,11 +271,14 @@ int ref_fold_affine(ref_compiled *c, ref_error *err)
                 return err ? err->code : REF_E_NOMEM;
             if (rc == 0)
                 break;
+            int old_w = c->nodes[k].in[1];
             rc = apply(c, k, gemm, n_ch, &map, err);
             ref_free(map.s);
             ref_free(map.t);
             if (rc)
                 return rc;
+            /* one layer at a time: the raw and folded copies of every weight never coexist */
+            ref_release_unread(c, old_w);
         }
     }
     return REF_OK;

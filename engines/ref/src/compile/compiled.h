@@ -11,7 +11,7 @@
 
 typedef enum {
     REF_VAL_INPUT = 0, /* graph input fed by the caller */
-    REF_VAL_CONST,     /* initializer or value folded at compile time; data always set */
+    REF_VAL_CONST,     /* initializer or value folded at compile time; data set, unless a packed Conv was its only reader */
     REF_VAL_ACT        /* produced by a node */
 } ref_val_kind;
 
@@ -128,6 +128,11 @@ int ref_node_fail(const ref_compiled *c, int k, ref_error *err);
 
 /* prepack.c: run op->prepare of every node with known shapes over opts.compile_threads workers. */
 int ref_prepack(ref_compiled *c, const ref_plan *p, ref_error *err);
+/* release.c: drop from RSS the mapped constants no running node reads (after folding); free or drop the weight
+ * of Conv node k once it is packed, when nothing else reads it (that constant's data is then NULL). */
+void ref_release_unread_mapped(ref_compiled *c);
+void ref_release_unread(ref_compiled *c, int v);
+void ref_release_packed_weight(ref_compiled *c, int k);
 /* Prepare node k now if it was not (its shapes were unknown at compile); thread-safe. */
 int ref_prepare_lazy(ref_compiled *c, int k, const ref_tensor *const *in, ref_error *err);
 

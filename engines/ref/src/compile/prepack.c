@@ -65,6 +65,9 @@ static void *worker(void *arg)
     for (int j; (j = atomic_fetch_add(&r->next, 1)) < r->n_jobs;) {
         build_inputs(r->c, r->p, r->jobs[j], in);
         r->status[j] = prepare_one(r->c, r->jobs[j], in, scratch, r->scratch_bytes, &r->errs[j]);
+        /* at once, not after every node: the raw and packed copies of all weights never coexist */
+        if (!r->status[j])
+            ref_release_packed_weight(r->c, r->jobs[j]);
     }
 out:
     ref_free(in);
