@@ -82,6 +82,7 @@ CREATE TABLE IF NOT EXISTS samples (
   mappings        INTEGER,                 -- live mappings made through mmap/mremap, same source (schema 2)
   alloc_bytes     INTEGER,                 -- heap: off: the allocator's own count of bytes in use (schema 2)
   alloc_held      INTEGER,                 -- what the allocator holds from the system, live and cached (schema 2)
+  mapped_peak_bytes INTEGER,               -- the most mapped within the step (mmap/munmap as the shim saw them; schema 4)
   PRIMARY KEY (cell_id, seq)
 ) WITHOUT ROWID;
 
@@ -137,6 +138,10 @@ CREATE TABLE IF NOT EXISTS step_stats (
   final_rss_kib        INTEGER,            -- VmRSS after the step in the last measured iteration
   final_anon_kib       INTEGER,            -- RssAnon, same moment
   final_heap_bytes     INTEGER,            -- live heap bytes, same moment; NULL without the shim
+  -- Memory requested within the step, touched or not (schema 4): a buffer sized but never touched moves neither
+  -- VmRSS nor VmHWM, and the kernel's VmPeak cannot be reset per step, so the heap shim's own peaks are used.
+  heap_peak_bytes      INTEGER,            -- the highest live heap between the step's probes; NULL without the shim
+  mapped_peak_bytes    INTEGER,            -- the most mapped through mmap/mremap between them; NULL without the shim
   PRIMARY KEY (cell_id, step)
 );
 

@@ -164,7 +164,7 @@ static const char *judge_level(const compare_ctx *x, mlk_metric m, double cur, d
     double floor_abs;
     if (m == MLK_M_GROWTH)
         floor_abs = (double)x->s->leak_bytes_per_iter;
-    else if (m == MLK_M_FINAL_HEAP)
+    else if (m == MLK_M_FINAL_HEAP || m == MLK_M_REQ_HEAP || m == MLK_M_REQ_MAPPED) /* bytes */
         floor_abs = (double)x->s->regression_abs_kib * 1024.0;
     else
         floor_abs = (double)x->s->regression_abs_kib;

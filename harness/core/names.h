@@ -99,7 +99,9 @@ const char *mlk_alloc_names(void);
     X(FINAL_ANON, "final_anon_kib", "final RssAnon", "kib")                \
     X(FINAL_HEAP, "final_heap_bytes", "final live heap", "bytes")          \
     X(GROWTH, "growth", "growth per iteration", "bytes/iter")              \
-    X(WALL, "wall_ms", "median latency", "ms")
+    X(WALL, "wall_ms", "median latency", "ms")                             \
+    X(REQ_HEAP, "heap_peak_bytes", "requested heap peak", "bytes")         \
+    X(REQ_MAPPED, "mapped_peak_bytes", "requested mapped peak", "bytes")
 typedef enum {
 #define MLK_X_(e, n, label, unit) MLK_M_##e,
     MLK_METRIC_LIST(MLK_X_)

@@ -46,6 +46,9 @@ static _Atomic int mlk_map_lock;
 static mlk_map *mlk_maps; /* NULL until the first mapping; MAP_FAILED when it could not be mapped */
 static int64_t mlk_n_maps;
 static _Atomic int64_t mlk_map_bytes, mlk_map_count, mlk_map_dropped;
+/* The highest mlk_map_bytes since the last mlk_maps_reset_peak (issue 12: memory requested within a step, touched or
+ * not: an untouched scratch mapping moves neither RSS nor HWM, and VmPeak cannot be reset). */
+static _Atomic int64_t mlk_map_peak;
 
 /* Before the shim resolved its next definitions (an allocator mapping from inside the first malloc, say), the
  * kernel directly: dlsym itself may allocate and come back here. */
@@ -109,8 +112,12 @@ static bool mlk_maps_usable(void)
 
 static void mlk_account(uint32_t site, int64_t bytes, int64_t count)
 {
-    atomic_fetch_add_explicit(&mlk_map_bytes, bytes, memory_order_relaxed);
+    int64_t now = atomic_fetch_add_explicit(&mlk_map_bytes, bytes, memory_order_relaxed) + bytes;
     atomic_fetch_add_explicit(&mlk_map_count, count, memory_order_relaxed);
+    int64_t peak = atomic_load_explicit(&mlk_map_peak, memory_order_relaxed);
+    while (now > peak && !atomic_compare_exchange_weak_explicit(&mlk_map_peak, &peak, now, memory_order_relaxed,
+                                                                 memory_order_relaxed))
+        ;
     mlk_sites_adjust(site, bytes, count * 1024);
 }
 
@@ -323,6 +330,18 @@ void mlk_maps_stats(int64_t *bytes, int64_t *n)
     bool followed = __atomic_load_n(&mlk_maps, __ATOMIC_RELAXED) != MAP_FAILED;
     *bytes = followed ? atomic_load_explicit(&mlk_map_bytes, memory_order_relaxed) : -1;
     *n = followed ? atomic_load_explicit(&mlk_map_count, memory_order_relaxed) : -1;
+}
+
+int64_t mlk_maps_peak(void)
+{
+    bool followed = __atomic_load_n(&mlk_maps, __ATOMIC_RELAXED) != MAP_FAILED;
+    return followed ? atomic_load_explicit(&mlk_map_peak, memory_order_relaxed) : -1;
+}
+
+void mlk_maps_reset_peak(void)
+{
+    atomic_store_explicit(&mlk_map_peak, atomic_load_explicit(&mlk_map_bytes, memory_order_relaxed),
+                          memory_order_relaxed);
 }
 
 void mlk_maps_limits(int64_t *max, int64_t *dropped)

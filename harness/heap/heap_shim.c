@@ -474,6 +474,7 @@ MLK_EXPORT void mlk_heap_get_stats(mlk_heap_stats *out)
     out->n_frees = atomic_load_explicit(&mlk_heap_count.n_frees, memory_order_relaxed);
     out->n_reallocs = atomic_load_explicit(&mlk_heap_count.n_reallocs, memory_order_relaxed);
     mlk_maps_stats(&out->mapped_bytes, &out->n_mappings);
+    out->mapped_peak_bytes = mlk_maps_peak();
 }
 
 MLK_EXPORT void mlk_heap_reset_peak(void)
@@ -481,4 +482,5 @@ MLK_EXPORT void mlk_heap_reset_peak(void)
     atomic_store_explicit(&mlk_heap_count.peak_bytes,
                           atomic_load_explicit(&mlk_heap_count.live_bytes, memory_order_relaxed),
                           memory_order_relaxed);
+    mlk_maps_reset_peak();
 }

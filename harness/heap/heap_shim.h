@@ -16,6 +16,8 @@ typedef struct mlk_heap_stats {
      * calls (the allocator's own mappings included: it maps like anyone); -1 when mappings are not followed. */
     int64_t mapped_bytes;
     int64_t n_mappings;
+    /* Appended (issue 12): the highest mapped_bytes since the last mlk_heap_reset_peak, -1 when not followed. */
+    int64_t mapped_peak_bytes;
 } mlk_heap_stats;
 
 /* Resolve with dlsym(RTLD_DEFAULT, MLK_HEAP_STATS_SYMBOL): present only when the shim is preloaded. */

@@ -133,6 +133,8 @@ void mlk_sites_init(void);                       /* the constructor's part: read
 void mlk_span_of(const void *addr, uintptr_t *lo, uintptr_t *hi); /* the object holding addr; empty when none */
 void mlk_maps_resolve(const void *allocator);    /* the next mmap, munmap, mremap; allocator: its malloc */
 void mlk_maps_stats(int64_t *bytes, int64_t *n); /* what is mapped through the interposed calls; -1 when not followed */
+int64_t mlk_maps_peak(void);      /* the most mapped since mlk_maps_reset_peak; -1 when not followed */
+void mlk_maps_reset_peak(void);
 void mlk_maps_limits(int64_t *max, int64_t *dropped); /* the mapping table's capacity and what it had no room for */
 
 /* A spinlock for the shim's tables (held for a few instructions, or one syscall for the mapping table). */

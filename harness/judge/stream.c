@@ -103,6 +103,7 @@ typedef struct step_acc {
     mlk_block_series rss, heap;
     reservoir delta, rdelta, wall, cpu;
     int64_t final_rss, final_anon, final_heap;
+    int64_t heap_peak, mapped_peak; /* requested within the step: the shim's peaks, -1 when never measured */
 } step_acc;
 
 struct mlk_cell_stream {
@@ -114,7 +115,7 @@ struct mlk_cell_stream {
     int64_t count;
     bool failed;
     /* The iteration being received: its steps' time and peaks, for its end-of-iteration entry. */
-    int64_t iter, iter_wall_ns, iter_cpu_ns, iter_peak_kib;
+    int64_t iter, iter_wall_ns, iter_cpu_ns, iter_peak_kib, iter_heap_peak, iter_mapped_peak;
 };
 
 mlk_cell_stream *mlk_cell_stream_new(void)
@@ -163,6 +164,7 @@ static step_acc *step_of(mlk_cell_stream *c, int step)
         a->used = true;
         a->order = c->n_steps++;
         a->peak_kib = -1;
+        a->heap_peak = a->mapped_peak = -1;
         a->have_heap = true;
     }
     return a;
@@ -174,6 +176,10 @@ static int push_iteration(mlk_cell_stream *c, step_acc *a, const mlk_sample *x)
     int rc = 0;
     if (c->iter_peak_kib > a->peak_kib)
         a->peak_kib = c->iter_peak_kib;
+    if (c->iter_heap_peak > a->heap_peak)
+        a->heap_peak = c->iter_heap_peak;
+    if (c->iter_mapped_peak > a->mapped_peak)
+        a->mapped_peak = c->iter_mapped_peak;
     a->have_heap &= x->m.have_heap;
     rc |= reservoir_push(&a->delta, 0.0);
     rc |= reservoir_push(&a->rdelta, 0.0);
@@ -198,6 +204,10 @@ static int push_step(mlk_cell_stream *c, step_acc *a, const mlk_sample *x)
     a->have_heap &= x->m.have_heap && prev && prev->m.have_heap;
     if (x->m.vm_hwm_kib > a->peak_kib)
         a->peak_kib = x->m.vm_hwm_kib;
+    if (x->m.have_heap && x->m.heap.peak_bytes > a->heap_peak)
+        a->heap_peak = x->m.heap.peak_bytes;
+    if (x->m.have_heap && x->m.heap.mapped_peak_bytes > a->mapped_peak)
+        a->mapped_peak = x->m.heap.mapped_peak_bytes;
     int rc = reservoir_push(&a->delta, d);
     rc |= reservoir_push(&a->rdelta, rd);
     rc |= reservoir_push(&a->wall, (double)x->wall_ns / 1e6);
@@ -212,7 +222,7 @@ int mlk_cell_stream_push(mlk_cell_stream *c, const mlk_sample *x)
     if (x->iteration != c->iter) {
         c->iter = x->iteration;
         c->iter_wall_ns = c->iter_cpu_ns = 0;
-        c->iter_peak_kib = -1;
+        c->iter_peak_kib = c->iter_heap_peak = c->iter_mapped_peak = -1;
     }
     int rc = 0;
     if (x->phase == MLK_PHASE_MEASURE) {
@@ -232,6 +242,10 @@ int mlk_cell_stream_push(mlk_cell_stream *c, const mlk_sample *x)
         c->iter_cpu_ns += x->cpu_ns;
         if (x->m.vm_hwm_kib > c->iter_peak_kib)
             c->iter_peak_kib = x->m.vm_hwm_kib;
+        if (x->m.have_heap && x->m.heap.peak_bytes > c->iter_heap_peak)
+            c->iter_heap_peak = x->m.heap.peak_bytes;
+        if (x->m.have_heap && x->m.heap.mapped_peak_bytes > c->iter_mapped_peak)
+            c->iter_mapped_peak = x->m.heap.mapped_peak_bytes;
     }
     c->last = *x;
     c->count++;
@@ -269,6 +283,8 @@ int mlk_cell_stream_step_stats(const mlk_cell_stream *c, db_step_stats *out)
                 o->final_rss_kib = a->final_rss;
                 o->final_anon_kib = a->final_anon;
                 o->final_heap_bytes = a->final_heap;
+                o->heap_peak_bytes = a->heap_peak;
+                o->mapped_peak_bytes = a->mapped_peak;
             }
     free(scratch);
     return written;

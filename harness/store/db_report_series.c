@@ -62,6 +62,8 @@ int db_report_memory(db_store *db, int64_t cell_id, db_report_iter **out, int *n
 #define EXPR_FINAL_HEAP "s.final_heap_bytes"
 #define EXPR_GROWTH "COALESCE(s.heap_growth_per_iter, s.rss_growth_per_iter)"
 #define EXPR_WALL "s.wall_ms_median"
+#define EXPR_REQ_HEAP "s.heap_peak_bytes"
+#define EXPR_REQ_MAPPED "s.mapped_peak_bytes"
 
 /* Whether the run's newest comparison flagged the figure (?5: the metric's name). */
 #define FLAG_SQL                                                                                                  \

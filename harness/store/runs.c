@@ -17,7 +17,9 @@
     X(FINAL_ANON, "s.final_anon_kib")                                                                              \
     X(FINAL_HEAP, "s.final_heap_bytes")                                                                            \
     X(GROWTH, "COALESCE(s.heap_growth_per_iter, s.rss_growth_per_iter)")                                          \
-    X(WALL, "s.wall_ms_median")
+    X(WALL, "s.wall_ms_median")                                                                                    \
+    X(REQ_HEAP, "s.heap_peak_bytes")                                                                               \
+    X(REQ_MAPPED, "s.mapped_peak_bytes")
 
 enum {
 #define X_(e, expr) DBM_##e,

@@ -50,7 +50,33 @@ static const char *const migrations[] = {
     "INSERT INTO schema_version(version) VALUES (2);",
     /* 2 -> 3: a cell may end 'hung' (issue 14): widen_cell_status runs first. */
     "INSERT INTO schema_version(version) VALUES (3);",
+    /* 3 -> 4: memory requested within a step, touched or not (issue 12): add_columns runs first. */
+    "INSERT INTO schema_version(version) VALUES (4);",
 };
+
+/* 3 -> 4's columns, each added only where missing: a table an older db never had was just made by the schema. */
+static int add_columns(db_store *db, mlk_error *err)
+{
+    static const char *const cols[][2] = {
+        {"samples", "mapped_peak_bytes"}, {"step_stats", "heap_peak_bytes"}, {"step_stats", "mapped_peak_bytes"}};
+    int rc = MLK_OK;
+    for (size_t i = 0; i < sizeof cols / sizeof *cols && !rc; i++) {
+        sqlite3_stmt *st = NULL;
+        bool have = false;
+        if (sqlite3_prepare_v2(db->h, "SELECT 1 FROM pragma_table_info(?1) WHERE name = ?2", -1, &st, NULL) !=
+            SQLITE_OK)
+            return db_fail_sql(db, err, "reading a table's columns");
+        sqlite3_bind_text(st, 1, cols[i][0], -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 2, cols[i][1], -1, SQLITE_STATIC);
+        have = sqlite3_step(st) == SQLITE_ROW;
+        sqlite3_finalize(st);
+        char sql[160];
+        snprintf(sql, sizeof sql, "ALTER TABLE %s ADD COLUMN %s INTEGER", cols[i][0], cols[i][1]);
+        if (!have)
+            rc = db_exec(db, sql, err);
+    }
+    return rc;
+}
 _Static_assert(sizeof migrations / sizeof *migrations == DB_SCHEMA_VERSION - 1, "one migration per version step");
 
 /* 2 -> 3: cells.status may be 'hung'. SQLite cannot alter a CHECK constraint, and widening one changes no stored row,
@@ -97,7 +123,7 @@ static int widen_cell_status(db_store *db, mlk_error *err)
 static int migrate(db_store *db, int from, mlk_error *err)
 {
     for (int v = from; v < DB_SCHEMA_VERSION; v++) {
-        if (v == 2 && widen_cell_status(db, err))
+        if ((v == 2 && widen_cell_status(db, err)) || (v == 3 && add_columns(db, err)))
             return mlk_fail_prefix(err, "migrating the schema from version %d: ", v);
         int rc = db_exec(db, migrations[v - 1], err);
         if (rc)
@@ -156,8 +182,8 @@ int db_open(const char *path, db_store **out, mlk_error *err)
                            "INSERT INTO samples(cell_id, seq, phase, iteration, step, wall_ns, cpu_ns, minflt, "
                            "majflt, vm_rss_kib, vm_hwm_kib, vm_size_kib, vm_peak_kib, rss_anon_kib, rss_file_kib, "
                            "rss_shmem_kib, threads, heap_live_bytes, heap_peak_bytes, heap_allocs, heap_frees, fds, "
-                           "mapped_bytes, mappings, alloc_bytes, alloc_held) "
-                           "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                           "mapped_bytes, mappings, alloc_bytes, alloc_held, mapped_peak_bytes) "
+                           "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                            -1, &db->ins_sample, NULL) != SQLITE_OK) {
         rc = db_fail_sql(db, err, "preparing the sample insert");
         goto fail;
@@ -397,6 +423,7 @@ static int insert_sample(db_store *db, int64_t cell_id, int64_t seq, const mlk_s
     db_bind_opt_int(st, 24, m->heap.n_mappings, m->have_heap && m->heap.n_mappings >= 0);
     db_bind_opt_int(st, 25, m->alloc_bytes, m->alloc_bytes >= 0);
     db_bind_opt_int(st, 26, m->alloc_held, m->alloc_held >= 0);
+    db_bind_opt_int(st, 27, m->heap.mapped_peak_bytes, m->have_heap && m->heap.mapped_peak_bytes >= 0);
     return sqlite3_step(st) == SQLITE_DONE ? MLK_OK : MLK_E_DB;
 }
 
@@ -441,8 +468,8 @@ int db_step_stats_insert(db_store *db, int64_t cell_id, const db_step_stats *s, 
     sqlite3_stmt *st;
     const char *sql = "INSERT OR REPLACE INTO step_stats(cell_id, step, n, peak_kib, rss_growth_per_iter, "
                       "heap_growth_per_iter, heap_delta_median, rss_delta_median, wall_ms_median, wall_ms_p90, "
-                      "cpu_ms_median, final_rss_kib, final_anon_kib, final_heap_bytes) "
-                      "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+                      "cpu_ms_median, final_rss_kib, final_anon_kib, final_heap_bytes, heap_peak_bytes, "
+                      "mapped_peak_bytes) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
     if (sqlite3_prepare_v2(db->h, sql, -1, &st, NULL) != SQLITE_OK)
         return db_fail_sql(db, err, "preparing step_stats insert");
     int rc = db_exec(db, "BEGIN IMMEDIATE", err);
@@ -462,6 +489,8 @@ int db_step_stats_insert(db_store *db, int64_t cell_id, const db_step_stats *s, 
         db_bind_opt_int(st, 12, s[i].final_rss_kib, true);
         db_bind_opt_int(st, 13, s[i].final_anon_kib, true);
         db_bind_opt_int(st, 14, s[i].final_heap_bytes, true);
+        db_bind_opt_int(st, 15, s[i].heap_peak_bytes, true);
+        db_bind_opt_int(st, 16, s[i].mapped_peak_bytes, true);
         if (sqlite3_step(st) != SQLITE_DONE)
             rc = db_fail_sql(db, err, "inserting step_stats");
     }

@@ -10,7 +10,7 @@
 #include "sample.h"
 #include "status.h"
 
-#define DB_SCHEMA_VERSION 3
+#define DB_SCHEMA_VERSION 4
 
 typedef struct db_store db_store;
 
@@ -88,6 +88,9 @@ typedef struct db_step_stats {
     double rss_growth, heap_growth, heap_delta_median, rss_delta_median; /* NaN stores NULL */
     double wall_ms_median, wall_ms_p90, cpu_ms_median;
     int64_t final_rss_kib, final_anon_kib, final_heap_bytes; /* last measured sample; -1 stores NULL */
+    /* Appended (issue 12): memory requested within the step, touched or not: the highest live heap and the most
+     * mapped (through the shim's mmap/munmap) between its probes, the max over the measured iterations; -1: NULL. */
+    int64_t heap_peak_bytes, mapped_peak_bytes;
 } db_step_stats;
 int db_step_stats_insert(db_store *db, int64_t cell_id, const db_step_stats *s, int n, mlk_error *err);
 

@@ -34,7 +34,9 @@
     X(CHURN, "churn", 0, 0)               /* blocks of varied sizes allocated and freed: fragmentation only */ \
     X(RETENTION, "retention", 0, 262144)  /* large blocks allocated, touched and freed: allocator retention */  \
     X(FD_POOL, "fd_pool", 0, 0)           /* up to 8 descriptors kept open, older ones closed */               \
-    X(MMAP_POOL, "mmap_pool", 0, 65536)   /* up to 8 mappings kept, older ones unmapped */
+    X(MMAP_POOL, "mmap_pool", 0, 65536)   /* up to 8 mappings kept, older ones unmapped */                     \
+    X(SCRATCH, "scratch", 0, 512 << 20)   /* a scratch buffer malloc'd and freed untouched: requested, not resident */ \
+    X(SCRATCH_MAP, "scratch_map", 0, 512 << 20) /* the same through mmap and munmap */
 
 enum {
 #define X_(e, n, leaks, bytes) SP_##e,
@@ -179,6 +181,13 @@ static int load(const engine_kv *opts, size_t n, engine_ctx **out, engine_error 
         else
             c->after = strtoll(opts[i].value, NULL, 10);
     }
+    /* Without the option, $MLK_SPECIES: two runs of one config (its key holds no species) can then differ in one
+     * behaviour only, for compare and history tests. */
+    bool given = false;
+    for (size_t i = 0; i < n; i++)
+        given |= !strcmp(opts[i].key, "species");
+    if (!given && getenv("MLK_SPECIES"))
+        c->species = find_species(getenv("MLK_SPECIES"));
     if (c->bytes < 0)
         c->bytes = sp_bytes[c->species < 0 ? 0 : c->species];
     for (int i = 0; i < 8; i++)
@@ -385,6 +394,19 @@ static void act(engine_ctx *c)
         break;
     }
     case SP_CHURN: species_churn(k); break;
+    case SP_SCRATCH: {
+        /* sized, never touched: neither VmRSS nor VmHWM move; only the memory requested within the step does */
+        void *p = malloc(b);
+        species_keep_untouched(p);
+        free(p);
+        break;
+    }
+    case SP_SCRATCH_MAP: {
+        void *p = mmap(NULL, b, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (p != MAP_FAILED)
+            munmap(p, b);
+        break;
+    }
     case SP_RETENTION: {
         void *blocks[8];
         for (int i = 0; i < 8; i++) {

@@ -9,6 +9,9 @@
 
 /* Write every byte of p through a volatile pointer, then forget p: a definitely lost block the compiler keeps. */
 void species_lose(void *p, size_t n);
+/* Let p escape (an opaque call the compiler cannot see into) without touching its memory: a malloc/free pair
+ * around it is not optimized away. */
+void species_keep_untouched(void *p);
 /* operator new[] of n bytes, touched and forgotten. */
 void species_cxx_lose(size_t n);
 /* Map the file at path read-only and read one byte per page; never unmapped. */

@@ -174,9 +174,61 @@ static void migrate_v1(void)
     unlink(p1);
 }
 
+/* A db of schema 2 (cells.status without 'hung', no requested-memory columns), made by taking a current one back:
+ * opening it widens the CHECK, adds the columns, keeps its rows, and a cell can then end hung. */
+static void migrate_v2(void)
+{
+    char p2[64];
+    snprintf(p2, sizeof p2, "/tmp/mlk-test-store-v2-%d.db", (int)getpid());
+    unlink(p2);
+    mlk_error err = {0};
+    db_store *db = NULL;
+    CHECK_OK(db_open(p2, &db, &err), &err);
+    db_close(db);
+    sqlite3 *h = NULL;
+    CHECK(sqlite3_open(p2, &h) == SQLITE_OK);
+    int cookie = 0;
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(h, "PRAGMA schema_version", -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+        cookie = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    char bump[64];
+    snprintf(bump, sizeof bump, "PRAGMA schema_version=%d;", cookie + 2);
+    CHECK(sqlite3_exec(h,
+                       "ALTER TABLE samples DROP COLUMN mapped_peak_bytes; ALTER TABLE step_stats DROP COLUMN "
+                       "heap_peak_bytes; ALTER TABLE step_stats DROP COLUMN mapped_peak_bytes; "
+                       "PRAGMA writable_schema=ON; UPDATE sqlite_schema SET sql = replace(sql, '''hung'', ', '') "
+                       "WHERE name = 'cells'; ",
+                       NULL, NULL, NULL) == SQLITE_OK);
+    CHECK(sqlite3_exec(h, bump, NULL, NULL, NULL) == SQLITE_OK);
+    CHECK(sqlite3_exec(h, "PRAGMA writable_schema=OFF; DELETE FROM schema_version; INSERT INTO schema_version VALUES (2); "
+                          "INSERT INTO runs(uuid, scenario_name, scenario_text, status, started_at) "
+                          "VALUES ('u', 's', 't', 'done', '2026-11-25');",
+                       NULL, NULL, NULL) == SQLITE_OK);
+    sqlite3_close(h);
+    CHECK_OK(db_open(p2, &db, &err), &err);
+    CHECK(db && scalar(db, "SELECT max(version) FROM schema_version") == DB_SCHEMA_VERSION);
+    CHECK(db && scalar(db, "SELECT instr(sql, '''hung''') > 0 FROM sqlite_schema WHERE name = 'cells'") == 1);
+    CHECK(db && scalar(db, "SELECT count(*) FROM pragma_table_info('step_stats') WHERE name IN ('heap_peak_bytes', "
+                           "'mapped_peak_bytes')") == 2);
+    CHECK(db && scalar(db, "SELECT count(*) FROM runs") == 1);
+    db_cell_def d = {0, "ref", "m.onnx", "abc", "{}", "engine=ref", "glibc"};
+    int64_t cell = 0;
+    CHECK_OK(db_cell_insert(db, 1, &d, &cell, &err), &err);
+    db_cell_result res = {.status = "hung", .signal = -1, .exit_code = -1, .slope = NAN, .late_slope = NAN,
+                          .mk_p = NAN, .growth = NAN, .detail = "hung: no sample for 2 s (stall_s)"};
+    CHECK_OK(db_cell_finish(db, cell, &res, &err), &err);
+    bool ok = false;
+    CHECK_OK(db_integrity_ok(db, &ok, &err), &err);
+    CHECK(ok);
+    db_close(db);
+    unlink(p2);
+}
+
 int main(void)
 {
     migrate_v1();
+    migrate_v2();
     concurrent_create();
     snprintf(path, sizeof path, "/tmp/mlk-test-store-%d.db", (int)getpid());
     mlk_error err = {0};
