@@ -97,6 +97,19 @@ typedef struct conv_job {
     atomic_int rc;
 } conv_job;
 
+typedef float conv_v4 __attribute__((vector_size(16)));
+
+/* Four floats a store: the plain loop stays scalar at -O2 (8% of MobileNetV2's infer under perf). */
+static void fill_row(float *row, int64_t n, float v)
+{
+    conv_v4 v4 = {v, v, v, v};
+    int64_t q = 0;
+    for (; q + 4 <= n; q += 4)
+        memcpy(row + q, &v4, sizeof v4);
+    for (; q < n; q++)
+        row[q] = v;
+}
+
 /* One task = one (image, group, column tile): pack the tile, seed C with the bias, one serial GEMM. */
 static void conv_task(void *arg, int64_t begin, int64_t end, int tid)
 {
@@ -119,8 +132,7 @@ static void conv_task(void *arg, int64_t begin, int64_t end, int tid)
         float beta = 0.0f;
         if (j->bias) {
             for (int64_t m = 0; m < g->cout_g; m++)
-                for (int64_t q = 0; q < ncols; q++)
-                    yg[m * g->out_size + q] = j->bias[gi * g->cout_g + m];
+                fill_row(yg + m * g->out_size, ncols, j->bias[gi * g->cout_g + m]);
             beta = 1.0f;
         }
         ref_sgemm_operand a = {.data = j->wp + (size_t)gi * j->group_floats, .packed = true};
