@@ -1,8 +1,7 @@
-/* pool.c: a fixed pool of worker threads; a loop is cut into a few ranges per thread, taken in turn from a shared
- * counter, so a thread the OS preempts (2 cores shared with other work) holds up only the range it took, not a
- * static half. Workers spin for a short while after a loop before they sleep, because waking a sleeping thread
- * costs 60-85 us on this kind of VM, more than many operators take. It must never allocate while dispatching,
- * and never leave a worker running after ref_pool_free. */
+/* pool.c: a fixed pool of worker threads; each loop is cut into one static range per thread. Workers spin for a
+ * short while after a loop before they sleep, because waking a sleeping thread costs 60-85 us on this kind of VM,
+ * more than many operators take. It must never allocate while dispatching, and never leave a worker running
+ * after ref_pool_free. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -26,13 +25,8 @@ struct ref_pool {
     /* the current loop: written before generation is bumped, read after it is seen */
     ref_task_fn fn;
     void *arg;
-    int64_t n, chunk, n_chunks;
-    _Atomic int64_t next; /* the next range to take */
+    int64_t n, chunk;
 };
-
-/* Ranges per thread: enough that a late thread's share can move to the others, few enough that a range keeps
- * its grain. */
-#define REF_POOL_RANGES_PER_THREAD 4
 
 typedef struct {
     ref_pool *p;
@@ -46,13 +40,13 @@ static inline void cpu_relax(void)
 #endif
 }
 
-/* tid stays the thread's own: kernels index per-thread scratch by it, and one thread runs its ranges in turn. */
-static void run_ranges(ref_pool *p, int tid)
+static void run_range(ref_pool *p, int tid)
 {
-    for (int64_t c; (c = atomic_fetch_add_explicit(&p->next, 1, memory_order_relaxed)) < p->n_chunks;) {
-        int64_t begin = p->chunk * c, end = begin + p->chunk < p->n ? begin + p->chunk : p->n;
-        p->fn(p->arg, begin, end, tid);
-    }
+    int64_t begin = p->chunk * tid;
+    if (begin >= p->n)
+        return;
+    int64_t end = begin + p->chunk < p->n ? begin + p->chunk : p->n;
+    p->fn(p->arg, begin, end, tid);
 }
 
 /* Wait for a generation other than seen (spin, then sleep); returns it, or seen when stopping. */
@@ -84,7 +78,7 @@ static void *worker_main(void *v)
         if (atomic_load(&p->stop))
             break;
         seen = g;
-        run_ranges(p, tid);
+        run_range(p, tid);
         if (atomic_fetch_sub(&p->pending, 1) == 1) {
             pthread_mutex_lock(&p->mu); /* the dispatcher may be between its check and its wait */
             pthread_cond_signal(&p->done);
@@ -162,22 +156,20 @@ void ref_parallel_for(ref_pool *p, int64_t n, int64_t grain, ref_task_fn fn, voi
         fn(arg, 0, n, 0);
         return;
     }
-    int64_t ranges = (int64_t)threads * REF_POOL_RANGES_PER_THREAD, chunk = (n + ranges - 1) / ranges;
+    int64_t chunk = (n + threads - 1) / threads;
     if (chunk < grain)
         chunk = grain;
     p->fn = fn;
     p->arg = arg;
     p->n = n;
     p->chunk = chunk;
-    p->n_chunks = (n + chunk - 1) / chunk;
-    atomic_store_explicit(&p->next, 0, memory_order_relaxed); /* published by the release bump below */
     atomic_store(&p->pending, p->n_started);
     /* Bumped under the mutex, so a worker about to sleep cannot miss it. */
     pthread_mutex_lock(&p->mu);
     atomic_fetch_add_explicit(&p->generation, 1, memory_order_release);
     pthread_cond_broadcast(&p->wake);
     pthread_mutex_unlock(&p->mu);
-    run_ranges(p, 0);
+    run_range(p, 0);
     for (int i = 0; i < REF_POOL_SPINS && atomic_load(&p->pending) > 0; i++)
         cpu_relax();
     if (atomic_load(&p->pending) > 0) {
