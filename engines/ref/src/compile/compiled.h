@@ -11,7 +11,7 @@
 
 typedef enum {
     REF_VAL_INPUT = 0, /* graph input fed by the caller */
-    REF_VAL_CONST,     /* initializer or value folded at compile time; data set, unless a packed Conv was its only reader */
+    REF_VAL_CONST,     /* initializer or value folded at compile time; data set (NULL: a packed Conv read it) */
     REF_VAL_ACT        /* produced by a node */
 } ref_val_kind;
 
