@@ -109,9 +109,9 @@ class Torture:
     def sets(self, db):
         c = self.connect(db)
         res = {}
-        for cid, idx, status in c.execute("SELECT id, idx, status FROM cells"):
+        for cid, idx, status, shim in c.execute("SELECT id, idx, status, heap_shim FROM cells"):
             rows = c.execute("SELECT iteration, step FROM samples WHERE cell_id = ?", (cid,)).fetchall()
-            res[idx] = (status, sorted((r[0] if r[0] is not None else -1, r[1]) for r in rows))
+            res[idx] = (status, sorted((r[0] if r[0] is not None else -1, r[1]) for r in rows), shim)
         c.close()
         return res
 
@@ -127,13 +127,17 @@ class Torture:
             self.fail("%s: runs %s, expected one run done" % (what, runs))
         if idxs != [0, 1]:
             self.fail("%s: cells %s, expected 0 and 1 once each" % (what, idxs))
-        for idx, (status, s) in self.sets(db).items():
+        for idx, (status, s, shim) in self.sets(db).items():
             if status == "error" and allow_error:
                 continue
             if status in ("pending", "running"):
                 self.fail("%s: cell %d left %s" % (what, idx, status))
             elif s != self.ref[idx][1]:
                 self.fail("%s: cell %d holds %d samples, a clean run %d" % (what, idx, len(s), len(self.ref[idx][1])))
+            elif shim != self.ref[idx][2]:
+                # a verdict judged without the heap shim the clean run had, and nothing said: a silent downgrade
+                self.fail("%s: cell %d %s with heap_shim %s, a clean run %s" % (what, idx, status, shim,
+                                                                               self.ref[idx][2]))
         after = self.finished_cells(db)
         for idx, rows in (before or {}).items():
             if after.get(idx) != rows:
