@@ -231,8 +231,9 @@ class Torture:
             self.fail("%s: after merging again runs/cells/samples %s, the input holds %s" % (what, got, want))
 
     def attack_worker(self):
-        # cells that measure for a second each: the attack lands mid-cell, never on a worker already exiting
-        scn = self.write("w.yaml", (SCENARIO % (1000, "1")).replace("iterations: 1000\n", "duration: 1s\n"))
+        # cells that measure for a second each: the attack lands mid-cell, never on a worker already exiting; stall_s 3:
+        # a stopped worker is hung after 3 s, and a loaded machine (load 6 on 2 cores) once kept a healthy one silent 1 s
+        scn = self.write("w.yaml", (SCENARIO % (1000, "3")).replace("iterations: 1000\n", "duration: 1s\n"))
         db = self.fresh_db("worker")
         p = subprocess.Popen([self.run_exe, "--db", db, "--quiet", scn], env=self.env,
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
