@@ -1,7 +1,7 @@
 /* test_fold.c: BatchNormalization, Mul and Add by constants folded into the Conv or Gemm before them (fold_bn):
  * folded and unfolded compiles give the same outputs within float rounding, the folded nodes are elided, a folded
- * pattern that must not fold (a second reader, a graph output) is left alone, and compile survives every failing
- * allocation. It must never compare against anything but the same model compiled with fold_bn off. */
+ * pattern that must not fold (a second reader, a graph output) is left alone, a folded weight a Conv packed is
+ * freed, and compile survives every failing allocation. It must never compare against anything but the same model compiled with fold_bn off. */
 #include <math.h>
 
 #include "check.h"
@@ -77,6 +77,17 @@ static int n_elided(const ref_compiled *c)
     return n;
 }
 
+/* Constants whose data compile released (release.c: a folded weight only a packed Conv read). */
+static int n_released(const ref_compiled *c)
+{
+    int n = 0;
+    for (int v = 0; v < c->n_vals; v++)
+        n += c->vals[v].kind == REF_VAL_CONST && !c->vals[v].t.data && ref_tensor_nbytes(&c->vals[v].t) > 0;
+    return n;
+}
+
+static int last_released = -1;
+
 /* Outputs of m compiled with fold_bn on or off, for the same input. */
 static int run(ref_model *m, int fold, float *y, float *w, int *elided)
 {
@@ -102,8 +113,10 @@ static int run(ref_model *m, int fold, float *y, float *w, int *elided)
         memcpy(y, out.data, sizeof(float) * 5);
     if (!rc && !(rc = ref_request_output(r, 1, &out, &err)))
         memcpy(w, out.data, sizeof(float) * 144);
-    if (!rc)
+    if (!rc) {
         *elided = n_elided(c);
+        last_released = n_released(c);
+    }
     ref_request_free(r);
     ref_compiled_free(c);
     return rc;
@@ -118,7 +131,9 @@ static void test_folded_matches_unfolded(void)
     float y0[5], y1[5], w0[144], w1[144];
     int e0 = -1, e1 = -1;
     CHECK_OK(run(m, 0, y0, w0, &e0), &err);
+    CHECK(last_released == 0); /* W stays: nothing folded into it, the model owns it */
     CHECK_OK(run(m, 1, y1, w1, &e1), &err);
+    CHECK(last_released == 1); /* the first Conv's folded weight, freed once packed, and still y1 == y0 */
     CHECK(e0 == 0);
     CHECK(e1 == 5); /* BN, Mul, Add after the Conv; BN, Mul after the Gemm; nothing after the shared Conv */
     double worst = 0, scale = 0;
