@@ -1,7 +1,8 @@
 /* test_fold.c: BatchNormalization, Mul and Add by constants folded into the Conv or Gemm before them (fold_bn):
  * folded and unfolded compiles give the same outputs within float rounding, the folded nodes are elided, a folded
  * pattern that must not fold (a second reader, a graph output) is left alone, a folded weight a Conv packed is
- * freed, and compile survives every failing allocation. It must never compare against anything but the same model compiled with fold_bn off. */
+ * freed, and compile survives every failing allocation. It must never compare against anything but the same
+ * model compiled with fold_bn off. */
 #include <math.h>
 
 #include "check.h"
