@@ -155,7 +155,15 @@ class Torture:
         args = ["--db", db, "--quiet"] + (["--resume", str(run_id)] if run_id else [self.scn])
         r = self.memleak(args, env=env)
         if r.returncode != 0:
-            self.fail("%s: the resume exited %d: %s" % (what, r.returncode, r.stderr.strip()[-300:]))
+            cells = ""
+            try:
+                c = self.connect(db)
+                cells = "; ".join("cell %d %s: %s" % row for row in
+                                  c.execute("SELECT idx, status, coalesce(error, detail) FROM cells ORDER BY idx"))
+                c.close()
+            except sqlite3.DatabaseError:
+                pass
+            self.fail("%s: the resume exited %d: %s [%s]" % (what, r.returncode, r.stderr.strip()[-300:], cells))
         return r
 
     # ---- the trials ----
