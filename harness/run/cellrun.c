@@ -32,18 +32,28 @@ typedef struct {
     int n;
     char *owned[MAX_ARGS];
     int n_owned;
+    bool failed; /* an entry could not be made (out of memory) or had no room: the vector must not be used */
 } argvec;
 
 static void push(argvec *a, const char *s)
 {
-    if (a->n < MAX_ARGS)
-        a->v[a->n++] = (char *)s;
+    /* A NULL here would end the vector early: the worker would run with half its arguments, or without its
+     * LD_PRELOAD (the torture suite's allocation loop found both). */
+    if (!s || a->n >= MAX_ARGS) {
+        a->failed = true;
+        return;
+    }
+    a->v[a->n++] = (char *)s;
 }
 
 static void push_owned(argvec *a, char *s)
 {
-    if (s && a->n_owned < MAX_ARGS)
-        a->owned[a->n_owned++] = s;
+    if (!s || a->n_owned >= MAX_ARGS) {
+        free(s);
+        a->failed = true;
+        return;
+    }
+    a->owned[a->n_owned++] = s;
     push(a, s);
 }
 
@@ -181,6 +191,7 @@ static void build_env(const mlk_scenario *s, const mlk_cell *c, const char *heap
         push_owned(e, join("MALLOC_CONF", "=", c->malloc_conf));
     if (c->allocator_env) {
         char *copy = strdup(c->allocator_env);
+        e->failed |= !copy;
         for (char *save = NULL, *tok = copy ? strtok_r(copy, " ", &save) : NULL; tok; tok = strtok_r(NULL, " ", &save))
             push_owned(e, strdup(tok));
         free(copy);
@@ -205,6 +216,10 @@ static pid_t spawn(const mlk_plan *p, const mlk_cell *c, const mlk_cellrun_opts 
     }
     build_argv(p, c, o->self_exe, o->tool, av);
     build_env(p->s, c, o->heap_shim, o->tool, ev);
+    if (av->failed || ev->failed) {
+        mlk_fail(err, MLK_E_NOMEM, "out of memory building the worker's %s", av->failed ? "arguments" : "environment");
+        goto out;
+    }
     if (pipe2(fds, O_CLOEXEC)) {
         mlk_fail(err, MLK_E_CHILD, "pipe: %s", strerror(errno));
         goto out;
@@ -393,6 +408,11 @@ int mlk_cellrun_exec(const mlk_plan *p, const mlk_cell *c, const mlk_cellrun_opt
      * tens of times slower under valgrind and are left to their timeout. */
     int64_t stall_ms = o->tool || p->s->stall_s <= 0 ? INT64_MAX : (int64_t)(p->s->stall_s * 1000.0);
     char *buf = malloc(1 << 16);
+    bool buf_ok = buf != NULL;
+    if (!buf_ok) { /* nothing can be read: end the worker now rather than wait for it blind */
+        kill(-pid, SIGKILL);
+        kill(pid, SIGKILL);
+    }
     size_t have = 0;
     int flushed = 0, flushed_metrics = 0, rc = MLK_OK;
     bool timed_out = false, hung = false, interrupted = false, eof = false, killed = false;
@@ -441,10 +461,11 @@ int mlk_cellrun_exec(const mlk_plan *p, const mlk_cell *c, const mlk_cellrun_opt
     free(buf);
     int frc = flush(r, o, &flushed, &flushed_metrics);
     classify(r, status, timed_out, hung, interrupted, o->tool ? 0 : p->s->memory_limit_mb);
-    if (r->lost && !interrupted) {
-        r->end = MLK_END_OTHER;
-        snprintf(r->error, sizeof r->error, "memleak-run ran out of memory keeping the worker's samples");
-    }
+    /* memleak-run's own want of memory is not the cell's verdict: the run stops (exit 3), the cell stays unfinished
+     * and --resume runs it again. */
+    if (!rc && (r->lost || !buf_ok))
+        return mlk_fail(err, MLK_E_NOMEM, "out of memory %s", buf_ok ? "keeping the worker's samples"
+                                                                      : "for the worker's line buffer");
     return rc ? rc : frc ? MLK_E_DB : MLK_OK;
 }
 

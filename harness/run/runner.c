@@ -155,9 +155,11 @@ static int finish_cell(run_ctx *x, const mlk_cell *c, mlk_cellrun *r, const mlk_
 {
     mlk_judgement j;
     memset(&j, 0, sizeof j);
-    bool judged = !tr && r->end == MLK_END_DONE && mlk_judge_stream(x->p->s, x->stream, &j) == 0;
-    if (r->end == MLK_END_DONE && !judged && !tr)
-        r->end = MLK_END_OTHER;
+    bool judged = !tr && r->end == MLK_END_DONE;
+    /* The judge fails only for want of memory: the parent's failure, not the cell's. The run stops (exit 3) and the
+     * cell stays unfinished, so --resume judges it again. */
+    if (judged && mlk_judge_stream(x->p->s, x->stream, &j) != 0)
+        return mlk_fail(err, MLK_E_NOMEM, "out of memory judging cell [%s]", c->label);
     const mlk_detect_result *d = &j.s[j.deciding].r;
     const char *status = end_status(r, &j);
     char detail[600];
