@@ -90,6 +90,13 @@ typedef struct engine_api {
      * probes (it may allocate). */
     int (*output)(engine_request *r, size_t i, engine_tensor_info *info, const void **data, size_t *nbytes,
                   engine_error *err);
+
+    /* Optional (may be NULL: the harness cannot vary this engine's input shapes; a scenario's `shapes:` then fails
+     * naming the engine). The name the model gives dim `axis` of input i when it leaves that dim symbolic (ONNX
+     * dim_param), else NULL (a fixed dim, an unnamed one, or i or axis out of range); borrowed, valid while c lives.
+     * An engine that offers it accepts in set_input any size of a named dim, from one call to the next on the same
+     * request: input_info's dims are only the default. */
+    const char *(*input_dim_param)(engine_compiled *c, size_t i, int axis);
 } engine_api;
 
 typedef const engine_api *(*engine_get_api_fn)(void);

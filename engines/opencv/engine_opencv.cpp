@@ -62,6 +62,7 @@ struct engine_compiled {
     std::vector<std::string> in_names;
     std::vector<engine_tensor_info> in; /* default shapes, symbolic dims bound; names point into in_names */
     std::vector<int> in_type;           /* the cv::Mat type each input is fed as */
+    std::vector<std::string> in_params; /* n_in * ENGINE_MAX_RANK dim_param names, empty where the dim has none */
     std::vector<cv::String> out_names;
     std::vector<engine_tensor_info> out_decl; /* declared shapes, bound; rank -1 where the model declares none */
     std::vector<int32_t> out_decl_dtype;
@@ -323,8 +324,12 @@ static int describe(engine_compiled *cc, const engine_model *m, engine_error *er
     cc->in_names.resize(g->n_in);
     cc->in.resize(g->n_in);
     cc->in_type.resize(g->n_in);
+    cc->in_params.resize(g->n_in * ENGINE_MAX_RANK);
     for (size_t i = 0; i < g->n_in; i++) {
         cc->in_names[i] = g->in[i].name;
+        for (int k = 0; k < ENGINE_MAX_RANK; k++)
+            if (g->in[i].sym[k])
+                cc->in_params[i * ENGINE_MAX_RANK + (size_t)k] = g->in[i].sym[k];
         engine_error e = {};
         int rc = ocv_value_shape(&g->in[i], &m->ctx->o, &cc->in[i], &e);
         if (rc)
@@ -412,6 +417,14 @@ static int input_info(engine_compiled *c, size_t i, engine_tensor_info *out)
         return OCV_E_INVALID;
     *out = c->in[i];
     return 0;
+}
+
+static const char *input_dim_param(engine_compiled *c, size_t i, int axis)
+{
+    if (i >= c->in.size() || axis < 0 || axis >= c->in[i].rank)
+        return nullptr;
+    const std::string &p = c->in_params[i * ENGINE_MAX_RANK + (size_t)axis];
+    return p.empty() ? nullptr : p.c_str();
 }
 
 /* ---- Requests ---- */
@@ -632,6 +645,7 @@ static const engine_api api_table = {
     metrics,
     n_outputs,
     output,
+    input_dim_param,
 };
 
 extern "C" __attribute__((visibility("default"))) const engine_api *engine_get_api(void) { return &api_table; }

@@ -1,12 +1,9 @@
-/* engine_ort.c: ONNX Runtime behind the plugin ABI (engine_ort.so): load, sessions, requests, outputs, arena stats.
- * One build drives any release from 1.5 on (fetch.sh fetches 1.10 and later): load_engine asks the library which C
- * API it serves and takes the highest one that is not newer than the header's.
- * It must never export anything but engine_get_api, link libonnxruntime (it is dlopened by absolute path at
- * load_engine), read an OrtApi member past the end of the loaded release's table (every member newer than
- * ORT_API_MIN is checked against ctx->api_version first), or leave an OrtStatus unreleased: every one is checked,
- * its message copied, then released. */
+/* engine_ort.c: ONNX Runtime behind the plugin ABI (engine_ort.so): load, sessions, requests, outputs, arena stats;
+ * the library itself, its release and C API table come from ort_library.c.
+ * It must never export anything but engine_get_api, read an OrtApi member past the end of the loaded release's table
+ * (every member newer than ORT_API_MIN is checked with ORT_HAS first), or leave an OrtStatus unreleased: every one is
+ * checked, its message copied, then released. */
 #include <stddef.h>
-#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,90 +13,10 @@
 #include <onnxruntime_run_options_config_keys.h>
 #include <onnxruntime_session_options_config_keys.h>
 
-#include "ort_internal.h"
-
-#ifndef MLK_ORT_LIBRARY
-#error "MLK_ORT_LIBRARY (absolute path of libonnxruntime.so.1) must be defined by engines/ort/CMakeLists.txt"
-#endif
-#ifndef MLK_ORT_DEFAULT_VERSION
-#error "MLK_ORT_DEFAULT_VERSION (the release of MLK_ORT_LIBRARY, from fetch.sh's STAMP) must be defined by CMake"
-#endif
-
-/* ---- Which OrtApi member came with which C API version ----
- * ORT_SINCE(m) is the C API version that added member m (ort_internal.h's ORT_API_OF over its index). The header
- * in the cache is API 29; a library older than that has a shorter table, so a member newer than the library's API
- * must never be read. The members called on every load (ORT_ALWAYS) are at most ORT_API_MIN (5); the others are
- * gated where they are called:
- *   CreateAndRegisterAllocator 5, ReleaseArenaCfg 6, CreateArenaCfgV2 8, UnregisterAllocator 9: arena_extend_strategy
- *   AddRunConfigEntry 8: arena_shrinkage
- *   AddExternalInitializersFromFilesInMemory 18: mmap=off on a model with external data
- *   CreateAllocator 5, ReleaseAllocator 5, GetKeyValuePairs 22, ReleaseKeyValuePairs 22, AllocatorGetStats 23: metrics
- * (GetKeyValuePairs and ReleaseKeyValuePairs carry "since 1.22" in the header, AllocatorGetStats "since 1.23",
- * AddExternalInitializersFromFilesInMemory "since 1.18"; the header names no version for members up to API 10.) */
-#define ORT_IDX(m) (offsetof(OrtApi, m) / sizeof(void *))
-#define ORT_SINCE(m) ORT_API_OF(ORT_IDX(m))
-#define ORT_HAS(ctx, m) ((ctx)->api_version >= ORT_SINCE(m))
-
-/* The header agrees with upstream's version boundaries (the last member of each C API version), so ORT_API_OF reads
- * the header right: a member at a boundary belongs to that version, the next one to the next. */
-#define ORT_BOUNDARY(m, v, next) \
-    _Static_assert(ORT_SINCE(m) == (v) && ORT_API_OF(ORT_IDX(m) + 1) == (next), #m " ends C API " #v);
-ORT_BOUNDARY(ReleaseCustomOpDomain, 1, 2)
-ORT_BOUNDARY(ReleaseModelMetadata, 2, 3)
-ORT_BOUNDARY(AddFreeDimensionOverrideByName, 3, 4)
-ORT_BOUNDARY(ReleaseAvailableProviders, 4, 5)
-ORT_BOUNDARY(SetGlobalSpinControl, 5, 6)
-ORT_BOUNDARY(ReleaseArenaCfg, 6, 7)
-ORT_BOUNDARY(GetCurrentGpuDeviceId, 7, 8)
-ORT_BOUNDARY(CreateSessionFromArrayWithPrepackedWeightsContainer, 8, 9)
-ORT_BOUNDARY(GetSparseTensorIndices, 9, 10)
-ORT_BOUNDARY(SynchronizeBoundOutputs, 10, 11)
-ORT_BOUNDARY(SessionOptionsAppendExecutionProvider_MIGraphX, 11, 12)
-ORT_BOUNDARY(ReleaseKernelInfo, 12, 13)
-ORT_BOUNDARY(ReleaseCANNProviderOptions, 13, 14)
-ORT_BOUNDARY(GetSessionConfigEntry, 14, 15)
-ORT_BOUNDARY(GetBuildInfoString, 15, 16)
-ORT_BOUNDARY(KernelContext_GetResource, 16, 17)
-ORT_BOUNDARY(SessionOptionsAppendExecutionProvider_OpenVINO_V2, 17, 18)
-ORT_BOUNDARY(AddExternalInitializersFromFilesInMemory, 18, 20)
-ORT_BOUNDARY(SetEpDynamicOptions, 20, 22)
-ORT_BOUNDARY(GetEpApi, 22, 23)
-ORT_BOUNDARY(CreateExternalInitializerInfo, 23, 0)
-
-/* Every member called whatever the options: none may be newer than ORT_API_MIN. */
-#define ORT_ALWAYS(X)                                                                                              \
-    X(GetErrorCode) X(GetErrorMessage) X(ReleaseStatus) X(CreateEnv) X(ReleaseEnv) X(EnableTelemetryEvents)         \
-    X(DisableTelemetryEvents) X(CreateCpuMemoryInfo) X(ReleaseMemoryInfo) X(CreateSessionOptions)                   \
-    X(ReleaseSessionOptions) X(SetIntraOpNumThreads) X(SetInterOpNumThreads) X(SetSessionExecutionMode)             \
-    X(EnableCpuMemArena) X(DisableCpuMemArena) X(EnableMemPattern) X(DisableMemPattern)                             \
-    X(SetSessionGraphOptimizationLevel) X(AddSessionConfigEntry) X(AddFreeDimensionOverrideByName) X(CreateSession) \
-    X(CreateSessionFromArray) X(ReleaseSession) X(GetAllocatorWithDefaultOptions) X(AllocatorFree)                  \
-    X(SessionGetInputCount) X(SessionGetOutputCount) X(SessionGetInputName) X(SessionGetOutputName)                 \
-    X(SessionGetInputTypeInfo) X(CastTypeInfoToTensorInfo) X(GetTensorElementType) X(GetDimensionsCount)            \
-    X(GetDimensions) X(GetSymbolicDimensions) X(ReleaseTypeInfo) X(CreateTensorWithDataAsOrtValue) X(ReleaseValue)  \
-    X(CreateIoBinding) X(ReleaseIoBinding) X(BindInput) X(BindOutputToDevice) X(RunWithBinding)                     \
-    X(GetBoundOutputValues) X(CreateRunOptions) X(ReleaseRunOptions) X(GetTensorTypeAndShape)                       \
-    X(GetTensorMutableData) X(ReleaseTensorTypeAndShapeInfo)
-#define ORT_ASSERT_ALWAYS(m) \
-    _Static_assert(ORT_SINCE(m) >= 1 && ORT_SINCE(m) <= ORT_API_MIN, #m " is past ORT_API_MIN");
-ORT_ALWAYS(ORT_ASSERT_ALWAYS)
-
-/* The options' needs (ort_release.c's table) match the members they call. */
-_Static_assert(ORT_SINCE(UnregisterAllocator) == 9 && ORT_SINCE(CreateArenaCfgV2) <= 9 &&
-               ORT_SINCE(CreateAndRegisterAllocator) <= 9 && ORT_SINCE(ReleaseArenaCfg) <= 9,
-               "arena_extend_strategy needs C API 9 (ort_release.c)");
-_Static_assert(ORT_SINCE(AddRunConfigEntry) == 8, "arena_shrinkage needs C API 8 (ort_release.c)");
-_Static_assert(ORT_SINCE(AddExternalInitializersFromFilesInMemory) == 18, "mmap=off with external data: C API 18");
-_Static_assert(ORT_SINCE(AllocatorGetStats) == 23 && ORT_SINCE(GetKeyValuePairs) <= 23 &&
-               ORT_SINCE(ReleaseKeyValuePairs) <= 23 && ORT_SINCE(CreateAllocator) <= 23 &&
-               ORT_SINCE(ReleaseAllocator) <= 23, "the arena metrics need C API 23");
+#include "ort_library.h"
 
 struct engine_ctx {
-    void *lib;              /* dlopen handle of libonnxruntime */
-    const OrtApi *api;      /* the table of C API api_version: never read a member newer than that */
-    int api_version;        /* the highest API the library serves, capped at the header's ORT_API_VERSION */
-    char release[32];       /* the library's GetVersionString(), "1.23.2" */
-    int64_t release_code;   /* 1023002 for 1.23.2 (metric ort_release); 0 when the string is not 1.N.P */
+    ort_library ort;        /* the release loaded and its C API table (ort_library.h) */
     OrtEnv *env;
     OrtMemoryInfo *cpu;     /* CPU, arena type: tensors, output binding, the env arena */
     int env_arena;          /* 1: an arena is registered with the env (arena_extend_strategy) */
@@ -123,6 +40,7 @@ struct engine_compiled {
     size_t n_in, n_out;
     engine_tensor_info *in; /* default shapes, symbolic dims resolved; names point into in_names */
     char **in_names, **out_names;
+    char **in_params;       /* n_in * ENGINE_MAX_RANK: each input dim's symbolic name, NULL when fixed or unnamed */
 };
 
 struct engine_request {
@@ -167,109 +85,19 @@ static int check(const OrtApi *api, OrtStatus *st, engine_error *err, const char
 
 /* ---- load_engine / unload_engine ---- */
 
-/* Prefix an error message already in err with what ("load_engine: "). */
-static int prefixed(engine_error *err, const char *what, int rc)
-{
-    if (err && rc) {
-        size_t p = strlen(what), m = strnlen(err->msg, sizeof err->msg - 1);
-        if (p + m >= sizeof err->msg)
-            m = sizeof err->msg - 1 - p; /* the message's tail goes */
-        memmove(err->msg + p, err->msg, m);
-        memcpy(err->msg, what, p);
-        err->msg[p + m] = '\0';
-    }
-    return rc;
-}
-
-/* The table of the highest C API the library serves, capped at the header's: from the release's own number when
- * its version string is 1.N.P (GetApi prints a line on stderr for every version it refuses, so it is asked once),
- * else from the header's version down. NULL when it serves none from ORT_API_MIN on. */
-static const OrtApi *negotiate(const OrtApiBase *base, const char *release, int *api_version)
-{
-    int own = 0;
-    if (!ort_release_parse(release, "", &own, NULL, NULL)) {
-        int v = own < ORT_API_VERSION ? own : ORT_API_VERSION;
-        const OrtApi *a = base->GetApi((uint32_t)v);
-        if (a) {
-            *api_version = v;
-            return a;
-        }
-    }
-    for (int v = ORT_API_VERSION; v >= ORT_API_MIN; v--) {
-        const OrtApi *a = base->GetApi((uint32_t)v);
-        if (a) {
-            *api_version = v;
-            return a;
-        }
-    }
-    return NULL;
-}
-
-/* Which library: MLK_ORT_LIBRARY when set; else the release asked for (option version, else MLK_ORT_VERSION) from
- * fetch.sh's cache; else the default this plugin was built with. */
-static int library_path(const char *want, char *path, size_t len, engine_error *err)
-{
-    const char *over = getenv("MLK_ORT_LIBRARY");
-    if (over && *over) {
-        snprintf(path, len, "%s", over);
-        return 0;
-    }
-    if (want)
-        return ort_release_library(want, MLK_ORT_LIBRARY, MLK_ORT_DEFAULT_VERSION, path, len, err);
-    snprintf(path, len, "%s", MLK_ORT_LIBRARY);
-    return 0;
-}
-
-static int open_library(engine_ctx *c, engine_error *err)
-{
-    int rc = ort_telemetry_env(c->o.telemetry, err);
-    if (rc)
-        return rc;
-    const char *env = getenv("MLK_ORT_VERSION");
-    const char *want = c->o.version[0] ? c->o.version : env && *env ? env : NULL;
-    const char *asked_by = c->o.version[0] ? "option version" : "MLK_ORT_VERSION";
-    char path[1200];
-    if ((want && (rc = ort_release_parse(want, asked_by, NULL, NULL, err))) ||
-        (rc = library_path(want, path, sizeof path, err)))
-        return prefixed(err, "load_engine: ", rc);
-    c->lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!c->lib)
-        return ort_fail(err, ORT_E_LOAD, "load_engine: cannot load ONNX Runtime: %s; fetch it with "
-                        "engines/ort/fetch.sh and rebuild", dlerror());
-    const OrtApiBase *(*get_base)(void) = (const OrtApiBase *(*)(void))dlsym(c->lib, "OrtGetApiBase");
-    const OrtApiBase *base = get_base ? get_base() : NULL;
-    if (!base)
-        return ort_fail(err, ORT_E_LOAD, "load_engine: %s has no OrtGetApiBase: not ONNX Runtime", path);
-    snprintf(c->release, sizeof c->release, "%s", base->GetVersionString());
-    if (want && strcmp(want, c->release))
-        return ort_fail(err, ORT_E_RELEASE, "load_engine: %s %s asked for, but %s is ONNX Runtime %s%s", asked_by,
-                        want, path, c->release,
-                        getenv("MLK_ORT_LIBRARY") && *getenv("MLK_ORT_LIBRARY")
-                            ? " (MLK_ORT_LIBRARY overrides the release: unset it, or ask for its release)"
-                            : "; fetch it again with engines/ort/fetch.sh");
-    c->api = negotiate(base, c->release, &c->api_version);
-    if (!c->api)
-        return ort_fail(err, ORT_E_LOAD, "load_engine: %s (ONNX Runtime %s) serves no C API from %d to %d; the ORT "
-                        "plugin needs ONNX Runtime 1.%d or later", path, c->release, ORT_API_MIN, ORT_API_VERSION,
-                        ORT_API_MIN);
-    if (ort_release_parse(c->release, "", NULL, &c->release_code, NULL))
-        c->release_code = 0;
-    return prefixed(err, "load_engine: ", ort_opts_check_api(&c->o, c->api_version, c->release, err));
-}
 
 static void unload(engine_ctx *c)
 {
     if (!c)
         return;
-    const OrtApi *api = c->api;
+    const OrtApi *api = c->ort.api;
     if (api) {
         if (c->env_arena)
             check(api, api->UnregisterAllocator(c->env, c->cpu), NULL, "unload_engine");
         api->ReleaseMemoryInfo(c->cpu);
         api->ReleaseEnv(c->env);
     }
-    if (c->lib)
-        dlclose(c->lib);
+    ort_library_close(&c->ort);
     free(c);
 }
 
@@ -277,7 +105,7 @@ static void unload(engine_ctx *c)
  * through session.use_env_allocators=1. */
 static int register_env_arena(engine_ctx *c, engine_error *err)
 {
-    const OrtApi *api = c->api;
+    const OrtApi *api = c->ort.api;
     const char *keys[] = {"arena_extend_strategy"};
     const size_t values[] = {(size_t)c->o.extend_strategy};
     OrtArenaCfg *cfg = NULL;
@@ -300,9 +128,9 @@ static int load(const engine_kv *kv, size_t n, engine_ctx **out, engine_error *e
     if (!c)
         return ort_fail(err, ORT_E_NOMEM, "load_engine: out of memory");
     c->o = o;
-    if ((rc = open_library(c, err)))
+    if ((rc = ort_library_open(&c->o, &c->ort, err)))
         goto fail;
-    const OrtApi *api = c->api;
+    const OrtApi *api = c->ort.api;
     TRY(api->CreateEnv(ORT_LOGGING_LEVEL_ERROR, "memleak", &c->env), "load_engine: CreateEnv");
     /* Telemetry (ort_telemetry.c): the API switch as well, for a library that would not read the variable. */
     if (o.telemetry)
@@ -335,10 +163,8 @@ static int check_options(const engine_kv *kv, size_t n, engine_error *err)
     if ((rc = ort_release_parse(o.version, "option version", &api, NULL, err)) ||
         (rc = ort_opts_check_api(&o, api < ORT_API_VERSION ? api : ORT_API_VERSION, o.version, err)))
         return rc;
-    const char *over = getenv("MLK_ORT_LIBRARY");
-    char path[1200];
-    return over && *over ? 0 : ort_release_library(o.version, MLK_ORT_LIBRARY, MLK_ORT_DEFAULT_VERSION, path,
-                                                   sizeof path, err);
+    char path[1200]; /* the release must be fetched: the file load_engine would open */
+    return ort_library_path(o.version, path, sizeof path, err);
 }
 
 /* ---- read_model / release_model ---- */
@@ -380,7 +206,7 @@ static void release_model(engine_model *m)
 
 static int session_options(engine_ctx *c, OrtSessionOptions *so, engine_error *err)
 {
-    const OrtApi *api = c->api;
+    const OrtApi *api = c->ort.api;
     const ort_opts *o = &c->o;
     int rc = 0;
     TRY(api->SetIntraOpNumThreads(so, o->threads), "compile_model: SetIntraOpNumThreads");
@@ -412,7 +238,7 @@ static void release_compiled(engine_compiled *cc)
 {
     if (!cc)
         return;
-    const OrtApi *api = cc->ctx->api;
+    const OrtApi *api = cc->ctx->ort.api;
     if (cc->ctx->live == cc)
         cc->ctx->live = NULL;
     if (cc->stats)
@@ -422,6 +248,9 @@ static void release_compiled(engine_compiled *cc)
         free(cc->in_names[i]);
     for (size_t i = 0; cc->out_names && i < cc->n_out; i++)
         free(cc->out_names[i]);
+    for (size_t i = 0; cc->in_params && i < cc->n_in * ENGINE_MAX_RANK; i++)
+        free(cc->in_params[i]);
+    free(cc->in_params);
     free(cc->in_names);
     free(cc->out_names);
     free(cc->in);
@@ -439,7 +268,7 @@ static int take_name(const OrtApi *api, OrtAllocator *def, char *name, char **ou
 /* Element type and default shape of input i: symbolic dims from dim.NAME, else 1. */
 static int input_shape(engine_compiled *cc, size_t i, engine_error *err)
 {
-    const OrtApi *api = cc->ctx->api;
+    const OrtApi *api = cc->ctx->ort.api;
     engine_tensor_info *t = &cc->in[i];
     OrtTypeInfo *ti = NULL;
     const OrtTensorTypeAndShapeInfo *tsi = NULL;
@@ -462,6 +291,11 @@ static int input_shape(engine_compiled *cc, size_t i, engine_error *err)
     }
     TRY(api->GetDimensions(tsi, t->dims, rank), "compile_model: GetDimensions");
     TRY(api->GetSymbolicDimensions(tsi, sym, rank), "compile_model: GetSymbolicDimensions");
+    for (size_t k = 0; k < rank; k++)
+        if (sym[k] && sym[k][0] && !(cc->in_params[i * ENGINE_MAX_RANK + k] = strdup(sym[k]))) {
+            rc = ort_fail(err, ORT_E_NOMEM, "compile_model: out of memory");
+            goto fail;
+        }
     t->name = cc->in_names[i];
     t->dtype = (int32_t)dt;
     t->rank = (int32_t)rank;
@@ -477,7 +311,7 @@ fail:
 
 static int describe(engine_compiled *cc, engine_error *err)
 {
-    const OrtApi *api = cc->ctx->api;
+    const OrtApi *api = cc->ctx->ort.api;
     OrtAllocator *def = NULL;
     int rc = 0;
     TRY(api->GetAllocatorWithDefaultOptions(&def), "compile_model: GetAllocatorWithDefaultOptions");
@@ -486,7 +320,8 @@ static int describe(engine_compiled *cc, engine_error *err)
     cc->in = calloc(cc->n_in + 1, sizeof *cc->in);
     cc->in_names = calloc(cc->n_in + 1, sizeof *cc->in_names);
     cc->out_names = calloc(cc->n_out + 1, sizeof *cc->out_names);
-    if (!cc->in || !cc->in_names || !cc->out_names)
+    cc->in_params = calloc(cc->n_in * ENGINE_MAX_RANK + 1, sizeof *cc->in_params);
+    if (!cc->in || !cc->in_names || !cc->out_names || !cc->in_params)
         return ort_fail(err, ORT_E_NOMEM, "compile_model: out of memory");
     for (size_t i = 0; i < cc->n_in; i++) {
         char *name = NULL;
@@ -506,7 +341,7 @@ fail:
 
 static int create_session(engine_model *m, OrtSessionOptions *so, OrtSession **sess, engine_error *err)
 {
-    const OrtApi *api = m->ctx->api;
+    const OrtApi *api = m->ctx->ort.api;
     const ort_bytes *b = &m->bytes;
     int rc = 0;
     if (!m->in_memory) {
@@ -515,10 +350,10 @@ static int create_session(engine_model *m, OrtSessionOptions *so, OrtSession **s
     }
     /* ORT copies in-memory external data into its own tensors; our buffers stay the model's. */
     const ort_need *need = ort_need_find("mmap=off with external data");
-    if (b->n_ext && !ORT_HAS(m->ctx, AddExternalInitializersFromFilesInMemory))
+    if (b->n_ext && !ORT_HAS(&m->ctx->ort, AddExternalInitializersFromFilesInMemory))
         return ort_fail(err, ORT_E_RELEASE, "compile_model: option %s needs C API %d (ONNX Runtime 1.%d or later: "
                         "%s); ONNX Runtime %s serves C API %d: use mmap=on with this release", need->option,
-                        need->api, need->api, need->member, m->ctx->release, m->ctx->api_version);
+                        need->api, need->api, need->member, m->ctx->ort.release, m->ctx->ort.api_version);
     if (b->n_ext)
         TRY(api->AddExternalInitializersFromFilesInMemory(so, (const char *const *)b->ext_names, b->ext_bufs,
                                                           b->ext_lens, b->n_ext),
@@ -531,7 +366,7 @@ fail:
 
 static int compile(engine_ctx *c, engine_model *m, engine_compiled **out, engine_error *err)
 {
-    const OrtApi *api = c->api;
+    const OrtApi *api = c->ort.api;
     OrtSessionOptions *so = NULL;
     engine_compiled *cc = calloc(1, sizeof *cc);
     int rc = 0;
@@ -544,7 +379,7 @@ static int compile(engine_ctx *c, engine_model *m, engine_compiled **out, engine
         goto fail;
     /* The session's CPU arena (the env's when it shares one), for its stats; none with the arena off. The
      * env's own OrtAllocator (GetSharedAllocator) reports no stats, the session's view of it does. */
-    if (c->o.arena && ORT_HAS(c, AllocatorGetStats))
+    if (c->o.arena && ORT_HAS(&c->ort, AllocatorGetStats))
         check(api, api->CreateAllocator(cc->sess, c->cpu, &cc->stats), NULL, "");
     api->ReleaseSessionOptions(so);
     c->live = cc;
@@ -567,6 +402,11 @@ static int input_info(engine_compiled *c, size_t i, engine_tensor_info *out)
     return 0;
 }
 
+static const char *input_dim_param(engine_compiled *c, size_t i, int axis)
+{
+    return i < c->n_in && axis >= 0 && axis < c->in[i].rank ? c->in_params[i * ENGINE_MAX_RANK + (size_t)axis] : NULL;
+}
+
 /* ---- Requests ---- */
 
 static int64_t numel(const engine_tensor_info *t)
@@ -581,7 +421,7 @@ static int64_t numel(const engine_tensor_info *t)
 static int bind_input(engine_request *r, size_t i, const engine_tensor_info *shape, engine_error *err)
 {
     engine_compiled *c = r->c;
-    const OrtApi *api = c->ctx->api;
+    const OrtApi *api = c->ctx->ort.api;
     size_t esize = ort_dtype_size(c->in[i].dtype);
     int rc = 0;
     if (!esize)
@@ -614,7 +454,7 @@ fail:
 
 static void drop_outputs(engine_request *r)
 {
-    const OrtApi *api = r->c->ctx->api;
+    const OrtApi *api = r->c->ctx->ort.api;
     if (!r->outs)
         return;
     for (size_t i = 0; i < r->n_outs; i++)
@@ -630,7 +470,7 @@ static void release_request(engine_request *r)
 {
     if (!r)
         return;
-    const OrtApi *api = r->c->ctx->api;
+    const OrtApi *api = r->c->ctx->ort.api;
     drop_outputs(r);
     for (size_t i = 0; r->in_vals && i < r->c->n_in; i++)
         api->ReleaseValue(r->in_vals[i]);
@@ -647,7 +487,7 @@ static void release_request(engine_request *r)
 
 static int create_request(engine_compiled *c, engine_request **out, engine_error *err)
 {
-    const OrtApi *api = c->ctx->api;
+    const OrtApi *api = c->ctx->ort.api;
     engine_request *r = calloc(1, sizeof *r);
     int rc = 0;
     if (!r)
@@ -705,7 +545,7 @@ static int set_input(engine_request *r, size_t i, const engine_tensor_info *info
 
 static int infer(engine_request *r, engine_error *err)
 {
-    const OrtApi *api = r->c->ctx->api;
+    const OrtApi *api = r->c->ctx->ort.api;
     int rc = 0;
     drop_outputs(r);
     TRY(api->RunWithBinding(r->c->sess, r->run, r->bind), "infer: RunWithBinding");
@@ -717,7 +557,7 @@ fail:
 static int output(engine_request *r, size_t i, engine_tensor_info *info, const void **data, size_t *nbytes,
                   engine_error *err)
 {
-    const OrtApi *api = r->c->ctx->api;
+    const OrtApi *api = r->c->ctx->ort.api;
     OrtTensorTypeAndShapeInfo *tsi = NULL;
     int rc = 0;
     if (!r->ran)
@@ -767,17 +607,17 @@ static int metrics(engine_ctx *c, engine_metric *out, size_t max, size_t *n)
                {"NumReserves", "ort_num_reserves"},     {"NumArenaExtensions", "ort_num_arena_extensions"},
                {"NumArenaShrinkages", "ort_num_arena_shrinkages"}, {"MaxAllocSize", "ort_max_alloc_bytes"},
                {"RequestedInUse", "ort_requested_in_use_bytes"}};
-    const OrtApi *api = c->api;
+    const OrtApi *api = c->ort.api;
     OrtAllocator *a = NULL;
     OrtKeyValuePairs *kv = NULL;
     *n = 0;
-    if (c->release_code && *n < max) {
+    if (c->ort.release_code && *n < max) {
         snprintf(out[*n].name, sizeof out[*n].name, "ort_release");
-        out[(*n)++].value = c->release_code;
+        out[(*n)++].value = c->ort.release_code;
     }
     if (*n < max) {
         snprintf(out[*n].name, sizeof out[*n].name, "ort_api_version");
-        out[(*n)++].value = c->api_version;
+        out[(*n)++].value = c->ort.api_version;
     }
     if (c->live)
         a = c->live->stats; /* NULL below C API 23 (compile creates none) */
@@ -813,6 +653,7 @@ static const engine_api api_table = {
     .release_compiled = release_compiled,
     .n_inputs = n_inputs,
     .input_info = input_info,
+    .input_dim_param = input_dim_param,
     .create_request = create_request,
     .set_input = set_input,
     .infer = infer,

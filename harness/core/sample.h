@@ -30,6 +30,10 @@ typedef struct mlk_sample {
     int64_t wall_ns, cpu_ns;  /* the step's own duration (0 for the iteration sample) */
     int64_t minflt, majflt;   /* faults during the step */
     mlk_mem m;       /* figures right after the step; m.vm_hwm_kib is the step's own peak */
+    /* Under a shape schedule (scenario `shapes:`), the iteration's input shapes: 1 for the first distinct set the
+     * cell met, 2 for the second, ... (so a value above every earlier one is a set never met before); 0 outside
+     * iterations and without a schedule (a zeroed sample has none). */
+    int shape;
 } mlk_sample;
 
 /* "S\t..." line, with a trailing newline, into buf; returns its length (< len) or -1 if it does not fit. */

@@ -43,7 +43,7 @@ static int setup(mlk_bench_case *c, engine_error *e)
         if (!rc)
             rc = api->create_request(c->compiled, &c->request, e);
         if (!rc)
-            rc = mlk_inputs_apply(env->inputs, api, c->compiled, c->request, e);
+            rc = mlk_inputs_apply(env->inputs, api, c->compiled, c->request, NULL, NULL, e);
     }
     if (rc) {
         mlk_bench_release(c);

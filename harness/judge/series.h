@@ -22,6 +22,11 @@ typedef struct mlk_series_result {
     bool judged;          /* every measured iteration sample had the figure */
     mlk_detect_result r;  /* the detector's result (r.verdict: PASS, LEAK or PLATEAU) */
     double floor, quantum;
+    /* Under a shape schedule: the series grew only across iterations that met new input shapes, so a growth the
+     * detector called a leak is a plateau bounded by the set of shapes (by_shapes), or it grew on shapes met before
+     * and r is that growth's judgement (on_repeats). */
+    bool by_shapes, on_repeats;
+    double raw_growth;    /* the detector's growth over the series as measured, before any of the above */
 } mlk_series_result;
 
 typedef struct mlk_judgement {
@@ -30,6 +35,7 @@ typedef struct mlk_judgement {
     const char *metric;   /* cells.metric for it: heap_live_bytes, rss_anon_bytes (anon without the heap shim),
                              anon_beyond_heap_bytes, vm_size_bytes, fds, threads, mappings */
     mlk_series_result s[MLK_SERIES_COUNT];
+    int shapes, new_shapes; /* under a shape schedule: distinct input shape sets met, and met first while measured */
     char detail[640];     /* "leak: open file descriptors +1.0/iter (fds); live heap flat" */
 } mlk_judgement;
 

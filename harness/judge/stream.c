@@ -111,6 +111,13 @@ struct mlk_cell_stream {
     int n_steps;
     mlk_block_series series[MLK_SERIES_COUNT];
     bool series_missing[MLK_SERIES_COUNT];
+    /* Under a shape schedule, each series again without what it moved across iterations that met a set of shapes
+     * for the first time (sample.h's shape above every earlier one): what is left grew on shapes met before. */
+    mlk_block_series shaped[MLK_SERIES_COUNT];
+    double shape_off[MLK_SERIES_COUNT], shape_prev[MLK_SERIES_COUNT];
+    bool shape_have_prev[MLK_SERIES_COUNT];
+    int max_shape, new_measured; /* shape sets met in all; met first in the measured phase */
+    bool iter_new;               /* the iteration being received met its set first */
     mlk_sample last;
     int64_t count;
     bool failed;
@@ -139,8 +146,10 @@ void mlk_cell_stream_free(mlk_cell_stream *c)
         free(a->wall.v);
         free(a->cpu.v);
     }
-    for (int k = 0; k < MLK_SERIES_COUNT; k++)
+    for (int k = 0; k < MLK_SERIES_COUNT; k++) {
         mlk_block_series_clear(&c->series[k]);
+        mlk_block_series_clear(&c->shaped[k]);
+    }
     free(c);
 }
 
@@ -153,6 +162,20 @@ const mlk_block_series *mlk_cell_stream_series(const mlk_cell_stream *c, int kin
     if (kind < 0 || kind >= MLK_SERIES_COUNT || c->series_missing[kind] || !c->series[kind].pushed)
         return NULL;
     return &c->series[kind];
+}
+
+const mlk_block_series *mlk_cell_stream_shaped(const mlk_cell_stream *c, int kind)
+{
+    if (!mlk_cell_stream_series(c, kind) || !c->max_shape || c->shaped[kind].pushed != c->series[kind].pushed)
+        return NULL;
+    return &c->shaped[kind];
+}
+
+int mlk_cell_stream_shapes(const mlk_cell_stream *c, int *new_measured)
+{
+    if (new_measured)
+        *new_measured = c->new_measured;
+    return c->max_shape;
 }
 
 static step_acc *step_of(mlk_cell_stream *c, int step)
@@ -168,6 +191,14 @@ static step_acc *step_of(mlk_cell_stream *c, int step)
         a->have_heap = true;
     }
     return a;
+}
+
+/* A series' value as its shaped twin follows it. Virtual memory there is taken beyond what the allocator holds: a cache
+ * that keeps blocks per shape fragments the heap, so a request's transient buffers on a shape met before may extend
+ * it; that is the cache's growth, and the allocator holds it. A mapping outside malloc is still counted whole. */
+static double shaped_value(int kind, const mlk_sample *x, double v)
+{
+    return kind == MLK_SERIES_MAPPED && x->m.alloc_held >= 0 ? v - (double)x->m.alloc_held : v;
 }
 
 /* The end of an iteration: the cell as a whole, and every judged series. */
@@ -187,10 +218,19 @@ static int push_iteration(mlk_cell_stream *c, step_acc *a, const mlk_sample *x)
     rc |= reservoir_push(&a->cpu, (double)c->iter_cpu_ns / 1e6);
     for (int k = 0; k < MLK_SERIES_COUNT; k++) {
         double v = mlk_series_value(k, x);
-        if (!isfinite(v))
+        if (!isfinite(v)) {
             c->series_missing[k] = true;
-        else if (!c->series_missing[k])
+        } else if (!c->series_missing[k]) {
             rc |= mlk_block_series_push(&c->series[k], v);
+            if (x->shape > 0) {
+                double sv = shaped_value(k, x, v);
+                if (c->iter_new && c->shape_have_prev[k])
+                    c->shape_off[k] += sv - c->shape_prev[k];
+                c->shape_prev[k] = sv;
+                c->shape_have_prev[k] = true;
+                rc |= mlk_block_series_push(&c->shaped[k], sv - c->shape_off[k]);
+            }
+        }
     }
     return rc;
 }
@@ -223,6 +263,11 @@ int mlk_cell_stream_push(mlk_cell_stream *c, const mlk_sample *x)
         c->iter = x->iteration;
         c->iter_wall_ns = c->iter_cpu_ns = 0;
         c->iter_peak_kib = c->iter_heap_peak = c->iter_mapped_peak = -1;
+        c->iter_new = x->shape > c->max_shape;
+        if (c->iter_new) {
+            c->max_shape = x->shape;
+            c->new_measured += x->phase == MLK_PHASE_MEASURE;
+        }
     }
     int rc = 0;
     if (x->phase == MLK_PHASE_MEASURE) {

@@ -54,6 +54,13 @@ bool mlk_cell_stream_failed(const mlk_cell_stream *c);
  * lacked the figure or there was none. */
 const mlk_block_series *mlk_cell_stream_series(const mlk_cell_stream *c, int kind);
 
+/* Under a shape schedule (samples with a shape number), kind's series less what it moved across iterations that met a
+ * set of input shapes first: growth left there came on shapes met before. NULL without a schedule or the series. */
+const mlk_block_series *mlk_cell_stream_shaped(const mlk_cell_stream *c, int kind);
+/* Distinct sets of input shapes the cell met (0 without a schedule); *new_measured (may be NULL): how many of them it
+ * met first in the measured phase. */
+int mlk_cell_stream_shapes(const mlk_cell_stream *c, int *new_measured);
+
 /* One entry per distinct step of the measured phase (pipeline steps and malloc_trim) in the order they first came,
  * then the end-of-iteration entry (the cell as a whole). out has room for MLK_STEP_ANY_COUNT entries; returns how
  * many were written, or -1 when memory runs out. */

@@ -53,7 +53,7 @@ static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *
 static char *config_key(const mlk_plan *p, const mlk_cell *c, const int *pick)
 {
     const mlk_scenario *s = p->s;
-    int n = s->n_engine_options + s->n_axes + 2;
+    int n = s->n_engine_options + s->n_axes + 3;
     char **parts = calloc((size_t)n, sizeof *parts);
     if (!parts)
         return NULL;
@@ -79,6 +79,14 @@ static char *config_key(const mlk_plan *p, const mlk_cell *c, const int *pick)
         /* a scenario-wide tool: its cells never line up with the same cells run without it */
         mlk_buf b = {0};
         mlk_buf_printf(&b, "tool=%s", mlk_tool_name(c->tool));
+        parts[k++] = mlk_buf_take(&b);
+    }
+    if (s->shapes) {
+        /* other traffic, other memory: a cell under one schedule never lines up with one under another or none */
+        char d[2048];
+        mlk_shapes_describe(s->shapes, d, sizeof d);
+        mlk_buf b = {0};
+        mlk_buf_printf(&b, "shapes=%s", d);
         parts[k++] = mlk_buf_take(&b);
     }
     qsort(parts, (size_t)k, sizeof *parts, cmp_str);

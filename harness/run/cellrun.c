@@ -117,6 +117,17 @@ static void build_argv(const mlk_plan *p, const mlk_cell *c, const char *self, c
     }
     if (c->trim)
         push(a, "--trim");
+    for (int i = 0; s->shapes && i < s->shapes->n_dims; i++) {
+        char spec[MLK_SHAPE_NAME_MAX + 16 + 21 * MLK_SHAPE_MAX_VALUES];
+        push(a, "--shape");
+        push_owned(a, mlk_shape_dim_format(&s->shapes->dims[i], spec, sizeof spec) > 0 ? strdup(spec) : NULL);
+    }
+    if (s->shapes) {
+        char seed[24];
+        snprintf(seed, sizeof seed, "%lld", (long long)s->shape_seed);
+        push(a, "--shape-seed");
+        push_owned(a, strdup(seed));
+    }
     for (int i = 0; i < c->n_opts; i++) {
         push(a, "--opt");
         push_owned(a, join(c->opts[i].key, "=", c->opts[i].value));

@@ -204,6 +204,8 @@ static int finish_cell(run_ctx *x, const mlk_cell *c, mlk_cellrun *r, const mlk_
     row->series_line[0] = '\0';
     if (judged && j.verdict != MLK_VERDICT_PASS)
         snprintf(row->series_line, sizeof row->series_line, "      %.400s\n", j.detail);
+    else if (!judged && !tr && detail[0]) /* a cell that ended early says why under its row, --quiet or not */
+        snprintf(row->series_line, sizeof row->series_line, "      %.400s\n", detail);
     row->ran = true;
     return rc;
 }

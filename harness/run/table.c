@@ -40,6 +40,7 @@ void mlk_table_print(FILE *f, const mlk_plan *p, const mlk_table_row *rows, int 
         if (r->n_steps == 0) {
             fprintf(f, "%-4d  %-44.44s  %-16s  %10s  %14s  %9s  %s\n", i, p->cells[i].label, "-", "-", "-", "-",
                     status);
+            fputs(r->series_line, f); /* why it ended before any measured step */
             fputs(r->tool, f);
             continue;
         }

@@ -465,6 +465,13 @@ static int k_tool(pctx *c, const mlk_ynode *v)
                      mlk_ydescribe(v, d, sizeof d));
 }
 
+static int k_shapes(pctx *c, const mlk_ynode *v) { return mlk_scn_shapes(c->s, v, c->name, c->err); }
+
+static int k_shape_seed(pctx *c, const mlk_ynode *v)
+{
+    return mlk_yget_int(v, "shape_seed", 0, INT64_MAX, c->name, &c->s->shape_seed, c->err);
+}
+
 static int k_tool_iterations(pctx *c, const mlk_ynode *v)
 {
     int64_t x;
@@ -501,6 +508,8 @@ static const struct {
     {"memory_limit_mb", k_memory_limit_mb, false},
     {"tool", k_tool, false},
     {"tool_iterations", k_tool_iterations, false},
+    {"shapes", k_shapes, false},
+    {"shape_seed", k_shape_seed, false},
 };
 #define N_TOP_KEYS ((int)(sizeof top_keys / sizeof top_keys[0]))
 
@@ -555,6 +564,8 @@ static int finish(pctx *c, const mlk_ynode *root)
         c->L.setup_list = c->L.pipeline_list;
     if (c->L.teardown_default)
         c->L.teardown_list = c->L.pipeline_list;
+    if (s->shapes)
+        s->shapes->seed = (uint64_t)s->shape_seed; /* shape_seed may come before or after shapes */
     const mlk_axis *tool_axis = mlk_scenario_axis(s, "tool");
     if (s->tool && tool_axis)
         return mlk_yfail(c->err, c->name, tool_axis->loc,
@@ -711,6 +722,7 @@ void mlk_scenario_free(mlk_scenario *s)
     free(s->engine);
     free(s->description);
     free(s->tool);
+    free(s->shapes);
     mlk_scn_model_free(&s->model);
     free(s->setup);
     free(s->pipeline);

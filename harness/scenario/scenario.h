@@ -8,6 +8,7 @@
 
 #include "heap_sites.h"
 #include "names.h"
+#include "shapes.h"
 #include "status.h"
 
 /* Where a YAML node starts, 1-based. */
@@ -80,7 +81,7 @@ typedef enum { MLK_DETECTOR_MEMLEAK = 0, MLK_DETECTOR_OPENVINO = 1 } mlk_detecto
     X(regression_abs_kib, 256) X(latency_rel, 0.10) X(latency_alpha, 0.05) X(latency_abs_ms, 0.05)               \
     X(timeout_s, 600) X(heap, true) X(tool_iterations, MLK_DEFAULT_TOOL_ITERATIONS)                               \
     X(heap_sites, MLK_HEAP_SITES_SAMPLE) X(heap_sites_interval_kib, MLK_HEAP_SITES_DEFAULT_INTERVAL / 1024)         \
-    X(duration_s, 0) X(stall_s, 300)
+    X(duration_s, 0) X(stall_s, 300) X(shape_seed, 1)
 
 typedef struct mlk_scenario {
     char *path;          /* as given to mlk_scenario_load, or the name passed to mlk_scenario_parse */
@@ -141,6 +142,13 @@ typedef struct mlk_scenario {
      * `tool_iterations: N`) and no warmup, is judged by the tool's report, never by RSS or the heap series, and
      * runs on glibc's malloc without the heap shim (the plan refuses another allocator: valgrind and ASan
      * replace malloc themselves). */
+    /* Shape schedules (issue 12): `shapes: {seq: [16, 512], batch: {cycle: [1, 4]}}` gives named symbolic input dims a
+     * size per iteration (shapes.h: a seeded choice in a range or among values, or a cycle), for every engine whose
+     * plugin names its inputs' dims (engine.h input_dim_param). NULL without. Judged so that growth that comes only
+     * with shapes never met before is a plateau and growth on shapes met before is a leak (series.h). */
+    mlk_shapes *shapes;
+    mlk_loc shapes_loc;
+    int64_t shape_seed;  /* `shape_seed: N` for range and choice; default 1 */
     char *tool;          /* NULL for none */
     mlk_loc tool_loc;
     int tool_iterations;

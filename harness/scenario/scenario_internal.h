@@ -105,4 +105,7 @@ void mlk_scn_axes_free(mlk_axis *axes, int n);
 int mlk_scn_model_map(mlk_model_spec *m, const mlk_ynode *v, bool allow_name, const char *name, mlk_error *err);
 void mlk_scn_model_free(mlk_model_spec *m);
 
+/* scenario_shapes.c: `shapes:` into s->shapes (untouched on failure). */
+int mlk_scn_shapes(mlk_scenario *s, const mlk_ynode *v, const char *name, mlk_error *err);
+
 #endif

@@ -73,8 +73,8 @@ void mlk_inputs_fill(int dtype, void *buf, int64_t n, uint64_t seed)
     }
 }
 
-static int generated(mlk_inputs *in, int i, const engine_tensor_info *info, const void **data, size_t *bytes,
-                     engine_error *err)
+/* The byte count of info's shape, refusing negative (still symbolic) dims and products that overflow; 0 or -1. */
+static int shape_bytes(const engine_tensor_info *info, int64_t *numel_out, size_t *bytes, engine_error *err)
 {
     size_t esize = onnx_dtype_size(info->dtype);
     if (!esize || info->rank < 0 || info->rank > ENGINE_MAX_RANK) {
@@ -82,7 +82,6 @@ static int generated(mlk_inputs *in, int i, const engine_tensor_info *info, cons
                  info->name, info->dtype, info->rank);
         return -1;
     }
-    /* The element count, refusing negative (still symbolic) dims and products that overflow. */
     int64_t numel = 1;
     for (int k = 0; k < info->rank; k++) {
         if (info->dims[k] < 0 || (info->dims[k] && numel > INT64_MAX / info->dims[k]) ||
@@ -93,40 +92,122 @@ static int generated(mlk_inputs *in, int i, const engine_tensor_info *info, cons
         }
         numel *= info->dims[k];
     }
-    size_t need = (size_t)numel * esize;
-    if (need > in->cap[i] || !in->buf[i]) {
-        void *p = realloc(in->buf[i], need ? need : 1);
+    *numel_out = numel;
+    *bytes = (size_t)numel * esize;
+    return 0;
+}
+
+/* Input i's generated data for info's shape, in a buffer made for room's (its largest under a schedule): the data of a
+ * smaller shape is a prefix of the same values, so nothing is made again when the shape changes. */
+static int generated(mlk_inputs *in, int i, const engine_tensor_info *info, const engine_tensor_info *room,
+                     const void **data, size_t *bytes, engine_error *err)
+{
+    int64_t numel, room_numel;
+    size_t need, room_bytes;
+    if (shape_bytes(info, &numel, &need, err) || shape_bytes(room, &room_numel, &room_bytes, err))
+        return -1;
+    if (room_bytes < need)
+        room_bytes = need, room_numel = numel;
+    if (room_bytes > in->cap[i] || !in->buf[i]) {
+        void *p = realloc(in->buf[i], room_bytes ? room_bytes : 1);
         if (!p) {
-            snprintf(err->msg, sizeof err->msg, "input '%s': out of memory for %zu bytes", info->name, need);
+            snprintf(err->msg, sizeof err->msg, "input '%s': out of memory for %zu bytes", info->name, room_bytes);
             err->oom = 1;
             return -1;
         }
         in->buf[i] = p;
-        in->cap[i] = need;
-        mlk_inputs_fill(info->dtype, p, numel, 0x5eedULL + (uint64_t)i);
+        in->cap[i] = room_bytes;
+        mlk_inputs_fill(info->dtype, p, room_numel, 0x5eedULL + (uint64_t)i);
     }
     *data = in->buf[i];
     *bytes = need;
     return 0;
 }
 
-int mlk_inputs_apply(mlk_inputs *in, const engine_api *api, engine_compiled *c, engine_request *r,
+/* The schedule's dim named name, or -1. */
+static int scheduled(const mlk_shapes *sh, const char *name)
+{
+    for (int d = 0; name && sh && d < sh->n_dims; d++)
+        if (!strcmp(sh->dims[d].name, name))
+            return d;
+    return -1;
+}
+
+/* Input i's dims under the schedule: info gets this call's sizes, room the largest. *n_set: dims the schedule set. */
+static void schedule_dims(const engine_api *api, engine_compiled *c, size_t i, const mlk_shapes *sh,
+                          const int64_t *sizes, engine_tensor_info *info, engine_tensor_info *room, unsigned *used,
+                          int *n_set)
+{
+    *room = *info;
+    *n_set = 0;
+    for (int k = 0; sh && k < info->rank && k < ENGINE_MAX_RANK; k++) {
+        int d = scheduled(sh, api->input_dim_param(c, i, k));
+        if (d < 0)
+            continue;
+        info->dims[k] = sizes[d];
+        room->dims[k] = mlk_shapes_max(sh, d);
+        *used |= 1u << d;
+        (*n_set)++;
+    }
+}
+
+/* "shapes: no input of the model has a symbolic dim named 'x' (its symbolic dims: batch, seq)". */
+static int unmatched(const engine_api *api, engine_compiled *c, size_t n, const mlk_shapes *sh, unsigned used,
                      engine_error *err)
+{
+    int d = 0;
+    while (used & (1u << d))
+        d++;
+    int len = snprintf(err->msg, sizeof err->msg, "shapes: no input of the model has a symbolic dim named '%s' (its "
+                       "symbolic dims:", sh->dims[d].name);
+    int named = 0;
+    for (size_t i = 0; i < n; i++) {
+        engine_tensor_info info;
+        if (api->input_info(c, i, &info))
+            continue;
+        for (int k = 0; k < info.rank && k < ENGINE_MAX_RANK && len > 0 && len < (int)sizeof err->msg; k++) {
+            const char *p = api->input_dim_param(c, i, k);
+            if (p)
+                len += snprintf(err->msg + len, sizeof err->msg - (size_t)len, "%s %s", named++ ? "," : "", p);
+        }
+    }
+    if (len > 0 && len < (int)sizeof err->msg)
+        snprintf(err->msg + len, sizeof err->msg - (size_t)len, "%s)", named ? "" : " none");
+    return -1;
+}
+
+int mlk_inputs_apply(mlk_inputs *in, const engine_api *api, engine_compiled *c, engine_request *r,
+                     const mlk_shapes *sh, const int64_t *sizes, engine_error *err)
 {
     size_t n = api->n_inputs(c);
     if (n > MAX_IN) {
         snprintf(err->msg, sizeof err->msg, "the model has %zu inputs; at most %d are supported", n, MAX_IN);
         return -1;
     }
+    if (sh && sh->n_dims == 0)
+        sh = NULL;
+    if (sh && !api->input_dim_param) {
+        snprintf(err->msg, sizeof err->msg, "shapes: engine '%s' cannot vary input shapes: its plugin does not name "
+                 "its inputs' dims (engine.h input_dim_param)", api->name ? api->name : "?");
+        return -1;
+    }
+    unsigned used = 0;
     for (size_t i = 0; i < n; i++) {
-        engine_tensor_info info;
+        engine_tensor_info info, room;
         if (api->input_info(c, i, &info)) {
             snprintf(err->msg, sizeof err->msg, "input %zu: the engine gives no description", i);
             return -1;
         }
+        int n_set;
+        schedule_dims(api, c, i, sh, sizes, &info, &room, &used, &n_set);
         const void *data;
         size_t bytes;
         if ((int)i < in->n_pb) {
+            if (n_set) {
+                snprintf(err->msg, sizeof err->msg, "shapes: input '%s' is read from a .pb file, whose shape is "
+                         "fixed: leave its dims out of shapes:, or its file out of inputs:", info.name);
+                return -1;
+            }
             const onnx_tensor *t = in->pb[i];
             info.dtype = t->dtype;
             info.rank = t->rank;
@@ -134,12 +215,14 @@ int mlk_inputs_apply(mlk_inputs *in, const engine_api *api, engine_compiled *c, 
                 info.dims[k] = t->dims[k];
             data = t->data;
             bytes = t->nbytes;
-        } else if (generated(in, (int)i, &info, &data, &bytes, err)) {
+        } else if (generated(in, (int)i, &info, &room, &data, &bytes, err)) {
             return -1;
         }
         int rc = api->set_input(r, i, &info, data, bytes, err);
         if (rc)
             return rc;
     }
+    if (sh && used != (1u << sh->n_dims) - 1)
+        return unmatched(api, c, n, sh, used, err);
     return 0;
 }

@@ -31,6 +31,16 @@ typedef struct {
     engine_request *request;
     mlk_inputs *inputs;
     engine_error err;
+    /* Under a shape schedule: this iteration's sizes, its shape number (sample.h), the iteration the request's inputs
+     * were last set for, and the distinct size sets met so far (an open-addressing table made before any step). */
+    const mlk_shapes *shapes; /* NULL without a schedule */
+    int64_t sizes[MLK_SHAPE_MAX_DIMS];
+    int shape;
+    int applied_it, cur_it;
+    uint64_t *seen_key;
+    int *seen_id;
+    size_t seen_cap, n_seen;
+    int n_shapes;
 } worker;
 
 static void send_line(int fd, const char *line, size_t len)
@@ -99,7 +109,8 @@ static int create_request(worker *w)
                                : "needs a compiled model (compile_model)");
     int rc = w->api->create_request(w->compiled, &w->request, &w->err);
     if (!rc)
-        rc = mlk_inputs_apply(w->inputs, w->api, w->compiled, w->request, &w->err);
+        rc = mlk_inputs_apply(w->inputs, w->api, w->compiled, w->request, w->shapes, w->sizes, &w->err);
+    w->applied_it = w->cur_it;
     return rc;
 }
 
@@ -151,6 +162,8 @@ static int do_step(worker *w, mlk_step s)
 static void send_sample(worker *w, int phase, int iteration, int step, const mlk_mem *before, const mlk_mem *after)
 {
     mlk_sample s = {.phase = phase, .iteration = iteration, .step = step, .m = *after};
+    if (iteration >= 0)
+        s.shape = w->shape;
     if (before) {
         s.wall_ns = after->wall_ns - before->wall_ns;
         s.cpu_ns = after->cpu_ns - before->cpu_ns;
@@ -198,6 +211,15 @@ static int probe_failed(worker *w, int step, int rc)
 static int probed_step(worker *w, int phase, int iteration, mlk_step s)
 {
     mlk_mem before, after;
+    /* A request that outlives the iteration gets this iteration's shapes before its infer, outside the probes: the
+     * step measures the infer, the iteration sample what setting the shapes kept. */
+    if (s == MLK_STEP_INFER && w->shapes && w->request && w->applied_it != iteration) {
+        w->applied_it = iteration;
+        if (mlk_inputs_apply(w->inputs, w->api, w->compiled, w->request, w->shapes, w->sizes, &w->err)) {
+            send_error(w, (int)s, w->err.msg, w->err.oom);
+            return w->err.oom ? MLK_WORKER_EXIT_OOM : MLK_WORKER_EXIT_STEP_FAILED;
+        }
+    }
     mlk_probe_reset_peak(w->probe);
     mlk_probe_mark(w->probe, &before);
     int rc = do_step(w, s);
@@ -250,6 +272,65 @@ static void announce(worker *w)
     send_line(w->a->fd, line, (size_t)(n < (int)sizeof line ? n : (int)sizeof line - 1));
 }
 
+/* The table of size sets met: room for every set the run can meet (twice, for short probes), at most 2^20 slots.
+ * Made before the first step, so finding or adding a set allocates nothing. */
+static int shapes_open(worker *w, const mlk_worker_args *a)
+{
+    w->applied_it = -1;
+    if (a->shapes.n_dims == 0)
+        return 0;
+    w->shapes = &a->shapes;
+    int64_t want = mlk_shapes_combinations(&a->shapes);
+    int64_t iters = a->duration_ms > 0 ? INT64_MAX : (int64_t)a->warmup + a->iterations;
+    want = want < iters ? want : iters;
+    size_t cap = 16;
+    while ((int64_t)cap < 2 * want && cap < ((size_t)1 << 20))
+        cap *= 2;
+    w->seen_key = calloc(cap, sizeof *w->seen_key);
+    w->seen_id = calloc(cap, sizeof *w->seen_id);
+    w->seen_cap = cap;
+    return w->seen_key && w->seen_id ? 0 : -1;
+}
+
+static void shapes_close(worker *w)
+{
+    free(w->seen_key);
+    free(w->seen_id);
+}
+
+/* Iteration it's sizes and shape number: the set's number when met before, else the next one. When the table is
+ * three quarters full, sets not in it count as new: growth that comes with them is then read as a shape's, never
+ * as a leak's (a long run with more than 786,432 distinct sets is judged on the sets it met first). */
+static void shapes_at(worker *w, int it)
+{
+    if (!w->shapes)
+        return;
+    w->cur_it = it;
+    uint64_t h = 0x84222325cbf29ce4ULL;
+    for (int d = 0; d < w->shapes->n_dims; d++) {
+        w->sizes[d] = mlk_shapes_value(w->shapes, d, it);
+        h = (h ^ (uint64_t)w->sizes[d]) * 0x100000001b3ULL;
+        h ^= h >> 29;
+    }
+    h |= 1; /* 0 marks an empty slot */
+    size_t mask = w->seen_cap - 1;
+    for (size_t j = (size_t)h & mask;; j = (j + 1) & mask) {
+        if (w->seen_key[j] == h) {
+            w->shape = w->seen_id[j];
+            return;
+        }
+        if (!w->seen_key[j]) {
+            w->shape = ++w->n_shapes;
+            if (4 * (w->n_seen + 1) <= 3 * w->seen_cap) {
+                w->seen_key[j] = h;
+                w->seen_id[j] = w->shape;
+                w->n_seen++;
+            }
+            return;
+        }
+    }
+}
+
 static int64_t mono_ms(void)
 {
     struct timespec t;
@@ -263,14 +344,18 @@ int mlk_worker_run(const mlk_worker_args *a)
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     worker w = {.a = a};
     mlk_error err = {0};
-    if (mlk_probe_open(&w.probe, &err) || mlk_inputs_new(a->inputs, a->n_inputs, &w.inputs, &err)) {
+    if (mlk_probe_open(&w.probe, &err) || mlk_inputs_new(a->inputs, a->n_inputs, &w.inputs, &err) ||
+        (shapes_open(&w, a) && mlk_fail(&err, MLK_E_NOMEM, "shapes: out of memory for the table of shapes met"))) {
         send_error(&w, MLK_STEP_LOAD_ENGINE, err.msg, 0);
+        mlk_inputs_free(w.inputs);
         mlk_probe_free(w.probe);
+        shapes_close(&w);
         return MLK_WORKER_EXIT_STEP_FAILED;
     }
     announce(&w);
     /* Where memory grows (issue 9): buffers now. Its checkpoints are placed by count, so a run by duration has none. */
     mlk_sites *sites = mlk_sites_open(a->warmup, a->duration_ms > 0 ? 0 : a->iterations);
+    shapes_at(&w, 0); /* a request made in setup starts with the first iteration's shapes */
     int rc = run_steps(&w, MLK_PHASE_SETUP, -1, a->setup, a->n_setup);
     int64_t measure_start = -1;
     for (int it = 0; !rc && (a->duration_ms > 0 ? it < INT_MAX - 1 : it < a->warmup + a->iterations); it++) {
@@ -284,6 +369,7 @@ int mlk_worker_run(const mlk_worker_args *a)
             else if (now - measure_start >= a->duration_ms)
                 break;
         }
+        shapes_at(&w, it);
         rc = run_steps(&w, phase, it, a->pipeline, a->n_pipeline);
         if (!rc)
             rc = end_iteration(&w, phase, it);
@@ -299,5 +385,6 @@ int mlk_worker_run(const mlk_worker_args *a)
     mlk_sites_free(sites);
     mlk_inputs_free(w.inputs);
     mlk_probe_free(w.probe);
+    shapes_close(&w);
     return rc;
 }

@@ -31,6 +31,7 @@ typedef struct mlk_worker_args {
     bool trim;               /* call the allocator's release after each iteration */
     engine_kv opts[MLK_WORKER_MAX_OPTS];
     int n_opts;
+    mlk_shapes shapes;       /* --shape NAME=KIND:SIZES (repeated) and --shape-seed N; n_dims 0 without */
 } mlk_worker_args;
 
 /* Parse "--worker ..." arguments (argv[0] is the program). Returns 0 or -1 with a message on stderr. */

@@ -79,6 +79,17 @@ int mlk_worker_parse(int argc, char **argv, mlk_worker_args *a)
             bad = !v || !*v || *end || ms <= 0;
             if (!bad)
                 a->duration_ms = ms;
+        } else if (!strcmp(k, "--shape")) {
+            mlk_error e = {0};
+            bad = a->shapes.n_dims >= MLK_SHAPE_MAX_DIMS ||
+                  mlk_shape_dim_parse(v, &a->shapes.dims[a->shapes.n_dims], &e) != MLK_OK;
+            if (!bad)
+                a->shapes.n_dims++;
+        } else if (!strcmp(k, "--shape-seed")) {
+            char *end = NULL;
+            unsigned long long seed = strtoull(v, &end, 10);
+            bad = !*v || *end || v[0] == '-';
+            a->shapes.seed = seed;
         } else if (!strcmp(k, "--warmup")) {
             bad = parse_int(v, 0, &a->warmup);
         } else if (!strcmp(k, "--opt")) {

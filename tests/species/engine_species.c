@@ -36,7 +36,9 @@
     X(FD_POOL, "fd_pool", 0, 0)           /* up to 8 descriptors kept open, older ones closed */               \
     X(MMAP_POOL, "mmap_pool", 0, 65536)   /* up to 8 mappings kept, older ones unmapped */                     \
     X(SCRATCH, "scratch", 0, 512 << 20)   /* a scratch buffer malloc'd and freed untouched: requested, not resident */ \
-    X(SCRATCH_MAP, "scratch_map", 0, 512 << 20) /* the same through mmap and munmap */
+    X(SCRATCH_MAP, "scratch_map", 0, 512 << 20) /* the same through mmap and munmap */                 \
+    X(SHAPE_CACHE, "shape_cache", 0, 65536) /* a block kept per distinct input shape: bounded by the shapes */ \
+    X(SHAPE_CHANGE, "shape_change", 1, 16384) /* a block lost on every infer whose input shape changed */
 
 enum {
 #define X_(e, n, leaks, bytes) SP_##e,
@@ -66,6 +68,11 @@ struct engine_ctx {
     void *pool[POOL];    /* bounded_cache, mmap_pool */
     int fds[8];
     int next;
+    uint64_t in_hash[32]; /* per input: a hash of the shape set_input last gave */
+    uint64_t last_shape;  /* shape_change: the shapes of the last infer */
+    uint64_t *seen;       /* shape_cache: the distinct shapes met, each with its block in kept */
+    void **kept;
+    size_t n_seen, cap_seen;
     pthread_t helper;
     pthread_mutex_t mu;
     pthread_cond_t cv;
@@ -237,6 +244,10 @@ static void unload(engine_ctx *c)
     for (int i = 0; i < 8; i++)
         if (c->fds[i] >= 0)
             close(c->fds[i]);
+    for (size_t i = 0; i < c->n_seen; i++)
+        free(c->kept[i]);
+    free(c->kept);
+    free(c->seen);
     c->inner.api.unload(c->ctx);
     mlk_plugin_deinit(&c->inner);
     pthread_mutex_destroy(&c->mu);
@@ -325,7 +336,53 @@ static int create_request(engine_compiled *x, engine_request **out, engine_error
 static int set_input(engine_request *w, size_t i, const engine_tensor_info *info, const void *data, size_t nbytes,
                      engine_error *err)
 {
+    if (i < sizeof w->c->in_hash / sizeof w->c->in_hash[0]) {
+        uint64_t h = 0xcbf29ce484222325ULL;
+        for (int k = 0; k < info->rank && k < ENGINE_MAX_RANK; k++)
+            h = (h ^ (uint64_t)info->dims[k]) * 0x100000001b3ULL;
+        w->c->in_hash[i] = h;
+    }
     return w->c->inner.api.set_input(w->r, i, info, data, nbytes, err);
+}
+
+static const char *input_dim_param(engine_compiled *w, size_t i, int axis)
+{
+    return w->c->inner.api.input_dim_param ? w->c->inner.api.input_dim_param(w->x, i, axis) : NULL;
+}
+
+/* The shapes of every input now, as one number. */
+static uint64_t shapes_now(const engine_ctx *c)
+{
+    uint64_t h = 0;
+    for (size_t i = 0; i < sizeof c->in_hash / sizeof c->in_hash[0]; i++)
+        h = h * 31 + c->in_hash[i];
+    return h;
+}
+
+/* shape_cache: one touched block per distinct shape, found again on a shape met before. */
+static void shape_cache(engine_ctx *c, size_t b)
+{
+    uint64_t h = shapes_now(c);
+    for (size_t i = 0; i < c->n_seen; i++)
+        if (c->seen[i] == h)
+            return;
+    if (c->n_seen == c->cap_seen) {
+        size_t cap = c->cap_seen ? 2 * c->cap_seen : 16;
+        uint64_t *s = realloc(c->seen, sizeof *s * cap);
+        if (s)
+            c->seen = s;
+        void **k = s ? realloc(c->kept, sizeof *k * cap) : NULL;
+        if (!k)
+            return;
+        c->kept = k;
+        c->cap_seen = cap;
+    }
+    void *p = malloc(b);
+    if (!p)
+        return;
+    memset(p, 6, b);
+    c->seen[c->n_seen] = h;
+    c->kept[c->n_seen++] = p;
 }
 
 static void release_request(engine_request *w)
@@ -394,6 +451,14 @@ static void act(engine_ctx *c)
         break;
     }
     case SP_CHURN: species_churn(k); break;
+    case SP_SHAPE_CACHE: shape_cache(c, b); break;
+    case SP_SHAPE_CHANGE: {
+        uint64_t h = shapes_now(c);
+        if (k > 0 && h != c->last_shape)
+            species_lose(malloc(b), b);
+        c->last_shape = h;
+        break;
+    }
     case SP_SCRATCH: {
         /* sized, never touched: neither VmRSS nor VmHWM move; only the memory requested within the step does */
         void *p = malloc(b);
@@ -488,6 +553,7 @@ static const engine_api api = {
     .metrics = metrics,
     .n_outputs = n_outputs,
     .output = output,
+    .input_dim_param = input_dim_param,
 };
 
 const engine_api *engine_get_api(void) { return &api; }

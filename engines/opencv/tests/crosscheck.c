@@ -131,7 +131,7 @@ static int run_engine(engine_run *e, const char *model, int n_infers, int show_m
         snprintf(err.msg, sizeof err.msg, "%.500s", merr.msg);
         goto done;
     }
-    if (a->create_request(c, &r, &err) || mlk_inputs_apply(in, a, c, r, &err))
+    if (a->create_request(c, &r, &err) || mlk_inputs_apply(in, a, c, r, NULL, NULL, &err))
         goto done;
     e->failed_at = "infer";
     for (int i = 0; i < n_infers; i++)

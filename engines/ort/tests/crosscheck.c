@@ -149,7 +149,7 @@ static int run_engine(engine_run *e, const char *model, const char *maps_file, i
         snprintf(err.msg, sizeof err.msg, "%.500s", merr.msg);
         goto done;
     }
-    if (a->create_request(c, &r, &err) || mlk_inputs_apply(in, a, c, r, &err))
+    if (a->create_request(c, &r, &err) || mlk_inputs_apply(in, a, c, r, NULL, NULL, &err))
         goto done;
     for (int i = 0; i < n_infers; i++)
         if (a->infer(r, &err))

@@ -235,6 +235,8 @@ typedef struct ref_value_desc {
 size_t ref_compiled_n_inputs(const ref_compiled *c);
 size_t ref_compiled_n_outputs(const ref_compiled *c);
 int ref_compiled_input(const ref_compiled *c, size_t i, ref_value_desc *out);
+/* The model's name for dim `axis` of input i when it is symbolic (dim_param), else NULL; borrowed like the name. */
+const char *ref_compiled_input_dim_param(const ref_compiled *c, size_t i, int axis);
 int ref_compiled_output(const ref_compiled *c, size_t i, ref_value_desc *out);
 
 /* Memory plan figures for the default input shapes. Bytes include 64-byte alignment of each tensor. */

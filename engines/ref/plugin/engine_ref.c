@@ -193,6 +193,11 @@ static int metrics(engine_ctx *c, engine_metric *out, size_t max, size_t *n)
     return 0;
 }
 
+static const char *input_dim_param(engine_compiled *c, size_t i, int axis)
+{
+    return ref_compiled_input_dim_param((ref_compiled *)c, i, axis);
+}
+
 static size_t n_outputs(engine_compiled *c) { return ref_compiled_n_outputs((ref_compiled *)c); }
 
 static int output(engine_request *r, size_t i, engine_tensor_info *info, const void **data, size_t *nbytes,
@@ -245,6 +250,7 @@ static const engine_api api = {
     .metrics = metrics,
     .n_outputs = n_outputs,
     .output = output,
+    .input_dim_param = input_dim_param,
 };
 
 __attribute__((visibility("default"))) const engine_api *engine_get_api(void) { return &api; }

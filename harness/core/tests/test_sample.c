@@ -37,6 +37,7 @@ static mlk_sample example(bool heap)
     m->heap.mapped_bytes = heap ? 52428800 : -1;
     m->heap.n_mappings = heap ? 9 : -1;
     m->heap.mapped_peak_bytes = heap ? 589299712 : -1;
+    s.shape = heap ? 7 : 0; /* an iteration under a shape schedule, and none */
     return s;
 }
 
@@ -44,7 +45,7 @@ static bool same(const mlk_sample *a, const mlk_sample *b)
 {
     const mlk_mem *x = &a->m, *y = &b->m;
     return a->phase == b->phase && a->iteration == b->iteration && a->step == b->step && a->wall_ns == b->wall_ns &&
-           a->cpu_ns == b->cpu_ns && a->minflt == b->minflt && a->majflt == b->majflt &&
+           a->cpu_ns == b->cpu_ns && a->shape == b->shape && a->minflt == b->minflt && a->majflt == b->majflt &&
            x->vm_rss_kib == y->vm_rss_kib && x->vm_hwm_kib == y->vm_hwm_kib && x->vm_size_kib == y->vm_size_kib &&
            x->vm_peak_kib == y->vm_peak_kib && x->rss_anon_kib == y->rss_anon_kib &&
            x->rss_file_kib == y->rss_file_kib && x->rss_shmem_kib == y->rss_shmem_kib && x->threads == y->threads &&
@@ -64,22 +65,24 @@ int main(void)
         CHECK(n > 0 && line[n - 1] == '\n');
         CHECK(mlk_sample_decode(line, &back) == 0);
         CHECK(same(&s, &back));
-        CHECK(heap || strstr(line, "\t-\t-\t-\t-\t-\t-\t-\t777216\t-\t-\n") != NULL);
-        CHECK(!heap || strstr(line, "\t12\t52428800\t9\t-\t3000000\t589299712\n") != NULL);
+        CHECK(heap || strstr(line, "\t-\t-\t-\t-\t-\t-\t-\t777216\t-\t-\t-\n") != NULL);
+        CHECK(!heap || strstr(line, "\t12\t52428800\t9\t-\t3000000\t589299712\t7\n") != NULL);
     }
     mlk_sample s = example(true);
     CHECK(mlk_sample_encode(&s, line, 20) == -1); /* too small: refused, not cut */
     mlk_sample out;
     CHECK(mlk_sample_decode("S\t2\t41\n", &out) == -1);
-    CHECK(mlk_sample_decode("X\t2\t41\t4\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\n", &out) == -1);
-    CHECK(mlk_sample_decode("S\t9\t41\t4\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\n", &out) == -1);
-    CHECK(mlk_sample_decode("S\t2\t41\t4\t1\t1\t1\t1\t1\t1\t1\tx\t1\t1\t1\t1\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\n", &out) == -1);
-    CHECK(mlk_sample_decode("S\t2\t41\t4\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\textra\n", &out) == -1);
-    CHECK(mlk_sample_decode("S\t2\t41\t4\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\n", &out) == 0);
+    CHECK(mlk_sample_decode("X\t2\t41\t4\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\n", &out) == -1);
+    CHECK(mlk_sample_decode("S\t9\t41\t4\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\n", &out) == -1);
+    CHECK(mlk_sample_decode("S\t2\t41\t4\t1\t1\t1\t1\t1\t1\t1\tx\t1\t1\t1\t1\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\n", &out) == -1);
+    CHECK(mlk_sample_decode("S\t2\t41\t4\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\textra\n", &out) == -1);
+    CHECK(mlk_sample_decode("S\t2\t41\t4\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\n", &out) == 0);
     CHECK(!out.m.have_heap && out.iteration == 41 && out.m.fds == -1 && out.m.heap.mapped_bytes == -1);
     /* Descriptors are measured without the heap shim too. */
-    CHECK(mlk_sample_decode("S\t2\t41\t4\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t-\t-\t-\t-\t7\t-\t-\t-\t-\t-\n", &out) == 0);
-    CHECK(!out.m.have_heap && out.m.fds == 7);
+    CHECK(mlk_sample_decode("S\t2\t41\t4\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t-\t-\t-\t-\t7\t-\t-\t-\t-\t-\t-\n", &out) == 0);
+    CHECK(!out.m.have_heap && out.m.fds == 7 && out.shape == 0);
+    /* A shape number is 1 or more: 0 is how a sample says it has none, and is never written. */
+    CHECK(mlk_sample_decode("S\t2\t41\t4\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t0\n", &out) == -1);
     for (int st = 0; st < MLK_STEP_ANY_COUNT; st++)
         CHECK(mlk_any_step_from_name(mlk_any_step_name(st)) == st);
     for (int ph = 0; ph < MLK_PHASE_COUNT; ph++)

@@ -207,6 +207,17 @@ int ref_compiled_input(const ref_compiled *c, size_t i, ref_value_desc *out)
     return REF_OK;
 }
 
+const char *ref_compiled_input_dim_param(const ref_compiled *c, size_t i, int axis)
+{
+    if (!c || i >= (size_t)c->n_inputs)
+        return NULL;
+    const ref_value_info *d = c->vals[c->inputs[i]].declared;
+    if (!d || axis < 0 || axis >= d->rank)
+        return NULL;
+    const char *p = d->dims[axis].param;
+    return p && p[0] ? p : NULL;
+}
+
 int ref_compiled_output(const ref_compiled *c, size_t i, ref_value_desc *out)
 {
     if (!c || i >= (size_t)c->n_outputs)
