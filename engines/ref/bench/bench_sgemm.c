@@ -80,6 +80,8 @@ int main(int argc, char **argv)
         reps = 7;
     if (argc > 2 && !strcmp(argv[2], "portable"))
         ref_sgemm_force_portable(true);
+    if (argc > 2 && !strcmp(argv[2], "avx2"))
+        ref_sgemm_limit_avx2(true);
     ref_error err = {0};
     ref_pool *p1 = NULL, *p2 = NULL;
     if (ref_pool_new(1, &p1, &err) || ref_pool_new(2, &p2, &err)) {

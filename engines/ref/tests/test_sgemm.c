@@ -141,6 +141,16 @@ static void one_case(ref_pool *p1, ref_pool *p2, int64_t M, int64_t N, int64_t K
             CHECK(1);
         }
     }
+    /* AVX-512 and AVX2 (and two panels at once or one) run the same FMA chain per element: the same bits. */
+    ref_sgemm_limit_avx2(true);
+    CHECK(run_gemm(p1, M, N, K, alpha, &A, ta, &B, tb, beta, c0, c2, ldc, (run_opts){0}) == 0);
+    ref_sgemm_limit_avx2(false);
+    if (memcmp(c, c2, cn * sizeof(float))) {
+        CHECK(!"bit-identical across AVX-512 and AVX2 kernels");
+        fprintf(stderr, "  M=%lld N=%lld K=%lld ta=%d tb=%d\n", (long long)M, (long long)N, (long long)K, ta, tb);
+    } else {
+        CHECK(1);
+    }
     ref_free(A.p);
     ref_free(B.p);
     ref_free(c0);

@@ -46,9 +46,10 @@ static void kernel_portable(int64_t kc, const float *a, const float *b, float *c
     }
 }
 
-static atomic_int force_portable;
+static atomic_int force_portable, limit_avx2;
 
 void ref_sgemm_force_portable(bool on) { atomic_store(&force_portable, on ? 1 : 0); }
+void ref_sgemm_limit_avx2(bool on) { atomic_store(&limit_avx2, on ? 1 : 0); }
 
 static bool have_avx2(void)
 {
@@ -56,16 +57,25 @@ static bool have_avx2(void)
     return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
 }
 
+static bool have_avx512(void)
+{
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && have_avx2();
+}
+
 static ref_sgemm_kernel_fn pick_kernel(void)
 {
-    if (!atomic_load(&force_portable) && have_avx2())
-        return ref_sgemm_kernel_avx2;
-    return kernel_portable;
+    if (atomic_load(&force_portable))
+        return kernel_portable;
+    if (!atomic_load(&limit_avx2) && have_avx512())
+        return ref_sgemm_kernel_avx512;
+    return have_avx2() ? ref_sgemm_kernel_avx2 : kernel_portable;
 }
 
 const char *ref_sgemm_kernel_name(void)
 {
-    return pick_kernel() == kernel_portable ? "portable 6x16" : "avx2-fma 6x16";
+    ref_sgemm_kernel_fn k = pick_kernel();
+    return k == kernel_portable ? "portable 6x16" : k == ref_sgemm_kernel_avx2 ? "avx2-fma 6x16" : "avx512f 6x32";
 }
 
 /* ---- blocked driver ----------------------------------------------------------------------------- */
@@ -79,6 +89,7 @@ typedef struct gemm_job {
     char *scratch;
     size_t slice_bytes, a_bytes; /* per-thread slice: A buffer, then B buffer */
     ref_sgemm_kernel_fn kern;
+    ref_sgemm_kernel2_fn kern2; /* two adjacent full tiles at once, when the kernel set has that form */
     ref_sgemm_kernel1_fn kern1; /* set when M == 1 and the kernel set has a one-row form */
     bool split_n;
 } gemm_job;
@@ -117,7 +128,18 @@ static void row_tile(ref_sgemm_kernel1_fn kern1, int64_t kc, const float *a, con
 static void macro_kernel(const gemm_job *j, int64_t mc, int64_t nc, int64_t kc, const float *ap,
                          const float *bp, float *c, float beta)
 {
-    for (int64_t jr = 0; jr < nc; jr += NR) {
+    int64_t jr = 0;
+    /* Pairs of full panels first, where the kernel set has the two-panel form; an odd or partial panel after. */
+    for (; j->kern2 && jr + 2 * NR <= nc; jr += 2 * NR) {
+        const float *b = bp + jr * kc;
+        int64_t ir = 0;
+        for (; ir + MR <= mc; ir += MR)
+            j->kern2(kc, ap + ir * kc, b, b + NR * kc, c + ir * j->ldc + jr, j->ldc, j->alpha, beta);
+        for (int64_t half = 0; ir < mc && half < 2; half++)
+            edge_tile(j->kern, kc, ap + ir * kc, b + half * NR * kc, c + ir * j->ldc + jr + half * NR, j->ldc,
+                      mc - ir, NR, j->alpha, beta);
+    }
+    for (; jr < nc; jr += NR) {
         int64_t nr = min64(NR, nc - jr);
         const float *b = bp + jr * kc;
         for (int64_t ir = 0; ir < mc; ir += MR) {
@@ -236,8 +258,10 @@ int ref_sgemm(ref_pool *pool, int64_t M, int64_t N, int64_t K, float alpha, cons
     gemm_job j = {.M = M, .N = N, .K = K, .kcb = ref_sgemm_kc(K), .Mp = round_up64(M, MR),
                   .Np = round_up64(N, NR), .alpha = alpha, .beta = beta, .A = A, .B = B, .C = C, .ldc = ldc,
                   .scratch = scratch, .kern = pick_kernel()};
-    if (M == 1 && j.kern == ref_sgemm_kernel_avx2)
+    if (M == 1 && (j.kern == ref_sgemm_kernel_avx2 || j.kern == ref_sgemm_kernel_avx512))
         j.kern1 = ref_sgemm_kernel1_avx2;
+    else if (j.kern == ref_sgemm_kernel_avx512)
+        j.kern2 = ref_sgemm_kernel2_avx512;
     size_t b_bytes;
     slice_sizes(M, N, K, A->packed, B->packed, &j.a_bytes, &b_bytes);
     j.slice_bytes = j.a_bytes + b_bytes;

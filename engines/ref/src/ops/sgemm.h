@@ -53,10 +53,12 @@ int ref_sgemm(ref_pool *pool, int64_t M, int64_t N, int64_t K, float alpha, cons
               const ref_sgemm_operand *B, float beta, float *C, int64_t ldc, void *scratch,
               size_t scratch_bytes, ref_error *err);
 
-/* Name of the micro-kernel the next call will use ("avx2-fma 6x16" or "portable 6x16"). */
+/* Name of the micro-kernel the next call will use ("avx512f 6x32", "avx2-fma 6x16" or "portable 6x16"). */
 const char *ref_sgemm_kernel_name(void);
 /* Tests and benchmarks: force the portable micro-kernel even when AVX2+FMA is available. Process-wide. */
 void ref_sgemm_force_portable(bool on);
+/* Tests and benchmarks: use AVX2+FMA at most, even when AVX-512F is available. Process-wide. */
+void ref_sgemm_limit_avx2(bool on);
 
 /* ---- internal to the sgemm files ---- */
 
@@ -65,6 +67,13 @@ typedef void (*ref_sgemm_kernel_fn)(int64_t kc, const float *a, const float *b, 
                                     float alpha, float beta);
 void ref_sgemm_kernel_avx2(int64_t kc, const float *a, const float *b, float *c, int64_t ldc, float alpha,
                            float beta);
+void ref_sgemm_kernel_avx512(int64_t kc, const float *a, const float *b, float *c, int64_t ldc, float alpha,
+                             float beta);
+/* Two adjacent full tiles: columns 0..15 from panel b0, 16..31 from panel b1 (c's row stride ldc). */
+typedef void (*ref_sgemm_kernel2_fn)(int64_t kc, const float *a, const float *b0, const float *b1, float *c,
+                                     int64_t ldc, float alpha, float beta);
+void ref_sgemm_kernel2_avx512(int64_t kc, const float *a, const float *b0, const float *b1, float *c, int64_t ldc,
+                              float alpha, float beta);
 /* One-row form for products whose whole M is 1: row 0 of the packed A panel times the B panel, 16 wide. */
 typedef void (*ref_sgemm_kernel1_fn)(int64_t kc, const float *a, const float *b, float *c, float alpha, float beta);
 void ref_sgemm_kernel1_avx2(int64_t kc, const float *a, const float *b, float *c, float alpha, float beta);

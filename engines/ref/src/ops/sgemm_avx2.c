@@ -1,5 +1,7 @@
-/* sgemm_avx2.c: the 6x16 AVX2+FMA micro-kernel (12 ymm accumulators, 2 for B, 1 for the A broadcast).
- * It must never be called unless the CPU reports avx2 and fma (sgemm.c checks), nor touch C beyond 6x16. */
+/* sgemm_avx2.c: the x86 SIMD micro-kernels over the 6x16 packed panels: AVX2+FMA (12 ymm accumulators), and AVX-512F
+ * (one zmm per row; two B panels at once for 12 chains). Each C element is the same FMA chain over k in every kernel,
+ * so their results are bit-identical. It must never run a kernel the CPU lacks (sgemm.c checks), nor touch C beyond
+ * its tile. */
 #include <immintrin.h>
 
 #include "sgemm.h"
@@ -112,4 +114,94 @@ void ref_sgemm_kernel1_avx2(int64_t kc, const float *a, const float *b, float *c
     __m256 lo = _mm256_add_ps(_mm256_add_ps(p0l, p1l), _mm256_add_ps(p2l, p3l));
     __m256 hi = _mm256_add_ps(_mm256_add_ps(p0h, p1h), _mm256_add_ps(p2h, p3h));
     store_row(c, lo, hi, _mm256_set1_ps(alpha), _mm256_set1_ps(beta), beta == 0.0f ? 0 : beta == 1.0f ? 1 : 2);
+}
+
+/* ---- AVX-512F: a 6x16 tile is one zmm per row. ---- */
+
+#define AVX512 __attribute__((target("avx512f,avx2,fma")))
+
+/* The store of the AVX2 kernel, 16 wide: the same operations per element, so the same bits. */
+AVX512 static inline void store_row16(float *c, __m512 acc, __m512 va, __m512 vb, int mode)
+{
+    if (mode == 0)
+        _mm512_storeu_ps(c, _mm512_mul_ps(va, acc));
+    else if (mode == 1)
+        _mm512_storeu_ps(c, _mm512_fmadd_ps(va, acc, _mm512_loadu_ps(c)));
+    else
+        _mm512_storeu_ps(c, _mm512_fmadd_ps(va, acc, _mm512_mul_ps(vb, _mm512_loadu_ps(c))));
+}
+
+AVX512 void ref_sgemm_kernel_avx512(int64_t kc, const float *a, const float *b, float *c, int64_t ldc, float alpha,
+                                    float beta)
+{
+    __m512 c0 = _mm512_setzero_ps(), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0;
+    for (int64_t k = 0; k < kc; k++, a += 6, b += 16) {
+        __m512 bk = _mm512_loadu_ps(b);
+        c0 = _mm512_fmadd_ps(_mm512_set1_ps(a[0]), bk, c0);
+        c1 = _mm512_fmadd_ps(_mm512_set1_ps(a[1]), bk, c1);
+        c2 = _mm512_fmadd_ps(_mm512_set1_ps(a[2]), bk, c2);
+        c3 = _mm512_fmadd_ps(_mm512_set1_ps(a[3]), bk, c3);
+        c4 = _mm512_fmadd_ps(_mm512_set1_ps(a[4]), bk, c4);
+        c5 = _mm512_fmadd_ps(_mm512_set1_ps(a[5]), bk, c5);
+    }
+    __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
+    int mode = beta == 0.0f ? 0 : beta == 1.0f ? 1 : 2;
+    store_row16(c + 0 * ldc, c0, va, vb, mode);
+    store_row16(c + 1 * ldc, c1, va, vb, mode);
+    store_row16(c + 2 * ldc, c2, va, vb, mode);
+    store_row16(c + 3 * ldc, c3, va, vb, mode);
+    store_row16(c + 4 * ldc, c4, va, vb, mode);
+    store_row16(c + 5 * ldc, c5, va, vb, mode);
+}
+
+/* Two adjacent panels, b0 for columns 0..15 and b1 for 16..31: twelve independent FMA chains, enough to keep two
+ * 512-bit FMA pipes busy through their latency (six, one panel's rows, leave them a quarter idle). */
+AVX512 void ref_sgemm_kernel2_avx512(int64_t kc, const float *a, const float *b0, const float *b1, float *c,
+                                     int64_t ldc, float alpha, float beta)
+{
+    __m512 c00 = _mm512_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
+    __m512 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
+    for (int64_t k = 0; k < kc; k++, a += 6, b0 += 16, b1 += 16) {
+        _mm_prefetch((const char *)(b0 + 16 * 8), _MM_HINT_T0);
+        _mm_prefetch((const char *)(b1 + 16 * 8), _MM_HINT_T0);
+        __m512 x = _mm512_loadu_ps(b0), y = _mm512_loadu_ps(b1), av;
+        av = _mm512_set1_ps(a[0]);
+        c00 = _mm512_fmadd_ps(av, x, c00);
+        c01 = _mm512_fmadd_ps(av, y, c01);
+        av = _mm512_set1_ps(a[1]);
+        c10 = _mm512_fmadd_ps(av, x, c10);
+        c11 = _mm512_fmadd_ps(av, y, c11);
+        av = _mm512_set1_ps(a[2]);
+        c20 = _mm512_fmadd_ps(av, x, c20);
+        c21 = _mm512_fmadd_ps(av, y, c21);
+        av = _mm512_set1_ps(a[3]);
+        c30 = _mm512_fmadd_ps(av, x, c30);
+        c31 = _mm512_fmadd_ps(av, y, c31);
+        av = _mm512_set1_ps(a[4]);
+        c40 = _mm512_fmadd_ps(av, x, c40);
+        c41 = _mm512_fmadd_ps(av, y, c41);
+        av = _mm512_set1_ps(a[5]);
+        c50 = _mm512_fmadd_ps(av, x, c50);
+        c51 = _mm512_fmadd_ps(av, y, c51);
+    }
+    __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
+    int mode = beta == 0.0f ? 0 : beta == 1.0f ? 1 : 2;
+    float *r = c;
+    store_row16(r, c00, va, vb, mode);
+    store_row16(r + 16, c01, va, vb, mode);
+    r += ldc;
+    store_row16(r, c10, va, vb, mode);
+    store_row16(r + 16, c11, va, vb, mode);
+    r += ldc;
+    store_row16(r, c20, va, vb, mode);
+    store_row16(r + 16, c21, va, vb, mode);
+    r += ldc;
+    store_row16(r, c30, va, vb, mode);
+    store_row16(r + 16, c31, va, vb, mode);
+    r += ldc;
+    store_row16(r, c40, va, vb, mode);
+    store_row16(r + 16, c41, va, vb, mode);
+    r += ldc;
+    store_row16(r, c50, va, vb, mode);
+    store_row16(r + 16, c51, va, vb, mode);
 }
