@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "op.h"
+#include "rnn.h"
 
 static const ref_op *const families[] = {
     ref_ops_elementwise, ref_ops_unary, ref_ops_activation, ref_ops_cast,   ref_ops_gemm,
@@ -11,6 +12,7 @@ static const ref_op *const families[] = {
     ref_ops_loop,        ref_ops_scan,  ref_ops_signal,     ref_ops_misc,
     ref_ops_quant,       ref_ops_einsum, ref_ops_select,     ref_ops_sample,
     ref_ops_tfidf,       ref_ops_sequence, ref_ops_sequence_map, ref_ops_string,
+    ref_ops_rnn,
 };
 
 const ref_op *ref_op_find(const char *domain, const char *op_type)
