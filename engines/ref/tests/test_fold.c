@@ -1,5 +1,6 @@
-/* test_fold.c: BatchNormalization, Mul and Add by constants folded into the Conv or Gemm before them (fold_bn):
- * folded and unfolded compiles give the same outputs within float rounding, the folded nodes are elided, a folded
+/* test_fold.c: BatchNormalization, Mul and Add by constants folded into the Conv or Gemm before them, and Relu or Clip
+ * fused into a Conv (fold_bn): folded and unfolded compiles give the same outputs within float rounding (a fused Clip
+ * the very same bits), the folded nodes are elided, a folded
  * pattern that must not fold (a second reader, a graph output) is left alone, a folded weight a Conv packed is
  * freed, and compile survives every failing allocation. It must never compare against anything but the same
  * model compiled with fold_bn off. */
@@ -63,6 +64,10 @@ static ref_model *build(void)
     /* A Conv whose output two nodes read: nothing folds into it. */
     ok = ok && gb_node(m, "Conv", "x,W", "c2") && gb_node(m, "BatchNormalization", "c2,s,b,mu,var", "z") &&
          gb_node(m, "Add", "c2,z", "w") && !gb_output(m, "w", REF_DT_FLOAT);
+    /* Conv -> Clip(-0.25, 0.5) by constant inputs (opset 13): fused. */
+    float lo = -0.25f, hi = 0.5f;
+    ok = ok && !gb_init(m, "lo", REF_DT_FLOAT, 0, NULL, &lo) && !gb_init(m, "hi", REF_DT_FLOAT, 0, NULL, &hi) &&
+         gb_node(m, "Conv", "x,W,B", "c3") && gb_node(m, "Clip", "c3,lo,hi", "v") && !gb_output(m, "v", REF_DT_FLOAT);
     if (!ok) {
         ref_model_free(m);
         return NULL;
@@ -90,7 +95,7 @@ static int n_released(const ref_compiled *c)
 static int last_released = -1;
 
 /* Outputs of m compiled with fold_bn on or off, for the same input. */
-static int run(ref_model *m, int fold, float *y, float *w, int *elided)
+static int run(ref_model *m, int fold, float *y, float *w, float *v, int *elided)
 {
     ref_options o;
     ref_options_init(&o);
@@ -113,7 +118,9 @@ static int run(ref_model *m, int fold, float *y, float *w, int *elided)
     if (!rc && !(rc = ref_request_output(r, 0, &out, &err)))
         memcpy(y, out.data, sizeof(float) * 5);
     if (!rc && !(rc = ref_request_output(r, 1, &out, &err)))
-        memcpy(w, out.data, sizeof(float) * 144);
+        memcpy(w, out.data, sizeof(float) * 64); /* [1, 4, 4, 4] */
+    if (!rc && !(rc = ref_request_output(r, 2, &out, &err)))
+        memcpy(v, out.data, sizeof(float) * 64);
     if (!rc) {
         *elided = n_elided(c);
         last_released = n_released(c);
@@ -129,21 +136,28 @@ static void test_folded_matches_unfolded(void)
     CHECK(m != NULL);
     if (!m)
         return;
-    float y0[5], y1[5], w0[144], w1[144];
+    float y0[5], y1[5], w0[64], w1[64], v0[64], v1[64];
     int e0 = -1, e1 = -1;
-    CHECK_OK(run(m, 0, y0, w0, &e0), &err);
+    CHECK_OK(run(m, 0, y0, w0, v0, &e0), &err);
     CHECK(last_released == 0); /* W stays: nothing folded into it, the model owns it */
-    CHECK_OK(run(m, 1, y1, w1, &e1), &err);
+    CHECK_OK(run(m, 1, y1, w1, v1, &e1), &err);
     CHECK(last_released == 1); /* the first Conv's folded weight, freed once packed, and still y1 == y0 */
     CHECK(e0 == 0);
-    CHECK(e1 == 5); /* BN, Mul, Add after the Conv; BN, Mul after the Gemm; nothing after the shared Conv */
+    /* BN, Mul, Add and Relu after the Conv; BN, Mul after the Gemm; nothing after the shared Conv; the Clip */
+    CHECK(e1 == 7);
+    int clipped = 0;
+    for (int i = 0; i < 64; i++) {
+        CHECK(!memcmp(&v0[i], &v1[i], sizeof v0[i]));
+        clipped += v1[i] == -0.25f || v1[i] == 0.5f;
+    }
+    CHECK(clipped > 4 && clipped < 60); /* the bounds bit, and not everywhere */
     double worst = 0, scale = 0;
     for (int i = 0; i < 5; i++) {
         worst = fmax(worst, fabs(y0[i] - y1[i]));
         scale = fmax(scale, fabs(y0[i]));
     }
     CHECK(scale > 0 && worst <= 1e-5 * scale + 1e-6);
-    for (int i = 0; i < 144; i++)
+    for (int i = 0; i < 64; i++)
         CHECK(w0[i] == w1[i]);
     ref_model_free(m);
 }
@@ -155,16 +169,16 @@ static void test_oom_loop(void)
         ref_alloc_stats s0, s1;
         ref_alloc_get_stats(&s0);
         ref_model *m = build();
-        float y[5], w[144];
+        float y[5], w[64], v[64];
         int e = 0;
         ref_alloc_fail_after(k, 0);
-        int rc = m ? run(m, 1, y, w, &e) : REF_E_NOMEM;
+        int rc = m ? run(m, 1, y, w, v, &e) : REF_E_NOMEM;
         ref_alloc_fail_after(-1, 0);
         if (rc) {
             failures++;
             CHECK(rc == REF_E_NOMEM);
         } else {
-            succeeded = e == 5;
+            succeeded = e == 7;
         }
         ref_model_free(m);
         ref_alloc_get_stats(&s1);

@@ -34,7 +34,7 @@ static bool is_graph_output(const ref_compiled *c, int v)
 }
 
 /* The only node reading v, or -1 when none or several read it (or it is a graph output). */
-static int only_consumer(const ref_compiled *c, int v)
+int ref_only_consumer(const ref_compiled *c, int v)
 {
     if (is_graph_output(c, v))
         return -1;
@@ -256,7 +256,7 @@ int ref_fold_affine(ref_compiled *c, ref_error *err)
             bool gemm;
             int out_rank, rc = 0;
             int64_t n_ch = foldable(c, k, &gemm, &out_rank);
-            int y = c->nodes[k].out[0], m = n_ch ? only_consumer(c, y) : -1;
+            int y = c->nodes[k].out[0], m = n_ch ? ref_only_consumer(c, y) : -1;
             if (m < 0 || c->nodes[m].elided || c->nodes[m].folded)
                 break;
             affine_map map = {0};

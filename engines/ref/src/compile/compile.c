@@ -81,7 +81,8 @@ static int compile_graph(ref_compiled *c, ref_error *err)
     if (c->opset <= 0 && uses_default)
         return ref_fail(err, REF_E_PARSE, "compile: the model imports no default-domain (ai.onnx) opset");
     /* The first plan gives pre-packing its shapes; the second sizes scratch for what was packed. */
-    if ((rc = ref_fold_constants(c, err)) || (c->opts.fold_bn && (rc = ref_fold_affine(c, err))))
+    if ((rc = ref_fold_constants(c, err)) || (c->opts.fold_bn && (rc = ref_fold_affine(c, err))) ||
+        (c->opts.fold_bn && (rc = ref_fuse_activations(c, err))))
         return rc;
     ref_release_unread_mapped(c); /* weights folded into new ones: their pages need not stay resident */
     if ((rc = default_plan(c, true, err)) || (rc = ref_prepack(c, c->default_plan, err)))

@@ -39,6 +39,10 @@ typedef struct ref_exec_node {
     bool folded;          /* computed at compile time: its outputs are REF_VAL_CONST */
     void *state;          /* from op->prepare */
     bool prepared;        /* prepare ran (or the op has none) */
+    /* A Relu or Clip fused into this Conv (fuse_act.c): its outputs are clamped to [act_lo, act_hi] as they are made,
+     * and the activation node is elided. */
+    bool act;
+    float act_lo, act_hi;
 } ref_exec_node;
 
 /* One memory plan: the shapes of every value for one set of input shapes, plus arena offsets. */
@@ -94,6 +98,11 @@ int ref_compile_sub(const ref_compiled *parent, int k, const ref_graph *g, ref_c
 int ref_compile_node_subs(ref_compiled *c, int k, ref_error *err);
 /* affine.c: fold BatchNormalization, and Mul or Add by per-channel constants, into the Conv or Gemm before them. */
 int ref_fold_affine(ref_compiled *c, ref_error *err);
+/* The only node reading value v, or -1 when none or several read it, a subgraph reads it, or it is a graph output. */
+int ref_only_consumer(const ref_compiled *c, int v);
+/* fuse_act.c: a Relu or Clip (constant bounds) that alone reads a float Conv's output is fused into the Conv, which
+ * then clamps as it writes (ref_exec_node.act), and elided. */
+int ref_fuse_activations(ref_compiled *c, ref_error *err);
 
 /* graph.c: build vals/nodes in topological order from the model (no shapes yet). */
 int ref_graph_build(ref_compiled *c, ref_error *err);

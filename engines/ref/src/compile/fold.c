@@ -48,6 +48,9 @@ void ref_node_ctx(const ref_compiled *c, int k, const ref_tensor *const *in, ref
     ctx->n_implicit = e->n_implicit;
     ctx->subs = e->subs;
     ctx->n_subs = e->n_subs;
+    ctx->act = e->act;
+    ctx->act_lo = e->act_lo;
+    ctx->act_hi = e->act_hi;
 }
 
 /* alloc_out for one-shot evaluation: heap data the caller of ref_node_eval owns. */

@@ -140,6 +140,8 @@ static void conv_task(void *arg, int64_t begin, int64_t end, int tid)
         int rc = ref_sgemm(NULL, g->cout_g, ncols, kdim, 1.0f, &a, &b, beta, yg, g->out_size, NULL, 0, NULL);
         if (rc)
             atomic_store(&j->rc, rc);
+        for (int64_t m = 0; g->act && m < g->cout_g; m++) /* while the tile is still in cache */
+            ref_conv_act(g, yg + m * g->out_size, ncols);
     }
 }
 

@@ -225,6 +225,7 @@ static void dw_task(void *arg, int64_t begin, int64_t end, int tid)
             dw_plane_flat(g, j->flat, xp, wm, b, yp, j->scratch + (size_t)tid * j->slice);
         else
             dw_plane_rows(g, j->row, xp, wm, b, yp);
+        ref_conv_act(g, yp, g->out_size);
     }
 }
 

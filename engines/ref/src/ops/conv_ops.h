@@ -18,12 +18,17 @@ typedef struct ref_conv_geom {
     int64_t stride[REF_CONV_SP], dil[REF_CONV_SP], pad_lo[REF_CONV_SP], pad_hi[REF_CONV_SP];
     int64_t in_size, out_size, k_size; /* products over the spatial dims */
     bool has_bias;
+    bool act;                     /* a fused Relu or Clip: outputs clamped to [act_lo, act_hi] (op.h) */
+    float act_lo, act_hi;
 } ref_conv_geom;
 
 /* Geometry from c->in[0] (X), c->in[1] (W), the optional bias c->in[2] and the attributes. Fails with
  * REF_E_SHAPE (ranks, channel counts, kernel_shape vs W, pads, non-positive output) or REF_E_UNSUPPORTED
  * (more than 3 spatial dims, unknown auto_pad, non-float), with the reason in c->err. */
 int ref_conv_geom_init(ref_op_ctx *c, bool transpose, ref_conv_geom *g);
+
+/* Clamp y[0..n) to g's fused activation bounds, as Clip does (max then min, NaN kept); nothing without one. */
+void ref_conv_act(const ref_conv_geom *g, float *y, int64_t n);
 
 /* Output dims [N, Cout, spatial...] of g. */
 void ref_conv_out_shape(const ref_conv_geom *g, ref_tensor *y);
