@@ -207,6 +207,48 @@ static void edge_cases(ref_pool *p1)
     CHECK(ref_sgemm_packed_a_floats(7, 3) == 36 && ref_sgemm_packed_b_floats(3, 17) == 96);
 }
 
+/* The epilogue (bias per row, then a clamp) gives the bits of C seeded with the bias, beta 1, then Clip: over several
+ * K blocks, edge tiles, both kernels' widths and a split over two threads. */
+static void epilogue_cases(ref_pool *p1, ref_pool *p2)
+{
+    const int64_t sizes[][3] = {{13, 70, 600}, {64, 33, 37}, {7, 3, 5}, {67, 301, 300}, {1, 40, 50}};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+        for (int t = 0; t < 2; t++) {
+            int64_t M = sizes[i][0], N = sizes[i][1], K = sizes[i][2];
+            mat A = mat_new(M, K, 0), B = mat_new(K, N, 0);
+            float *bias = ref_aligned_alloc(sizeof(float) * (size_t)M + 4);
+            float *c1 = ref_aligned_alloc(sizeof(float) * (size_t)(M * N) + 4);
+            float *c2 = ref_aligned_alloc(sizeof(float) * (size_t)(M * N) + 4);
+            for (int64_t m = 0; m < M; m++)
+                bias[m] = frand();
+            ref_pool *pool = t ? p2 : p1;
+            size_t sb = ref_sgemm_scratch_bytes(M, N, K, false, false, ref_pool_threads(pool));
+            void *scratch = ref_aligned_alloc(sb + 1);
+            ref_sgemm_operand a = {.data = A.p, .ld = A.ld}, b = {.data = B.p, .ld = B.ld};
+            ref_sgemm_epilogue ep = {.bias = bias, .clamp = true, .lo = -0.5f, .hi = 1.0f};
+            ref_error err = {0};
+            CHECK(ref_sgemm_ex(pool, M, N, K, 1.0f, &a, &b, 0.0f, c1, N, scratch, sb, &ep, &err) == 0);
+            for (int64_t m = 0; m < M; m++)
+                for (int64_t n = 0; n < N; n++)
+                    c2[m * N + n] = bias[m];
+            CHECK(ref_sgemm(pool, M, N, K, 1.0f, &a, &b, 1.0f, c2, N, scratch, sb, &err) == 0);
+            int clamped = 0;
+            for (int64_t x = 0; x < M * N; x++) {
+                float v = c2[x] < -0.5f ? -0.5f : c2[x];
+                c2[x] = v > 1.0f ? 1.0f : v;
+                clamped += c2[x] == -0.5f || c2[x] == 1.0f;
+            }
+            CHECK(!memcmp(c1, c2, sizeof(float) * (size_t)(M * N)));
+            CHECK(clamped > 0);
+            ref_free(A.p);
+            ref_free(B.p);
+            ref_free(bias);
+            ref_free(c1);
+            ref_free(c2);
+            ref_free(scratch);
+        }
+}
+
 int main(void)
 {
     ref_error e = {0}, *err = &e;
@@ -216,6 +258,7 @@ int main(void)
     edge_cases(p1);
     printf("kernel: %s\n", ref_sgemm_kernel_name());
     sweep(p1, p2);
+    epilogue_cases(p1, p2);
     ref_sgemm_force_portable(true);
     printf("kernel: %s\n", ref_sgemm_kernel_name());
     sweep(p1, p2);

@@ -3,6 +3,9 @@
  * It must never allocate and never let the K reduction order depend on the thread count. */
 #include <stdatomic.h>
 #include <string.h>
+#if defined(__SSE__)
+#include <xmmintrin.h>
+#endif
 
 #include "../alloc.h"
 #include "../status.h"
@@ -91,8 +94,43 @@ typedef struct gemm_job {
     ref_sgemm_kernel_fn kern;
     ref_sgemm_kernel2_fn kern2; /* two adjacent full tiles at once, when the kernel set has that form */
     ref_sgemm_kernel1_fn kern1; /* set when M == 1 and the kernel set has a one-row form */
+    const ref_sgemm_epilogue *ep;
     bool split_n;
 } gemm_job;
+
+/* The epilogue on one tile just written (rows row.. of C): the bias after the first K block, the clamp after the
+ * last, so every element gets the same operations whatever the blocking and the thread split. */
+static void epilogue(const gemm_job *j, float *c, int64_t mr, int64_t nr, int64_t row, bool first, bool last)
+{
+    const ref_sgemm_epilogue *ep = j->ep;
+    if (!ep || (!(first && ep->bias) && !(last && ep->clamp)))
+        return;
+    for (int64_t r = 0; r < mr; r++) {
+        float *cr = c + r * j->ldc;
+        int64_t x = 0;
+        if (first && ep->bias) {
+            float b = ep->bias[row + r];
+#if defined(__SSE__)
+            for (__m128 vb = _mm_set1_ps(b); x + 4 <= nr; x += 4)
+                _mm_storeu_ps(cr + x, _mm_add_ps(_mm_loadu_ps(cr + x), vb));
+#endif
+            for (; x < nr; x++)
+                cr[x] += b;
+        }
+        if (last && ep->clamp) {
+            x = 0;
+#if defined(__SSE__)
+            /* maxps(lo, x) = "lo > x ? lo : x", minps(hi, t) = "hi < t ? hi : t": Clip's order, NaN kept */
+            for (__m128 lo = _mm_set1_ps(ep->lo), hi = _mm_set1_ps(ep->hi); x + 4 <= nr; x += 4)
+                _mm_storeu_ps(cr + x, _mm_min_ps(hi, _mm_max_ps(lo, _mm_loadu_ps(cr + x))));
+#endif
+            for (; x < nr; x++) {
+                float t = cr[x] < ep->lo ? ep->lo : cr[x];
+                cr[x] = t > ep->hi ? ep->hi : t;
+            }
+        }
+    }
+}
 
 /* An edge tile goes through the same full kernel on a copy, so its arithmetic (and so its bits)
  * is the very same as an interior tile's. */
@@ -126,18 +164,22 @@ static void row_tile(ref_sgemm_kernel1_fn kern1, int64_t kc, const float *a, con
 }
 
 static void macro_kernel(const gemm_job *j, int64_t mc, int64_t nc, int64_t kc, const float *ap,
-                         const float *bp, float *c, float beta)
+                         const float *bp, float *c, float beta, int64_t row0, bool first, bool last)
 {
     int64_t jr = 0;
     /* Pairs of full panels first, where the kernel set has the two-panel form; an odd or partial panel after. */
     for (; j->kern2 && jr + 2 * NR <= nc; jr += 2 * NR) {
         const float *b = bp + jr * kc;
         int64_t ir = 0;
-        for (; ir + MR <= mc; ir += MR)
+        for (; ir + MR <= mc; ir += MR) {
             j->kern2(kc, ap + ir * kc, b, b + NR * kc, c + ir * j->ldc + jr, j->ldc, j->alpha, beta);
-        for (int64_t half = 0; ir < mc && half < 2; half++)
+            epilogue(j, c + ir * j->ldc + jr, MR, 2 * NR, row0 + ir, first, last);
+        }
+        for (int64_t half = 0; ir < mc && half < 2; half++) {
             edge_tile(j->kern, kc, ap + ir * kc, b + half * NR * kc, c + ir * j->ldc + jr + half * NR, j->ldc,
                       mc - ir, NR, j->alpha, beta);
+            epilogue(j, c + ir * j->ldc + jr + half * NR, mc - ir, NR, row0 + ir, first, last);
+        }
     }
     for (; jr < nc; jr += NR) {
         int64_t nr = min64(NR, nc - jr);
@@ -151,6 +193,7 @@ static void macro_kernel(const gemm_job *j, int64_t mc, int64_t nc, int64_t kc, 
                 row_tile(j->kern1, kc, ap + ir * kc, b, cc, nr, j->alpha, beta);
             else
                 edge_tile(j->kern, kc, ap + ir * kc, b, cc, j->ldc, mr, nr, j->alpha, beta);
+            epilogue(j, cc, mr, nr, row0 + ir, first, last);
         }
     }
 }
@@ -179,7 +222,7 @@ static void gemm_block(const gemm_job *j, int64_t m0, int64_t m1, int64_t n0, in
                 else
                     ref_sgemm_pack_a_block(A->trans ? A->data + pc * A->ld + ic : A->data + ic * A->ld + pc,
                                            A->ld, A->trans, mc, kc, abuf);
-                macro_kernel(j, mc, nc, kc, ap, bp, j->C + ic * j->ldc + jc, beta);
+                macro_kernel(j, mc, nc, kc, ap, bp, j->C + ic * j->ldc + jc, beta, ic, pc == 0, pc + kc >= j->K);
             }
         }
     }
@@ -238,6 +281,13 @@ int ref_sgemm(ref_pool *pool, int64_t M, int64_t N, int64_t K, float alpha, cons
               const ref_sgemm_operand *B, float beta, float *C, int64_t ldc, void *scratch,
               size_t scratch_bytes, ref_error *err)
 {
+    return ref_sgemm_ex(pool, M, N, K, alpha, A, B, beta, C, ldc, scratch, scratch_bytes, NULL, err);
+}
+
+int ref_sgemm_ex(ref_pool *pool, int64_t M, int64_t N, int64_t K, float alpha, const ref_sgemm_operand *A,
+                 const ref_sgemm_operand *B, float beta, float *C, int64_t ldc, void *scratch, size_t scratch_bytes,
+                 const ref_sgemm_epilogue *ep, ref_error *err)
+{
     if (M < 0 || N < 0 || K < 0 || ldc < N)
         return ref_fail(err, REF_E_INVALID, "sgemm: bad sizes M=%lld N=%lld K=%lld ldc=%lld", (long long)M,
                         (long long)N, (long long)K, (long long)ldc);
@@ -248,6 +298,8 @@ int ref_sgemm(ref_pool *pool, int64_t M, int64_t N, int64_t K, float alpha, cons
                         (long long)A->ld, (long long)B->ld);
     if (K == 0) {
         scale_c(M, N, beta, C, ldc);
+        gemm_job e = {.ldc = ldc, .ep = ep};
+        epilogue(&e, C, M, N, 0, true, true);
         return REF_OK;
     }
     int threads = ref_pool_threads(pool);
@@ -257,7 +309,7 @@ int ref_sgemm(ref_pool *pool, int64_t M, int64_t N, int64_t K, float alpha, cons
                         (long long)M, (long long)N, (long long)K, scratch_bytes, need);
     gemm_job j = {.M = M, .N = N, .K = K, .kcb = ref_sgemm_kc(K), .Mp = round_up64(M, MR),
                   .Np = round_up64(N, NR), .alpha = alpha, .beta = beta, .A = A, .B = B, .C = C, .ldc = ldc,
-                  .scratch = scratch, .kern = pick_kernel()};
+                  .scratch = scratch, .kern = pick_kernel(), .ep = ep};
     if (M == 1 && (j.kern == ref_sgemm_kernel_avx2 || j.kern == ref_sgemm_kernel_avx512))
         j.kern1 = ref_sgemm_kernel1_avx2;
     else if (j.kern == ref_sgemm_kernel_avx512)

@@ -53,6 +53,19 @@ int ref_sgemm(ref_pool *pool, int64_t M, int64_t N, int64_t K, float alpha, cons
               const ref_sgemm_operand *B, float beta, float *C, int64_t ldc, void *scratch,
               size_t scratch_bytes, ref_error *err);
 
+/* What ref_sgemm_ex does to each C tile while it is in cache: add bias[row] (with alpha 1 and beta 0, the same bits
+ * as seeding C with the bias and beta 1), then clamp to [lo, hi] as Clip does (NaN kept). */
+typedef struct ref_sgemm_epilogue {
+    const float *bias; /* one per row of C, or NULL */
+    bool clamp;
+    float lo, hi;
+} ref_sgemm_epilogue;
+
+/* ref_sgemm with an epilogue (NULL: none). */
+int ref_sgemm_ex(ref_pool *pool, int64_t M, int64_t N, int64_t K, float alpha, const ref_sgemm_operand *A,
+                 const ref_sgemm_operand *B, float beta, float *C, int64_t ldc, void *scratch, size_t scratch_bytes,
+                 const ref_sgemm_epilogue *ep, ref_error *err);
+
 /* Name of the micro-kernel the next call will use ("avx512f 6x32", "avx2-fma 6x16" or "portable 6x16"). */
 const char *ref_sgemm_kernel_name(void);
 /* Tests and benchmarks: force the portable micro-kernel even when AVX2+FMA is available. Process-wide. */
