@@ -164,13 +164,19 @@ static void load_state(const ref_op_ctx *c, const ref_rnn_plan *p, int i, int d,
     }
 }
 
-static void store_state(const ref_op_ctx *c, const ref_rnn_plan *p, int j, int d, const float *src)
+/* Y_h or Y_c for direction d. An entry with sequence_lens 0 never ran: it reports zeros, not its initial state, as
+ * ONNX Runtime does (the spec does not say). */
+static void store_state(const ref_op_ctx *c, const ref_rnn_plan *p, int j, int d, const int64_t *lens, const float *src)
 {
     if (!out_present(c, j))
         return;
     float *y = c->out[j]->data;
+    size_t row = sizeof(float) * (size_t)p->hidden;
     for (int64_t b = 0; b < p->batch; b++)
-        memcpy(y + state_row(p, d, b) * p->hidden, src + b * p->hidden, sizeof(float) * (size_t)p->hidden);
+        if (lens[b])
+            memcpy(y + state_row(p, d, b) * p->hidden, src + b * p->hidden, row);
+        else
+            memset(y + state_row(p, d, b) * p->hidden, 0, row);
 }
 
 /* After step s: each entry still running puts its new h in Y at the time it reached. */
@@ -216,9 +222,9 @@ static int run_direction(ref_op_ctx *c, const ref_rnn_plan *p, const rnn_layout 
     }
     if (rc)
         return rc;
-    store_state(c, p, 1, d, r.h);
+    store_state(c, p, 1, d, lens, r.h);
     if (p->cell == REF_RNN_LSTM)
-        store_state(c, p, 2, d, r.cs);
+        store_state(c, p, 2, d, lens, r.cs);
     return REF_OK;
 }
 

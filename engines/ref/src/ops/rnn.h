@@ -1,5 +1,6 @@
 /* rnn.h: what the recurrent operators RNN, GRU and LSTM share: the plan read from a node's attributes and input
- * shapes, the gate activations, and the per-direction run state a cell steps through. It must never hold state of its own. */
+ * shapes, the gate activations, and the per-direction run state a cell steps through. It must never hold state of
+ * its own. */
 #ifndef REF_RNN_H
 #define REF_RNN_H
 
@@ -58,7 +59,8 @@ typedef struct ref_rnn_run {
     const float *rb_h;       /* GRU with linear_before_reset: Rbh [hidden], kept out of xg; else NULL */
     const float *peep;       /* LSTM: P of this direction [3 * hidden] (i, o, f), or NULL */
     const ref_rnn_act *act;  /* this direction's f, g, h */
-    const float *xg;         /* [seq * batch, n_gates * hidden]: X W^T plus the biases that add outright, rows in X's order */
+    const float *xg;         /* [seq * batch, n_gates * hidden]: X W^T plus the biases that add outright, */
+                             /* rows in X's order */
     float *hg;               /* [batch, n_gates * hidden]: the recurrent product of the current step */
     float *h, *cs;           /* [batch, hidden]: hidden and (LSTM) cell state, updated in place */
     float *tmp;              /* [batch, hidden]: GRU's r (.) H */
