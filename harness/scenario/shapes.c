@@ -1,6 +1,7 @@
 /* shapes.c: shape schedules evaluated per iteration, and their worker-argument form.
  * It must never draw from a shared or time-seeded generator: a size is a pure function of seed, dim and iteration. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,13 +101,15 @@ int mlk_shape_dim_format(const mlk_shape_dim *d, char *buf, size_t len)
     return n;
 }
 
-/* A size: decimal, 1..MLK_SHAPE_MAX_SIZE, ended by one of stops. */
-static int size_at(const char **p, const char *stops, int64_t *out)
+/* A size: decimal, 1..MLK_SHAPE_MAX_SIZE, ended by the character stop, or by the string's end when end_ok. */
+static int size_at(const char **p, char stop, bool end_ok, int64_t *out)
 {
+    if (**p < '0' || **p > '9') /* strtoll would take a sign or leading blanks */
+        return -1;
     char *end;
     errno = 0;
     long long v = strtoll(*p, &end, 10);
-    if (end == *p || errno || v < 1 || v > MLK_SHAPE_MAX_SIZE || !strchr(stops, *end))
+    if (end == *p || errno || v < 1 || v > MLK_SHAPE_MAX_SIZE || (*end ? *end != stop : !end_ok))
         return -1;
     *out = v;
     *p = end;
@@ -129,13 +132,13 @@ int mlk_shape_dim_parse(const char *arg, mlk_shape_dim *out, mlk_error *err)
     out->kind = (mlk_shape_kind)kind;
     const char *p = colon + 1;
     if (out->kind == MLK_SHAPE_RANGE) {
-        if (size_at(&p, ":", &out->lo) || (p++, size_at(&p, ":", &out->hi)) || (p++, size_at(&p, "", &out->step)) ||
-            out->hi < out->lo)
+        if (size_at(&p, ':', false, &out->lo) || (p++, size_at(&p, ':', false, &out->hi)) ||
+            (p++, size_at(&p, '\0', true, &out->step)) || out->hi < out->lo)
             return mlk_fail(err, MLK_E_USAGE, "shape '%s': expected range:LO:HI:STEP with 1 <= LO <= HI", arg);
         return MLK_OK;
     }
     while (*p) {
-        if (out->n_values == MLK_SHAPE_MAX_VALUES || size_at(&p, ",", &out->values[out->n_values]))
+        if (out->n_values == MLK_SHAPE_MAX_VALUES || size_at(&p, ',', true, &out->values[out->n_values]))
             return mlk_fail(err, MLK_E_USAGE, "shape '%s': expected 1 to %d sizes from 1 to %d, comma-separated", arg,
                             MLK_SHAPE_MAX_VALUES, MLK_SHAPE_MAX_SIZE);
         out->n_values++;

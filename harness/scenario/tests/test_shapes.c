@@ -114,7 +114,8 @@ int main(void)
     /* Worker arguments the parent cannot have written are refused. */
     mlk_shape_dim d;
     const char *refused[] = {"seq", "seq=", "=cycle:1", "seq=cycle:", "seq=cycle:1,", "seq=cycle:0", "seq=loop:1",
-                             "seq=range:4:2:1", "seq=range:1:2", "seq=range:1:2:0", "seq=cycle:1,x", NULL};
+                             "seq=range:4:2:1", "seq=range:1:2", "seq=range:1:2:0", "seq=cycle:1,x", "seq=cycle: 4",
+                             "seq=cycle:+4", "seq=range:1:", "seq=range:1:2:", NULL};
     for (int i = 0; refused[i]; i++) {
         int rc = mlk_shape_dim_parse(refused[i], &d, &err);
         CHECK(rc == MLK_E_USAGE);
