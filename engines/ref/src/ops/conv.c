@@ -35,35 +35,36 @@ static bool is_pointwise(const ref_conv_geom *g)
     return true;
 }
 
-/* Column tiling of the output: the out_size columns make `panels` NR-wide panels, dealt to n_tiles tiles
- * as evenly as whole panels allow (tile t holds panels [t*panels/n_tiles, (t+1)*panels/n_tiles)), each
- * at most ~TILE_TARGET_BYTES packed, and enough tiles to keep every thread busy. Each element's reduction
- * does not depend on the tiling. */
-static void conv_tiles(const ref_conv_geom *g, int n_threads, int64_t *panels, int64_t *n_tiles,
-                       int64_t *max_cols)
+/* Column tiling of the output: the out_size columns make `units` of two NR-wide panels (the widest micro-kernel takes
+ * two panels at once, so a tile of an odd panel count would run one panel at half speed), dealt to n_tiles tiles as
+ * evenly as whole units allow (tile t holds units [t*units/n_tiles, (t+1)*units/n_tiles)), each at most
+ * ~TILE_TARGET_BYTES packed, and enough tiles to keep every thread busy. Each element's reduction does not depend on
+ * the tiling. */
+#define UNIT (2 * NR)
+static void conv_tiles(const ref_conv_geom *g, int n_threads, int64_t *units, int64_t *n_tiles, int64_t *max_cols)
 {
     int64_t kdim = g->cin_g * g->k_size, jobs = g->batch * g->group;
-    int64_t cap = TILE_TARGET_BYTES / (int64_t)sizeof(float) / kdim / NR;
-    if (cap < TILE_MIN_PANELS)
-        cap = TILE_MIN_PANELS;
-    int64_t p = (g->out_size + NR - 1) / NR, nt = (p + cap - 1) / cap;
-    while (n_threads > 1 && (jobs * nt) % n_threads && jobs * nt < 8 * n_threads && nt < p)
+    int64_t cap = TILE_TARGET_BYTES / (int64_t)sizeof(float) / kdim / UNIT;
+    if (cap < TILE_MIN_PANELS / 2)
+        cap = TILE_MIN_PANELS / 2;
+    int64_t u = (g->out_size + UNIT - 1) / UNIT, nt = (u + cap - 1) / cap;
+    while (n_threads > 1 && (jobs * nt) % n_threads && jobs * nt < 8 * n_threads && nt < u)
         nt++;
-    *panels = p;
+    *units = u;
     *n_tiles = nt;
-    *max_cols = (p + nt - 1) / nt * NR;
+    *max_cols = (u + nt - 1) / nt * UNIT;
 }
 
 typedef struct conv_sizes {
     size_t packed_w_bytes; /* run-time packed weights, when prepare did not pack them */
     size_t tile_bytes;     /* one thread's packed column tile */
-    int64_t panels, n_tiles, max_cols;
+    int64_t units, n_tiles, max_cols;
 } conv_sizes;
 
 static void conv_sizes_of(const ref_conv_geom *g, bool prepacked, int n_threads, conv_sizes *s)
 {
     int64_t kdim = g->cin_g * g->k_size;
-    conv_tiles(g, n_threads, &s->panels, &s->n_tiles, &s->max_cols);
+    conv_tiles(g, n_threads, &s->units, &s->n_tiles, &s->max_cols);
     s->tile_bytes = ref_align_up(sizeof(float) * ref_sgemm_packed_b_floats(kdim, s->max_cols), REF_ALIGN);
     s->packed_w_bytes = prepacked ? 0
                                   : ref_align_up(sizeof(float) * ref_sgemm_packed_a_floats(g->cout_g, kdim) *
@@ -106,7 +107,7 @@ static void conv_task(void *arg, int64_t begin, int64_t end, int tid)
     int64_t kdim = g->cin_g * g->k_size;
     for (int64_t t = begin; t < end; t++) {
         int64_t ti = t % j->s.n_tiles, ng = t / j->s.n_tiles, n = ng / g->group, gi = ng % g->group;
-        int64_t col0 = ti * j->s.panels / j->s.n_tiles * NR, col1 = (ti + 1) * j->s.panels / j->s.n_tiles * NR;
+        int64_t col0 = ti * j->s.units / j->s.n_tiles * UNIT, col1 = (ti + 1) * j->s.units / j->s.n_tiles * UNIT;
         int64_t ncols = (col1 < g->out_size ? col1 : g->out_size) - col0;
         const float *xg = j->x + (n * g->cin + gi * g->cin_g) * g->in_size;
         float *yg = j->y + (n * g->cout + gi * g->cout_g) * g->out_size + col0;

@@ -292,11 +292,53 @@ REF_ELEM_INLINE void pool_range(const pool_task *t, int64_t begin, int64_t end,
     }
 }
 
+/* MaxPool on floats without Indices, the common case (every CNN stem): float compares, no index bookkeeping, and the
+ * same result as pool_one's (the first tap, then any greater one: a NaN first stays, a NaN later is passed over). */
+static void maxpool_f32_range(const pool_task *t, int64_t begin, int64_t end)
+{
+    const pool_geom *g = t->g;
+    const float *x = t->x;
+    float *y = t->y;
+    int64_t per_plane = g->out[0] * g->out[1] * g->out[2], plane_elems = g->in[0] * g->in[1] * g->in[2];
+    int64_t plane = begin / per_plane, r = begin % per_plane;
+    int64_t o2 = r % g->out[2], o1 = r / g->out[2] % g->out[1], o0 = r / g->out[2] / g->out[1];
+    for (int64_t yi = begin; yi < end;) {
+        pool_win w0 = pool_win_of(t, 0, o0), w1 = pool_win_of(t, 1, o1);
+        const float *xp = x + plane * plane_elems;
+        int64_t row_end = yi + (g->out[2] - o2) < end ? yi + (g->out[2] - o2) : end;
+        for (; yi < row_end; yi++, o2++) {
+            pool_win w2 = pool_win_of(t, 2, o2);
+            float acc = -INFINITY;
+            bool first = true;
+            for (int64_t a = w0.k0; a < w0.k1; a++)
+                for (int64_t b = w1.k0; b < w1.k1; b++) {
+                    const float *row = xp + ((w0.st + a * g->d[0]) * g->in[1] + w1.st + b * g->d[1]) * g->in[2];
+                    for (int64_t e = w2.k0; e < w2.k1; e++) {
+                        float v = row[w2.st + e * g->d[2]];
+                        acc = first || v > acc ? v : acc;
+                        first = false;
+                    }
+                }
+            y[yi] = acc;
+        }
+        o2 = 0;
+        if (++o1 == g->out[1]) {
+            o1 = 0;
+            if (++o0 == g->out[0]) {
+                o0 = 0;
+                plane++;
+            }
+        }
+    }
+}
+
 static void pool_task_fn(void *arg, int64_t begin, int64_t end, int tid)
 {
     (void)tid;
     const pool_task *t = arg;
-    if (t->dt == REF_DT_FLOAT && t->kind == PK_MAX)
+    if (t->dt == REF_DT_FLOAT && t->kind == PK_MAX && !t->idx)
+        maxpool_f32_range(t, begin, end);
+    else if (t->dt == REF_DT_FLOAT && t->kind == PK_MAX)
         pool_range(t, begin, end, REF_DT_FLOAT, PK_MAX);
     else if (t->dt == REF_DT_FLOAT && t->kind == PK_AVG)
         pool_range(t, begin, end, REF_DT_FLOAT, PK_AVG);
