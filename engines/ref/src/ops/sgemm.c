@@ -95,6 +95,7 @@ typedef struct gemm_job {
     ref_sgemm_kernel2_fn kern2; /* two adjacent full tiles at once, when the kernel set has that form */
     ref_sgemm_kernel1_fn kern1; /* set when M == 1 and the kernel set has a one-row form */
     const ref_sgemm_epilogue *ep;
+    float bounds[2]; /* ep's clamp bounds, as kern2 takes them */
     bool split_n;
 } gemm_job;
 
@@ -171,10 +172,11 @@ static void macro_kernel(const gemm_job *j, int64_t mc, int64_t nc, int64_t kc, 
     for (; j->kern2 && jr + 2 * NR <= nc; jr += 2 * NR) {
         const float *b = bp + jr * kc;
         int64_t ir = 0;
-        for (; ir + MR <= mc; ir += MR) {
-            j->kern2(kc, ap + ir * kc, b, b + NR * kc, c + ir * j->ldc + jr, j->ldc, j->alpha, beta);
-            epilogue(j, c + ir * j->ldc + jr, MR, 2 * NR, row0 + ir, first, last);
-        }
+        const ref_sgemm_epilogue *ep = j->ep;
+        const float *clamp = last && ep && ep->clamp ? j->bounds : NULL;
+        for (; ir + MR <= mc; ir += MR) /* the epilogue in registers, before the store */
+            j->kern2(kc, ap + ir * kc, b, b + NR * kc, c + ir * j->ldc + jr, j->ldc, j->alpha, beta,
+                     first && ep && ep->bias ? ep->bias + row0 + ir : NULL, clamp);
         for (int64_t half = 0; ir < mc && half < 2; half++) {
             edge_tile(j->kern, kc, ap + ir * kc, b + half * NR * kc, c + ir * j->ldc + jr + half * NR, j->ldc,
                       mc - ir, NR, j->alpha, beta);
@@ -309,7 +311,8 @@ int ref_sgemm_ex(ref_pool *pool, int64_t M, int64_t N, int64_t K, float alpha, c
                         (long long)M, (long long)N, (long long)K, scratch_bytes, need);
     gemm_job j = {.M = M, .N = N, .K = K, .kcb = ref_sgemm_kc(K), .Mp = round_up64(M, MR),
                   .Np = round_up64(N, NR), .alpha = alpha, .beta = beta, .A = A, .B = B, .C = C, .ldc = ldc,
-                  .scratch = scratch, .kern = pick_kernel(), .ep = ep};
+                  .scratch = scratch, .kern = pick_kernel(), .ep = ep,
+                  .bounds = {ep ? ep->lo : 0.0f, ep ? ep->hi : 0.0f}};
     if (M == 1 && (j.kern == ref_sgemm_kernel_avx2 || j.kern == ref_sgemm_kernel_avx512))
         j.kern1 = ref_sgemm_kernel1_avx2;
     else if (j.kern == ref_sgemm_kernel_avx512)

@@ -82,11 +82,13 @@ void ref_sgemm_kernel_avx2(int64_t kc, const float *a, const float *b, float *c,
                            float beta);
 void ref_sgemm_kernel_avx512(int64_t kc, const float *a, const float *b, float *c, int64_t ldc, float alpha,
                              float beta);
-/* Two adjacent full tiles: columns 0..15 from panel b0, 16..31 from panel b1 (c's row stride ldc). */
+/* Two adjacent full tiles: columns 0..15 from panel b0, 16..31 from panel b1 (c's row stride ldc). Then, in registers
+ * before the store, bias[r] added to row r (bias NULL: none) and a clamp to [clamp[0], clamp[1]] (NULL: none), with
+ * the operations and so the bits of the epilogue pass (ref_sgemm_epilogue). */
 typedef void (*ref_sgemm_kernel2_fn)(int64_t kc, const float *a, const float *b0, const float *b1, float *c,
-                                     int64_t ldc, float alpha, float beta);
+                                     int64_t ldc, float alpha, float beta, const float *bias, const float *clamp);
 void ref_sgemm_kernel2_avx512(int64_t kc, const float *a, const float *b0, const float *b1, float *c, int64_t ldc,
-                              float alpha, float beta);
+                              float alpha, float beta, const float *bias, const float *clamp);
 /* One-row form for products whose whole M is 1: row 0 of the packed A panel times the B panel, 16 wide. */
 typedef void (*ref_sgemm_kernel1_fn)(int64_t kc, const float *a, const float *b, float *c, float alpha, float beta);
 void ref_sgemm_kernel1_avx2(int64_t kc, const float *a, const float *b, float *c, float alpha, float beta);
