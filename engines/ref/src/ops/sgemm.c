@@ -148,6 +148,20 @@ static void edge_tile(ref_sgemm_kernel_fn kern, int64_t kc, const float *a, cons
         memcpy(c + r * ldc, tmp + r * NR, sizeof(float) * (size_t)nr);
 }
 
+/* The last rows of a two-panel tile (mr < MR): the two-panel kernel on a copy, as edge_tile does for one panel. */
+static void edge2_tile(ref_sgemm_kernel2_fn kern2, int64_t kc, const float *a, const float *b0, const float *b1,
+                       float *c, int64_t ldc, int64_t mr, float alpha, float beta)
+{
+    float tmp[MR * 2 * NR] __attribute__((aligned(64)));
+    memset(tmp, 0, sizeof tmp);
+    if (beta != 0.0f)
+        for (int64_t r = 0; r < mr; r++)
+            memcpy(tmp + r * 2 * NR, c + r * ldc, sizeof(float) * 2 * NR);
+    kern2(kc, a, b0, b1, tmp, 2 * NR, alpha, beta, NULL, NULL);
+    for (int64_t r = 0; r < mr; r++)
+        memcpy(c + r * ldc, tmp + r * 2 * NR, sizeof(float) * 2 * NR);
+}
+
 /* M == 1: the one-row kernel, through a 16-wide copy when the panel is narrower. */
 static void row_tile(ref_sgemm_kernel1_fn kern1, int64_t kc, const float *a, const float *b, float *c, int64_t nr,
                      float alpha, float beta)
@@ -177,10 +191,10 @@ static void macro_kernel(const gemm_job *j, int64_t mc, int64_t nc, int64_t kc, 
         for (; ir + MR <= mc; ir += MR) /* the epilogue in registers, before the store */
             j->kern2(kc, ap + ir * kc, b, b + NR * kc, c + ir * j->ldc + jr, j->ldc, j->alpha, beta,
                      first && ep && ep->bias ? ep->bias + row0 + ir : NULL, clamp);
-        for (int64_t half = 0; ir < mc && half < 2; half++) {
-            edge_tile(j->kern, kc, ap + ir * kc, b + half * NR * kc, c + ir * j->ldc + jr + half * NR, j->ldc,
-                      mc - ir, NR, j->alpha, beta);
-            epilogue(j, c + ir * j->ldc + jr + half * NR, mc - ir, NR, row0 + ir, first, last);
+        if (ir < mc) {
+            edge2_tile(j->kern2, kc, ap + ir * kc, b, b + NR * kc, c + ir * j->ldc + jr, j->ldc, mc - ir, j->alpha,
+                       beta);
+            epilogue(j, c + ir * j->ldc + jr, mc - ir, 2 * NR, row0 + ir, first, last);
         }
     }
     for (; jr < nc; jr += NR) {
