@@ -150,16 +150,16 @@ static void edge_tile(ref_sgemm_kernel_fn kern, int64_t kc, const float *a, cons
 
 /* The last rows of a two-panel tile (mr < MR): the two-panel kernel on a copy, as edge_tile does for one panel. */
 static void edge2_tile(ref_sgemm_kernel2_fn kern2, int64_t kc, const float *a, const float *b0, const float *b1,
-                       float *c, int64_t ldc, int64_t mr, float alpha, float beta)
+                       float *c, int64_t ldc, int64_t mr, int64_t ncol, float alpha, float beta)
 {
     float tmp[MR * 2 * NR] __attribute__((aligned(64)));
     memset(tmp, 0, sizeof tmp);
     if (beta != 0.0f)
         for (int64_t r = 0; r < mr; r++)
-            memcpy(tmp + r * 2 * NR, c + r * ldc, sizeof(float) * 2 * NR);
+            memcpy(tmp + r * 2 * NR, c + r * ldc, sizeof(float) * (size_t)ncol);
     kern2(kc, a, b0, b1, tmp, 2 * NR, alpha, beta, NULL, NULL);
     for (int64_t r = 0; r < mr; r++)
-        memcpy(c + r * ldc, tmp + r * 2 * NR, sizeof(float) * 2 * NR);
+        memcpy(c + r * ldc, tmp + r * 2 * NR, sizeof(float) * (size_t)ncol);
 }
 
 /* M == 1: the one-row kernel, through a 16-wide copy when the panel is narrower. */
@@ -182,19 +182,21 @@ static void macro_kernel(const gemm_job *j, int64_t mc, int64_t nc, int64_t kc, 
                          const float *bp, float *c, float beta, int64_t row0, bool first, bool last)
 {
     int64_t jr = 0;
-    /* Pairs of full panels first, where the kernel set has the two-panel form; an odd or partial panel after. */
-    for (; j->kern2 && jr + 2 * NR <= nc; jr += 2 * NR) {
+    /* Pairs of panels first, where the kernel set has the two-panel form (a partial second panel too: packing pads it
+     * with zeros, and its tile goes through a copy); a last lone panel after. */
+    for (; j->kern2 && jr + NR < nc; jr += 2 * NR) {
         const float *b = bp + jr * kc;
-        int64_t ir = 0;
+        int64_t ir = 0, ncol = min64(2 * NR, nc - jr);
         const ref_sgemm_epilogue *ep = j->ep;
         const float *clamp = last && ep && ep->clamp ? j->bounds : NULL;
-        for (; ir + MR <= mc; ir += MR) /* the epilogue in registers, before the store */
+        for (; ncol == 2 * NR && ir + MR <= mc; ir += MR) /* the epilogue in registers, before the store */
             j->kern2(kc, ap + ir * kc, b, b + NR * kc, c + ir * j->ldc + jr, j->ldc, j->alpha, beta,
                      first && ep && ep->bias ? ep->bias + row0 + ir : NULL, clamp);
-        if (ir < mc) {
-            edge2_tile(j->kern2, kc, ap + ir * kc, b, b + NR * kc, c + ir * j->ldc + jr, j->ldc, mc - ir, j->alpha,
+        for (; ir < mc; ir += MR) {
+            int64_t mr = min64(MR, mc - ir);
+            edge2_tile(j->kern2, kc, ap + ir * kc, b, b + NR * kc, c + ir * j->ldc + jr, j->ldc, mr, ncol, j->alpha,
                        beta);
-            epilogue(j, c + ir * j->ldc + jr, mc - ir, 2 * NR, row0 + ir, first, last);
+            epilogue(j, c + ir * j->ldc + jr, mr, ncol, row0 + ir, first, last);
         }
     }
     for (; jr < nc; jr += NR) {
