@@ -1,5 +1,5 @@
-/* conv_im2col.c: im2col straight into the sgemm packed-B layout (one pass, no intermediate column matrix)
- * and col2im for ConvTranspose. It must never read outside the input image: out-of-range taps are zeros. */
+/* conv_im2col.c: im2col into the sgemm packed-B layout through a fixed staging row per tap (no column matrix), and
+ * col2im for ConvTranspose. It must never read outside the input image: out-of-range taps are zeros. */
 #include <string.h>
 #if defined(__SSE__)
 #include <xmmintrin.h>
@@ -10,22 +10,21 @@
 
 #define NR REF_SGEMM_NR
 
-/* Writes a stream of values into packed-B order: NR lanes per panel row, panels pstride floats apart. */
-typedef struct lane_writer {
-    float *p;
-    int64_t lane, pstride;
-} lane_writer;
+/* Columns staged contiguously per tap before they are dealt into NR-wide panels: an image row then lands in one copy
+ * (not in chunks split at panel edges, a third of ResNet's infer went to that bookkeeping) and each panel in one
+ * fixed-size move. A multiple of NR, on the stack: its size depends on nothing the model gives. */
+#define STAGE (128 * NR)
 
-/* d[0..n) = src[0], src[s], ... for n <= NR: runs this short cost more as library calls than as a few vector moves
- * (a 56-wide image row lands in chunks of 16, 16, 16 and 8, a third of ResNet's infer went to im2col). */
-static inline void copy_short(float *d, const float *src, int64_t n, int64_t s)
+/* n values src[0], src[s], ... into d. */
+static void copy_run(float *d, const float *src, int64_t n, int64_t s)
 {
+    if (s == 1) {
+        memcpy(d, src, sizeof(float) * (size_t)n);
+        return;
+    }
     int64_t t = 0;
 #if defined(__SSE__)
-    if (s == 1)
-        for (; t + 4 <= n; t += 4)
-            _mm_storeu_ps(d + t, _mm_loadu_ps(src + t));
-    else if (s == 2) /* the even lanes of two vectors; never reads past src[2n - 1] */
+    if (s == 2) /* the even lanes of two vectors; never reads past src[2n - 1] */
         for (; t + 4 <= n; t += 4)
             _mm_storeu_ps(d + t, _mm_shuffle_ps(_mm_loadu_ps(src + 2 * t), _mm_loadu_ps(src + 2 * t + 4),
                                                 _MM_SHUFFLE(2, 0, 2, 0)));
@@ -34,49 +33,9 @@ static inline void copy_short(float *d, const float *src, int64_t n, int64_t s)
         d[t] = src[t * s];
 }
 
-static inline void zero_short(float *d, int64_t n)
-{
-    int64_t t = 0;
-#if defined(__SSE__)
-    for (; t + 4 <= n; t += 4)
-        _mm_storeu_ps(d + t, _mm_setzero_ps());
-#endif
-    for (; t < n; t++)
-        d[t] = 0.0f;
-}
-
-/* n values src[0], src[s], src[2s]...; whole runs inside one panel row at a time. */
-static void put_run(lane_writer *w, const float *src, int64_t n, int64_t s)
-{
-    while (n > 0) {
-        int64_t chunk = NR - w->lane < n ? NR - w->lane : n;
-        float *d = w->p + w->lane;
-        copy_short(d, src, chunk, s);
-        src += chunk * s;
-        n -= chunk;
-        if ((w->lane += chunk) == NR) {
-            w->lane = 0;
-            w->p += w->pstride;
-        }
-    }
-}
-
-static void put_zeros(lane_writer *w, int64_t n)
-{
-    while (n > 0) {
-        int64_t chunk = NR - w->lane < n ? NR - w->lane : n;
-        zero_short(w->p + w->lane, chunk);
-        n -= chunk;
-        if ((w->lane += chunk) == NR) {
-            w->lane = 0;
-            w->p += w->pstride;
-        }
-    }
-}
-
-/* One row of the column matrix: tap (ci, kz, ky, kx) over output columns [col0, col0+ncols). */
+/* One row of the column matrix, tap (ci, kz, ky, kx), over output columns [col0, col0+ncols), into row. */
 static void im2col_row(const ref_conv_geom *g, const float *xc, const int64_t *kk, int64_t col0, int64_t ncols,
-                       lane_writer *w)
+                       float *row)
 {
     int64_t ox = col0 % g->out[2], oy = col0 / g->out[2] % g->out[1], oz = col0 / g->out[2] / g->out[1];
     int64_t off = kk[2] * g->dil[2] - g->pad_lo[2], s2 = g->stride[2], in2 = g->in[2];
@@ -87,18 +46,15 @@ static void im2col_row(const ref_conv_geom *g, const float *xc, const int64_t *k
         int64_t end = g->out[2] - ox < ncols - j ? g->out[2] : ox + (ncols - j);
         int64_t iz = oz * g->stride[0] - g->pad_lo[0] + kk[0] * g->dil[0];
         int64_t iy = oy * g->stride[1] - g->pad_lo[1] + kk[1] * g->dil[1];
-        if (iz < 0 || iz >= g->in[0] || iy < 0 || iy >= g->in[1] || xlo >= xhi) {
-            put_zeros(w, end - ox);
+        float *d = row + j;
+        int64_t a = ox > xlo ? ox : xlo, b = end < xhi ? end : xhi;
+        if (iz < 0 || iz >= g->in[0] || iy < 0 || iy >= g->in[1] || a >= b) {
+            memset(d, 0, sizeof(float) * (size_t)(end - ox));
         } else {
             const float *src = xc + (iz * g->in[1] + iy) * in2;
-            int64_t a = ox > xlo ? ox : xlo, b = end < xhi ? end : xhi;
-            if (a >= b) {
-                put_zeros(w, end - ox);
-            } else {
-                put_zeros(w, a - ox);
-                put_run(w, src + a * s2 + off, b - a, s2);
-                put_zeros(w, end - b);
-            }
+            memset(d, 0, sizeof(float) * (size_t)(a - ox));
+            copy_run(d + (a - ox), src + a * s2 + off, b - a, s2);
+            memset(d + (b - ox), 0, sizeof(float) * (size_t)(end - b));
         }
         j += end - ox;
         ox = 0;
@@ -112,13 +68,25 @@ static void im2col_row(const ref_conv_geom *g, const float *xc, const int64_t *k
 void ref_conv_im2col_packed(const ref_conv_geom *g, const float *x_g, int64_t col0, int64_t ncols, float *dst)
 {
     int64_t K = g->cin_g * g->k_size, kcb = ref_sgemm_kc(K), Np = (ncols + NR - 1) / NR * NR;
+    float stage[STAGE] __attribute__((aligned(64)));
     for (int64_t k = 0; k < K; k++) {
         int64_t pc = k / kcb * kcb, kc = K - pc < kcb ? K - pc : kcb;
         int64_t ci = k / g->k_size, r = k % g->k_size;
         int64_t kk[3] = {r / (g->k[1] * g->k[2]), r / g->k[2] % g->k[1], r % g->k[2]};
-        lane_writer w = {.p = dst + pc * Np + (k - pc) * NR, .pstride = NR * kc};
-        im2col_row(g, x_g + ci * g->in_size, kk, col0, ncols, &w);
-        put_zeros(&w, Np - ncols);
+        float *panel = dst + pc * Np + (k - pc) * NR; /* this tap's row in panel 0; panels are NR * kc apart */
+        for (int64_t c = 0; c < Np; c += STAGE) {
+            int64_t n = ncols - c < STAGE ? ncols - c : STAGE, whole = (n > 0 ? n : 0) / NR * NR;
+            if (n > 0)
+                im2col_row(g, x_g + ci * g->in_size, kk, col0 + c, n, stage);
+            for (int64_t q = 0; q < whole; q += NR, panel += NR * kc)
+                memcpy(panel, stage + q, sizeof(float) * NR); /* constant size: one move */
+            if (whole < (Np - c < STAGE ? Np - c : STAGE)) { /* the last panel, partial: zero padding */
+                int64_t rest = n > whole ? n - whole : 0;
+                memcpy(panel, stage + whole, sizeof(float) * (size_t)rest);
+                memset(panel + rest, 0, sizeof(float) * (size_t)(NR - rest));
+                panel += NR * kc;
+            }
+        }
     }
 }
 
