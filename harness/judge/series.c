@@ -162,9 +162,9 @@ static int shape_judgement(const mlk_block_series *sb, mlk_series_result *r)
 static void explained_by_heap(mlk_judgement *j)
 {
     const mlk_series_result *h = &j->s[MLK_SERIES_HEAP];
-    if (!j->shapes || !h->judged || !(h->by_shapes || h->raw_growth > 0))
+    double heap_growth = h->raw_growth; /* set for every judged series with a shaped twin */
+    if (!j->shapes || !h->judged || heap_growth <= 0)
         return;
-    double heap_growth = h->raw_growth > h->r.growth ? h->raw_growth : h->r.growth;
     static const int kinds[] = {MLK_SERIES_ANON, MLK_SERIES_MAPPED};
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
         mlk_series_result *r = &j->s[kinds[i]];

@@ -15,7 +15,7 @@ typedef struct {
     float *s, *t;  /* n_ch each, heap */
 } affine_map;
 
-static bool is_op(const ref_exec_node *e, const char *op)
+bool ref_exec_is_op(const ref_exec_node *e, const char *op)
 {
     return !e->node->domain[0] && !strcmp(e->node->op_type, op);
 }
@@ -112,7 +112,7 @@ static int map_mul_add(const ref_compiled *c, int m, int y, int out_rank, int64_
                        ref_error *err)
 {
     const ref_exec_node *e = &c->nodes[m];
-    bool mul = is_op(e, "Mul");
+    bool mul = ref_exec_is_op(e, "Mul");
     if (e->n_in != 2 || e->n_out != 1)
         return 0;
     int k = e->in[0] == y ? e->in[1] : e->in[0];
@@ -228,8 +228,9 @@ static int apply(ref_compiled *c, int k, bool gemm, int64_t n_ch, const affine_m
 static int64_t foldable(const ref_compiled *c, int k, bool *gemm, int *out_rank)
 {
     const ref_exec_node *e = &c->nodes[k];
-    *gemm = is_op(e, "Gemm");
-    if ((!*gemm && !is_op(e, "Conv")) || e->folded || e->elided || e->n_out != 1 || e->out[0] < 0 || e->n_in < 2)
+    *gemm = ref_exec_is_op(e, "Gemm");
+    if ((!*gemm && !ref_exec_is_op(e, "Conv")) || e->folded || e->elided || e->n_out != 1 || e->out[0] < 0 ||
+        e->n_in < 2)
         return 0;
     if (!is_float_const(c, e->in[1]) || (e->n_in > 2 && e->in[2] >= 0 && !is_float_const(c, e->in[2])))
         return 0;
@@ -263,9 +264,9 @@ int ref_fold_affine(ref_compiled *c, ref_error *err)
             const ref_exec_node *a = &c->nodes[m];
             if (a->out[0] < 0)
                 break;
-            if (is_op(a, "BatchNormalization") && a->in[0] == y)
+            if (ref_exec_is_op(a, "BatchNormalization") && a->in[0] == y)
                 rc = map_bn(c, m, n_ch, &map, err);
-            else if (is_op(a, "Mul") || is_op(a, "Add"))
+            else if (ref_exec_is_op(a, "Mul") || ref_exec_is_op(a, "Add"))
                 rc = map_mul_add(c, m, y, out_rank, n_ch, &map, err);
             if (rc < 0)
                 return err ? err->code : REF_E_NOMEM;

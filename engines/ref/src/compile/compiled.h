@@ -98,6 +98,8 @@ int ref_compile_sub(const ref_compiled *parent, int k, const ref_graph *g, ref_c
 int ref_compile_node_subs(ref_compiled *c, int k, ref_error *err);
 /* affine.c: fold BatchNormalization, and Mul or Add by per-channel constants, into the Conv or Gemm before them. */
 int ref_fold_affine(ref_compiled *c, ref_error *err);
+/* A node of the default domain with this op_type. */
+bool ref_exec_is_op(const ref_exec_node *e, const char *op);
 /* The only node reading value v, or -1 when none or several read it, a subgraph reads it, or it is a graph output. */
 int ref_only_consumer(const ref_compiled *c, int v);
 /* fuse_act.c: a Relu or Clip (constant bounds) that alone reads a float Conv's output is fused into the Conv, which

@@ -7,11 +7,6 @@
 
 #include "compiled.h"
 
-static bool is_op(const ref_exec_node *e, const char *op)
-{
-    return !e->node->domain[0] && !strcmp(e->node->op_type, op);
-}
-
 /* Optional bound input j of Clip (opset 11+): absent, or a constant float scalar into *v. False when it is there but
  * not a constant one-element float. */
 static bool const_bound(const ref_compiled *c, const ref_exec_node *a, int j, float *v)
@@ -28,12 +23,12 @@ static bool const_bound(const ref_compiled *c, const ref_exec_node *a, int j, fl
 /* The bounds activation a applies, or false when it is not one this pass fuses. */
 static bool bounds_of(const ref_compiled *c, const ref_exec_node *a, float *lo, float *hi)
 {
-    if (is_op(a, "Relu")) {
+    if (ref_exec_is_op(a, "Relu")) {
         *lo = 0.0f;
         *hi = INFINITY;
         return true;
     }
-    if (!is_op(a, "Clip"))
+    if (!ref_exec_is_op(a, "Clip"))
         return false;
     if (c->opset < 11) {
         *lo = ref_attr_float_or(a->node, "min", -FLT_MAX);
@@ -50,7 +45,7 @@ int ref_fuse_activations(ref_compiled *c, ref_error *err)
     (void)err;
     for (int k = 0; k < c->n_nodes; k++) {
         ref_exec_node *e = &c->nodes[k];
-        if (!is_op(e, "Conv") || e->folded || e->elided || e->act || e->n_out != 1 || e->out[0] < 0)
+        if (!ref_exec_is_op(e, "Conv") || e->folded || e->elided || e->act || e->n_out != 1 || e->out[0] < 0)
             continue;
         int y = e->out[0], m = ref_only_consumer(c, y);
         if (m < 0)

@@ -1,9 +1,6 @@
 /* conv_geom.c: Conv/ConvTranspose geometry (pads, auto_pad, output sizes) and the per-group weight packing
  * that prepare does once. It must never trust an attribute: every count and value is checked first. */
 #include <string.h>
-#if defined(__SSE__)
-#include <xmmintrin.h>
-#endif
 
 #include "../alloc.h"
 #include "conv_ops.h"
@@ -309,18 +306,6 @@ size_t ref_conv_state_bytes(const void *state)
 
 void ref_conv_act(const ref_conv_geom *g, float *y, int64_t n)
 {
-    if (!g->act)
-        return;
-    const float lo = g->act_lo, hi = g->act_hi;
-    int64_t i = 0;
-#if defined(__SSE__)
-    /* maxps(lo, x) is "lo > x ? lo : x" and minps(hi, t) "hi < t ? hi : t": Clip's order, a NaN x stays NaN. */
-    const __m128 vlo = _mm_set1_ps(lo), vhi = _mm_set1_ps(hi);
-    for (; i + 4 <= n; i += 4)
-        _mm_storeu_ps(y + i, _mm_min_ps(vhi, _mm_max_ps(vlo, _mm_loadu_ps(y + i))));
-#endif
-    for (; i < n; i++) {
-        const float t = y[i] < lo ? lo : y[i];
-        y[i] = t > hi ? hi : t;
-    }
+    if (g->act)
+        ref_sgemm_clamp(y, n, g->act_lo, g->act_hi);
 }

@@ -263,10 +263,30 @@ REF_ELEM_INLINE void pool_one(const pool_task *t, int64_t plane, const pool_win 
     }
 }
 
+/* MaxPool on floats without Indices, the common case (every CNN stem): float compares and no index bookkeeping, with
+ * pool_one's result (the first tap, then any greater one: a NaN first stays, a NaN later is passed over). */
+static inline void maxpool_one_f32(const pool_task *t, int64_t plane, const pool_win *w, int64_t yi)
+{
+    const pool_geom *g = t->g;
+    const float *xp = (const float *)t->x + plane * g->in[0] * g->in[1] * g->in[2];
+    float acc = -INFINITY;
+    bool first = true;
+    for (int64_t a = w[0].k0; a < w[0].k1; a++)
+        for (int64_t b = w[1].k0; b < w[1].k1; b++) {
+            const float *row = xp + ((w[0].st + a * g->d[0]) * g->in[1] + w[1].st + b * g->d[1]) * g->in[2];
+            for (int64_t e = w[2].k0; e < w[2].k1; e++) {
+                float v = row[w[2].st + e * g->d[2]];
+                acc = first || v > acc ? v : acc;
+                first = false;
+            }
+        }
+    ((float *)t->y)[yi] = acc;
+}
+
 /* Outputs [begin, end) in order, a row of the last spatial dim at a time so the outer windows are
- * computed once per row. */
+ * computed once per row. fast: float MaxPool without Indices (maxpool_one_f32). */
 REF_ELEM_INLINE void pool_range(const pool_task *t, int64_t begin, int64_t end,
-                                                             const int dt, const pool_kind kind)
+                                                             const int dt, const pool_kind kind, const bool fast)
 {
     const pool_geom *g = t->g;
     int64_t per_plane = g->out[0] * g->out[1] * g->out[2];
@@ -279,47 +299,10 @@ REF_ELEM_INLINE void pool_range(const pool_task *t, int64_t begin, int64_t end,
         int64_t row_end = yi + (g->out[2] - o2) < end ? yi + (g->out[2] - o2) : end;
         for (; yi < row_end; yi++, o2++) {
             w[2] = pool_win_of(t, 2, o2);
-            pool_one(t, plane, w, yi, dt, kind);
-        }
-        o2 = 0;
-        if (++o1 == g->out[1]) {
-            o1 = 0;
-            if (++o0 == g->out[0]) {
-                o0 = 0;
-                plane++;
-            }
-        }
-    }
-}
-
-/* MaxPool on floats without Indices, the common case (every CNN stem): float compares, no index bookkeeping, and the
- * same result as pool_one's (the first tap, then any greater one: a NaN first stays, a NaN later is passed over). */
-static void maxpool_f32_range(const pool_task *t, int64_t begin, int64_t end)
-{
-    const pool_geom *g = t->g;
-    const float *x = t->x;
-    float *y = t->y;
-    int64_t per_plane = g->out[0] * g->out[1] * g->out[2], plane_elems = g->in[0] * g->in[1] * g->in[2];
-    int64_t plane = begin / per_plane, r = begin % per_plane;
-    int64_t o2 = r % g->out[2], o1 = r / g->out[2] % g->out[1], o0 = r / g->out[2] / g->out[1];
-    for (int64_t yi = begin; yi < end;) {
-        pool_win w0 = pool_win_of(t, 0, o0), w1 = pool_win_of(t, 1, o1);
-        const float *xp = x + plane * plane_elems;
-        int64_t row_end = yi + (g->out[2] - o2) < end ? yi + (g->out[2] - o2) : end;
-        for (; yi < row_end; yi++, o2++) {
-            pool_win w2 = pool_win_of(t, 2, o2);
-            float acc = -INFINITY;
-            bool first = true;
-            for (int64_t a = w0.k0; a < w0.k1; a++)
-                for (int64_t b = w1.k0; b < w1.k1; b++) {
-                    const float *row = xp + ((w0.st + a * g->d[0]) * g->in[1] + w1.st + b * g->d[1]) * g->in[2];
-                    for (int64_t e = w2.k0; e < w2.k1; e++) {
-                        float v = row[w2.st + e * g->d[2]];
-                        acc = first || v > acc ? v : acc;
-                        first = false;
-                    }
-                }
-            y[yi] = acc;
+            if (fast)
+                maxpool_one_f32(t, plane, w, yi);
+            else
+                pool_one(t, plane, w, yi, dt, kind);
         }
         o2 = 0;
         if (++o1 == g->out[1]) {
@@ -337,13 +320,13 @@ static void pool_task_fn(void *arg, int64_t begin, int64_t end, int tid)
     (void)tid;
     const pool_task *t = arg;
     if (t->dt == REF_DT_FLOAT && t->kind == PK_MAX && !t->idx)
-        maxpool_f32_range(t, begin, end);
+        pool_range(t, begin, end, REF_DT_FLOAT, PK_MAX, true);
     else if (t->dt == REF_DT_FLOAT && t->kind == PK_MAX)
-        pool_range(t, begin, end, REF_DT_FLOAT, PK_MAX);
+        pool_range(t, begin, end, REF_DT_FLOAT, PK_MAX, false);
     else if (t->dt == REF_DT_FLOAT && t->kind == PK_AVG)
-        pool_range(t, begin, end, REF_DT_FLOAT, PK_AVG);
+        pool_range(t, begin, end, REF_DT_FLOAT, PK_AVG, false);
     else
-        pool_range(t, begin, end, t->dt, t->kind);
+        pool_range(t, begin, end, t->dt, t->kind, false);
 }
 
 static int pool_run(ref_op_ctx *c)

@@ -95,7 +95,6 @@ typedef struct gemm_job {
     ref_sgemm_kernel2_fn kern2; /* two adjacent full tiles at once, when the kernel set has that form */
     ref_sgemm_kernel1_fn kern1; /* set when M == 1 and the kernel set has a one-row form */
     const ref_sgemm_epilogue *ep;
-    float bounds[2]; /* ep's clamp bounds, as kern2 takes them */
     bool split_n;
 } gemm_job;
 
@@ -118,18 +117,22 @@ static void epilogue(const gemm_job *j, float *c, int64_t mr, int64_t nr, int64_
             for (; x < nr; x++)
                 cr[x] += b;
         }
-        if (last && ep->clamp) {
-            x = 0;
+        if (last && ep->clamp)
+            ref_sgemm_clamp(cr, nr, ep->lo, ep->hi);
+    }
+}
+
+void ref_sgemm_clamp(float *y, int64_t n, float lo, float hi)
+{
+    int64_t i = 0;
 #if defined(__SSE__)
-            /* maxps(lo, x) = "lo > x ? lo : x", minps(hi, t) = "hi < t ? hi : t": Clip's order, NaN kept */
-            for (__m128 lo = _mm_set1_ps(ep->lo), hi = _mm_set1_ps(ep->hi); x + 4 <= nr; x += 4)
-                _mm_storeu_ps(cr + x, _mm_min_ps(hi, _mm_max_ps(lo, _mm_loadu_ps(cr + x))));
+    /* maxps(lo, x) is "lo > x ? lo : x" and minps(hi, t) "hi < t ? hi : t": Clip's order, a NaN kept */
+    for (__m128 vlo = _mm_set1_ps(lo), vhi = _mm_set1_ps(hi); i + 4 <= n; i += 4)
+        _mm_storeu_ps(y + i, _mm_min_ps(vhi, _mm_max_ps(vlo, _mm_loadu_ps(y + i))));
 #endif
-            for (; x < nr; x++) {
-                float t = cr[x] < ep->lo ? ep->lo : cr[x];
-                cr[x] = t > ep->hi ? ep->hi : t;
-            }
-        }
+    for (; i < n; i++) {
+        float t = y[i] < lo ? lo : y[i];
+        y[i] = t > hi ? hi : t;
     }
 }
 
@@ -188,7 +191,7 @@ static void macro_kernel(const gemm_job *j, int64_t mc, int64_t nc, int64_t kc, 
         const float *b = bp + jr * kc;
         int64_t ir = 0, ncol = min64(2 * NR, nc - jr);
         const ref_sgemm_epilogue *ep = j->ep;
-        const float *clamp = last && ep && ep->clamp ? j->bounds : NULL;
+        const ref_sgemm_epilogue *clamp = last && ep && ep->clamp ? ep : NULL;
         for (; ncol == 2 * NR && ir + MR <= mc; ir += MR) /* the epilogue in registers, before the store */
             j->kern2(kc, ap + ir * kc, b, b + NR * kc, c + ir * j->ldc + jr, j->ldc, j->alpha, beta,
                      first && ep && ep->bias ? ep->bias + row0 + ir : NULL, clamp);
@@ -327,8 +330,7 @@ int ref_sgemm_ex(ref_pool *pool, int64_t M, int64_t N, int64_t K, float alpha, c
                         (long long)M, (long long)N, (long long)K, scratch_bytes, need);
     gemm_job j = {.M = M, .N = N, .K = K, .kcb = ref_sgemm_kc(K), .Mp = round_up64(M, MR),
                   .Np = round_up64(N, NR), .alpha = alpha, .beta = beta, .A = A, .B = B, .C = C, .ldc = ldc,
-                  .scratch = scratch, .kern = pick_kernel(), .ep = ep,
-                  .bounds = {ep ? ep->lo : 0.0f, ep ? ep->hi : 0.0f}};
+                  .scratch = scratch, .kern = pick_kernel(), .ep = ep};
     if (M == 1 && (j.kern == ref_sgemm_kernel_avx2 || j.kern == ref_sgemm_kernel_avx512))
         j.kern1 = ref_sgemm_kernel1_avx2;
     else if (j.kern == ref_sgemm_kernel_avx512)

@@ -61,6 +61,10 @@ typedef struct ref_sgemm_epilogue {
     float lo, hi;
 } ref_sgemm_epilogue;
 
+/* y[0..n) clamped to [lo, hi] as Clip does (max then min, a NaN kept): the epilogue's clamp, for callers that clamp
+ * outside a GEMM too (a depthwise convolution's fused activation). */
+void ref_sgemm_clamp(float *y, int64_t n, float lo, float hi);
+
 /* ref_sgemm with an epilogue (NULL: none). */
 int ref_sgemm_ex(ref_pool *pool, int64_t M, int64_t N, int64_t K, float alpha, const ref_sgemm_operand *A,
                  const ref_sgemm_operand *B, float beta, float *C, int64_t ldc, void *scratch, size_t scratch_bytes,
@@ -83,12 +87,13 @@ void ref_sgemm_kernel_avx2(int64_t kc, const float *a, const float *b, float *c,
 void ref_sgemm_kernel_avx512(int64_t kc, const float *a, const float *b, float *c, int64_t ldc, float alpha,
                              float beta);
 /* Two adjacent full tiles: columns 0..15 from panel b0, 16..31 from panel b1 (c's row stride ldc). Then, in registers
- * before the store, bias[r] added to row r (bias NULL: none) and a clamp to [clamp[0], clamp[1]] (NULL: none), with
- * the operations and so the bits of the epilogue pass (ref_sgemm_epilogue). */
+ * before the store, bias[r] added to row r (bias NULL: none) and a clamp to [clamp->lo, clamp->hi] (clamp NULL: none),
+ * with the operations and so the bits of the epilogue pass (ref_sgemm_epilogue, declared above). */
 typedef void (*ref_sgemm_kernel2_fn)(int64_t kc, const float *a, const float *b0, const float *b1, float *c,
-                                     int64_t ldc, float alpha, float beta, const float *bias, const float *clamp);
+                                     int64_t ldc, float alpha, float beta, const float *bias,
+                                     const struct ref_sgemm_epilogue *clamp);
 void ref_sgemm_kernel2_avx512(int64_t kc, const float *a, const float *b0, const float *b1, float *c, int64_t ldc,
-                              float alpha, float beta, const float *bias, const float *clamp);
+                              float alpha, float beta, const float *bias, const struct ref_sgemm_epilogue *clamp);
 /* One-row form for products whose whole M is 1: row 0 of the packed A panel times the B panel, 16 wide. */
 typedef void (*ref_sgemm_kernel1_fn)(int64_t kc, const float *a, const float *b, float *c, float alpha, float beta);
 void ref_sgemm_kernel1_avx2(int64_t kc, const float *a, const float *b, float *c, float alpha, float beta);

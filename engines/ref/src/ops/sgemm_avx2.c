@@ -120,15 +120,20 @@ void ref_sgemm_kernel1_avx2(int64_t kc, const float *a, const float *b, float *c
 
 #define AVX512 __attribute__((target("avx512f,avx2,fma")))
 
-/* The store of the AVX2 kernel, 16 wide: the same operations per element, so the same bits. */
-AVX512 static inline void store_row16(float *c, __m512 acc, __m512 va, __m512 vb, int mode)
+/* The store of the AVX2 kernel, 16 wide (the same operations per element, so the same bits), then, when given, the
+ * epilogue's bias add and clamp on the register (the operations of its pass over memory: vmaxps(lo, x) is
+ * "lo > x ? lo : x" and vminps(hi, t) "hi < t ? hi : t", a NaN kept). */
+AVX512 static inline void store_row16(float *c, __m512 acc, __m512 va, __m512 vb, int mode, const float *bias,
+                                      const ref_sgemm_epilogue *clamp)
 {
-    if (mode == 0)
-        _mm512_storeu_ps(c, _mm512_mul_ps(va, acc));
-    else if (mode == 1)
-        _mm512_storeu_ps(c, _mm512_fmadd_ps(va, acc, _mm512_loadu_ps(c)));
-    else
-        _mm512_storeu_ps(c, _mm512_fmadd_ps(va, acc, _mm512_mul_ps(vb, _mm512_loadu_ps(c))));
+    __m512 v = mode == 0   ? _mm512_mul_ps(va, acc)
+               : mode == 1 ? _mm512_fmadd_ps(va, acc, _mm512_loadu_ps(c))
+                           : _mm512_fmadd_ps(va, acc, _mm512_mul_ps(vb, _mm512_loadu_ps(c)));
+    if (bias)
+        v = _mm512_add_ps(v, _mm512_set1_ps(*bias));
+    if (clamp)
+        v = _mm512_min_ps(_mm512_set1_ps(clamp->hi), _mm512_max_ps(_mm512_set1_ps(clamp->lo), v));
+    _mm512_storeu_ps(c, v);
 }
 
 AVX512 void ref_sgemm_kernel_avx512(int64_t kc, const float *a, const float *b, float *c, int64_t ldc, float alpha,
@@ -146,33 +151,19 @@ AVX512 void ref_sgemm_kernel_avx512(int64_t kc, const float *a, const float *b, 
     }
     __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
     int mode = beta == 0.0f ? 0 : beta == 1.0f ? 1 : 2;
-    store_row16(c + 0 * ldc, c0, va, vb, mode);
-    store_row16(c + 1 * ldc, c1, va, vb, mode);
-    store_row16(c + 2 * ldc, c2, va, vb, mode);
-    store_row16(c + 3 * ldc, c3, va, vb, mode);
-    store_row16(c + 4 * ldc, c4, va, vb, mode);
-    store_row16(c + 5 * ldc, c5, va, vb, mode);
+    store_row16(c + 0 * ldc, c0, va, vb, mode, NULL, NULL);
+    store_row16(c + 1 * ldc, c1, va, vb, mode, NULL, NULL);
+    store_row16(c + 2 * ldc, c2, va, vb, mode, NULL, NULL);
+    store_row16(c + 3 * ldc, c3, va, vb, mode, NULL, NULL);
+    store_row16(c + 4 * ldc, c4, va, vb, mode, NULL, NULL);
+    store_row16(c + 5 * ldc, c5, va, vb, mode, NULL, NULL);
 }
 
 /* Two adjacent panels, b0 for columns 0..15 and b1 for 16..31: twelve independent FMA chains, enough to keep two
  * 512-bit FMA pipes busy through their latency (six, one panel's rows, leave them a quarter idle). */
-/* store_row16, then the epilogue's bias add and clamp on the register (the same operations as its pass over memory:
- * vmaxps(lo, x) is "lo > x ? lo : x" and vminps(hi, t) "hi < t ? hi : t", a NaN kept). */
-AVX512 static inline void store_row16_ep(float *c, __m512 acc, __m512 va, __m512 vb, int mode, const float *bias,
-                                         const float *clamp)
-{
-    __m512 v = mode == 0   ? _mm512_mul_ps(va, acc)
-               : mode == 1 ? _mm512_fmadd_ps(va, acc, _mm512_loadu_ps(c))
-                           : _mm512_fmadd_ps(va, acc, _mm512_mul_ps(vb, _mm512_loadu_ps(c)));
-    if (bias)
-        v = _mm512_add_ps(v, _mm512_set1_ps(*bias));
-    if (clamp)
-        v = _mm512_min_ps(_mm512_set1_ps(clamp[1]), _mm512_max_ps(_mm512_set1_ps(clamp[0]), v));
-    _mm512_storeu_ps(c, v);
-}
-
 AVX512 void ref_sgemm_kernel2_avx512(int64_t kc, const float *a, const float *b0, const float *b1, float *c,
-                                     int64_t ldc, float alpha, float beta, const float *bias, const float *clamp)
+                                     int64_t ldc, float alpha, float beta, const float *bias,
+                                     const ref_sgemm_epilogue *clamp)
 {
     __m512 c00 = _mm512_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
     __m512 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
@@ -204,7 +195,7 @@ AVX512 void ref_sgemm_kernel2_avx512(int64_t kc, const float *a, const float *b0
     const __m512 acc[6][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}, {c40, c41}, {c50, c51}};
     for (int r = 0; r < 6; r++) {
         const float *br = bias ? bias + r : NULL;
-        store_row16_ep(c + r * ldc, acc[r][0], va, vb, mode, br, clamp);
-        store_row16_ep(c + r * ldc + 16, acc[r][1], va, vb, mode, br, clamp);
+        store_row16(c + r * ldc, acc[r][0], va, vb, mode, br, clamp);
+        store_row16(c + r * ldc + 16, acc[r][1], va, vb, mode, br, clamp);
     }
 }
