@@ -176,12 +176,13 @@ static void run_case(const cv_case *t, bool transpose)
     ref_tensor ref_out, out;
     ref_error e = {0}, *err = &e;
     /* run 4 uses the portable kernels: near the reference, and the very same bits for depthwise convs
-     * (their two builds add in the same order) */
-    const struct { unsigned mask; int threads; } runs[] = {{6, 1}, {0, 1}, {6, 2}, {0, 2}, {6, 1}};
+     * (their two builds add in the same order); run 5 takes im2col where the direct path would apply (the same bits) */
+    const struct { unsigned mask; int threads; } runs[] = {{6, 1}, {0, 1}, {6, 2}, {0, 2}, {6, 1}, {6, 2}};
     bool dw = !transpose && t->group > 1 && t->group == t->cin && wd[1] == 1 && t->k[t->nsp - 1] <= 32;
-    for (size_t r = 0; r < 5; r++) {
+    for (size_t r = 0; r < 6; r++) {
         ref_conv_force_portable(r == 4);
         ref_sgemm_force_portable(r == 4);
+        ref_conv_force_im2col(r == 5);
         int rc = oh_run(nd, 17, t->bias ? 3 : 2, in, 1, r ? &out : &ref_out, runs[r].mask, runs[r].threads, err);
         CHECK_OK(rc, err);
         if (rc) {
@@ -215,6 +216,7 @@ static void run_case(const cv_case *t, bool transpose)
     }
     ref_conv_force_portable(false);
     ref_sgemm_force_portable(false);
+    ref_conv_force_im2col(false);
     oh_free_outputs(1, &ref_out);
     ref_model_free(m);
     free(x);
@@ -258,6 +260,13 @@ static const cv_case conv_cases[] = {
     {"1x1 padded", 2, 1, 3, 4, 1, {4, 4}, {1, 1}, {1, 1}, {1, 1}, {1, 0, 0, 1}, NULL, true, {0}, {0}},
     {"many tiles", 2, 1, 64, 40, 1, {30, 30}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, NULL, true, {0}, {0}},
     {"big k blocks", 2, 1, 70, 13, 1, {9, 10}, {3, 3}, {1, 1}, {1, 1}, {0, 1, 1, 0}, NULL, true, {0}, {0}},
+    /* stride 1, not 1x1: the direct path (a padded slab per tile) where the CPU has it */
+    {"direct two tiles", 2, 1, 8, 7, 1, {150, 150}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, NULL, true, {0}, {0}},
+    {"direct 3d dil pads", 3, 1, 3, 8, 1, {5, 7, 9}, {2, 3, 2}, {1, 1, 1}, {2, 1, 3}, {1, 0, 2, 0, 1, 1}, NULL, true,
+     {0}, {0}},
+    {"direct groups batch dil", 2, 2, 6, 14, 2, {11, 13}, {3, 3}, {1, 1}, {2, 2}, {2, 1, 0, 2}, NULL, true, {0}, {0}},
+    {"direct 1d wide kernel", 1, 1, 3, 5, 1, {70}, {9}, {1}, {1}, {4, 0}, NULL, true, {0}, {0}},
+    {"direct deep k", 2, 1, 300, 20, 1, {6, 5}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, NULL, true, {0}, {0}},
     {"kernel larger than padded", 2, 1, 2, 3, 1, {3, 3}, {3, 3}, {3, 3}, {1, 1}, {0, 0, 0, 0}, NULL, true, {0}, {0}},
 };
 

@@ -81,6 +81,17 @@ void ref_conv_dw_row_avx2(float *yrow, float bias, const float *const *xr, const
                           int64_t out_w);
 void ref_conv_dw_flat_avx2(float *z, int64_t len, float bias, const float *const *tp, const float *w, int ntaps);
 
+/* Stride-1 convolutions whose GEMM reads the padded input in place (conv_direct.c), when the CPU has the kernel for it
+ * (ref_sgemm_taps_available) and the tests have not forced im2col. Same bits as the im2col path. */
+bool ref_conv_direct_ok(const ref_conv_geom *g);
+size_t ref_conv_direct_scratch_bytes(const ref_conv_geom *g, int n_threads);
+/* wp: the packed weights (group g at wp + g*group_floats). Fails with REF_E_INVALID when scratch is smaller than
+ * ref_conv_direct_scratch_bytes for the pool's threads. */
+int ref_conv_direct(const ref_conv_geom *g, const float *x, const float *wp, size_t group_floats, const float *bias,
+                    float *y, ref_pool *pool, void *scratch, size_t scratch_bytes, ref_error *err);
+/* Tests: take the im2col path even where the direct one applies. Process-wide. */
+void ref_conv_force_im2col(bool on);
+
 /* im2col of columns [col0, col0+ncols) of group image x_g ([cin_g, in spatial]) written directly in the
  * sgemm packed-B layout for K = cin_g*k_size, N = ncols (ref_sgemm_packed_b_floats floats). */
 void ref_conv_im2col_packed(const ref_conv_geom *g, const float *x_g, int64_t col0, int64_t ncols, float *dst);

@@ -75,6 +75,8 @@ static ref_sgemm_kernel_fn pick_kernel(void)
     return have_avx2() ? ref_sgemm_kernel_avx2 : kernel_portable;
 }
 
+bool ref_sgemm_taps_available(void) { return pick_kernel() == ref_sgemm_kernel_avx512; }
+
 const char *ref_sgemm_kernel_name(void)
 {
     ref_sgemm_kernel_fn k = pick_kernel();

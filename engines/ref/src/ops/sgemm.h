@@ -77,6 +77,16 @@ void ref_sgemm_force_portable(bool on);
 /* Tests and benchmarks: use AVX2+FMA at most, even when AVX-512F is available. Process-wide. */
 void ref_sgemm_limit_avx2(bool on);
 
+/* B read in place through a tap table: B[k][j] = x[offs[k] + j] for j < N, e.g. a stride-1 convolution's columns
+ * straight from its (padded) input, no im2col copy. Only the AVX-512 kernel has this form: ref_sgemm_taps_available
+ * says whether the next call may be made (false under ref_sgemm_force_portable or ref_sgemm_limit_avx2). */
+bool ref_sgemm_taps_available(void);
+/* Rows [m0, m1) of C (C points at row 0, row stride ldc) = A*B with the epilogue, serially; ap is the whole packed A
+ * (ref_sgemm_pack_a of M rows and K), m0 a multiple of REF_SGEMM_MR. The K blocks, and so every element's bits, are
+ * those of ref_sgemm_ex with beta 0 over the same A and B packed. */
+void ref_sgemm_taps(const float *ap, int64_t M, int64_t m0, int64_t m1, int64_t K, const float *x,
+                    const int32_t *offs, int64_t N, float *C, int64_t ldc, const ref_sgemm_epilogue *ep);
+
 /* ---- internal to the sgemm files ---- */
 
 /* Full MR x NR tile: c = alpha*sum_k a[k*MR+i]*b[k*NR+j] + beta*c, with beta == 0 not reading c. */
@@ -94,6 +104,11 @@ typedef void (*ref_sgemm_kernel2_fn)(int64_t kc, const float *a, const float *b0
                                      const struct ref_sgemm_epilogue *clamp);
 void ref_sgemm_kernel2_avx512(int64_t kc, const float *a, const float *b0, const float *b1, float *c, int64_t ldc,
                               float alpha, float beta, const float *bias, const struct ref_sgemm_epilogue *clamp);
+/* The tap-table form (ref_sgemm_taps): ncol (1..32) columns and mr (1..6) rows stored; first: the first K block
+ * (C written, bias added), clamp: the last (NULL otherwise). */
+void ref_sgemm_kernel_taps_avx512(int64_t kc, const float *a, const float *x, const int32_t *offs, int64_t ncol,
+                                  float *c, int64_t ldc, int64_t mr, bool first, const float *bias,
+                                  const struct ref_sgemm_epilogue *clamp);
 /* One-row form for products whose whole M is 1: row 0 of the packed A panel times the B panel, 16 wide. */
 typedef void (*ref_sgemm_kernel1_fn)(int64_t kc, const float *a, const float *b, float *c, float alpha, float beta);
 void ref_sgemm_kernel1_avx2(int64_t kc, const float *a, const float *b, float *c, float alpha, float beta);

@@ -1,7 +1,7 @@
 /* sgemm_avx2.c: the x86 SIMD micro-kernels over the 6x16 packed panels: AVX2+FMA (12 ymm accumulators), and AVX-512F
- * (one zmm per row; two B panels at once for 12 chains). Each C element is the same FMA chain over k in every kernel,
- * so their results are bit-identical. It must never run a kernel the CPU lacks (sgemm.c checks), nor touch C beyond
- * its tile. */
+ * (one zmm per row; two B panels at once for 12 chains, or B read in place through a tap table). Each C element is the
+ * same FMA chain over k in every kernel, so their results are bit-identical. It must never run a kernel the CPU lacks
+ * (sgemm.c checks), nor touch C or B beyond its tile. */
 #include <immintrin.h>
 
 #include "sgemm.h"
@@ -197,5 +197,68 @@ AVX512 void ref_sgemm_kernel2_avx512(int64_t kc, const float *a, const float *b0
         const float *br = bias ? bias + r : NULL;
         store_row16(c + r * ldc, acc[r][0], va, vb, mode, br, clamp);
         store_row16(c + r * ldc + 16, acc[r][1], va, vb, mode, br, clamp);
+    }
+}
+
+/* B read in place: row k of B is x + offs[k] (a convolution's input at tap k, no im2col copy), ncol (1..32) columns of
+ * it, masked so nothing past them is read or written; mr (1..6) rows of C stored. first: C is written, not added to,
+ * and bias (when given) is added; clamp (when given) after. The operations per element are kernel2's with alpha 1 and
+ * beta 0 on the first K block and 1 after, so the bits are those of the packed path. */
+AVX512 static inline void taps_store(float *c, __m512 acc, __mmask16 m, bool first, const float *bias,
+                                     const ref_sgemm_epilogue *clamp)
+{
+    __m512 one = _mm512_set1_ps(1.0f);
+    __m512 v = first ? _mm512_mul_ps(one, acc) : _mm512_fmadd_ps(one, acc, _mm512_maskz_loadu_ps(m, c));
+    if (bias)
+        v = _mm512_add_ps(v, _mm512_set1_ps(*bias));
+    if (clamp)
+        v = _mm512_min_ps(_mm512_set1_ps(clamp->hi), _mm512_max_ps(_mm512_set1_ps(clamp->lo), v));
+    _mm512_mask_storeu_ps(c, m, v);
+}
+
+/* Named accumulators, not an array: gcc -O2 keeps an array of vectors in memory (a load and store per FMA). */
+#define TAPS_FMA(lo, hi, r)                     \
+    do {                                        \
+        __m512 av = _mm512_set1_ps(a[r]);       \
+        lo = _mm512_fmadd_ps(av, x0, lo);       \
+        hi = _mm512_fmadd_ps(av, x1, hi);       \
+    } while (0)
+#define TAPS_STEP()                   \
+    do {                              \
+        TAPS_FMA(c00, c01, 0);        \
+        TAPS_FMA(c10, c11, 1);        \
+        TAPS_FMA(c20, c21, 2);        \
+        TAPS_FMA(c30, c31, 3);        \
+        TAPS_FMA(c40, c41, 4);        \
+        TAPS_FMA(c50, c51, 5);        \
+    } while (0)
+
+AVX512 void ref_sgemm_kernel_taps_avx512(int64_t kc, const float *a, const float *x, const int32_t *offs, int64_t ncol,
+                                         float *c, int64_t ldc, int64_t mr, bool first, const float *bias,
+                                         const ref_sgemm_epilogue *clamp)
+{
+    __mmask16 m0 = ncol >= 16 ? 0xFFFF : (__mmask16)((1u << ncol) - 1);
+    __mmask16 m1 = ncol >= 32 ? 0xFFFF : ncol > 16 ? (__mmask16)((1u << (ncol - 16)) - 1) : 0;
+    __m512 c00 = _mm512_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
+    __m512 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
+    if (ncol == 32) {
+        for (int64_t k = 0; k < kc; k++, a += 6) {
+            const float *p = x + offs[k];
+            __m512 x0 = _mm512_loadu_ps(p), x1 = _mm512_loadu_ps(p + 16);
+            TAPS_STEP();
+        }
+    } else {
+        for (int64_t k = 0; k < kc; k++, a += 6) {
+            const float *p = x + offs[k];
+            __m512 x0 = _mm512_maskz_loadu_ps(m0, p), x1 = _mm512_maskz_loadu_ps(m1, p + 16);
+            TAPS_STEP();
+        }
+    }
+    const __m512 acc[6][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}, {c40, c41}, {c50, c51}};
+    for (int64_t r = 0; r < mr; r++) {
+        const float *br = bias ? bias + r : NULL;
+        taps_store(c + r * ldc, acc[r][0], m0, first, br, clamp);
+        if (m1)
+            taps_store(c + r * ldc + 16, acc[r][1], m1, first, br, clamp);
     }
 }
