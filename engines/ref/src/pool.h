@@ -20,6 +20,12 @@ int ref_pool_threads(const ref_pool *p);
  * per-thread scratch. Ranges are at least `grain` long except the last. Returns when all are done.
  * Ranges depend only on n, grain and the thread count, so results are reproducible. Not reentrant:
  * a task must not call ref_parallel_for on the same pool. */
+/* Work worth a share of a loop, in FLOP of GEMM. A worker still spinning from the previous loop (pool.c, ~80 us) picks
+ * a loop up in about a microsecond, so back-to-back operators pay to split from ~0.5 MFLOP a share (a few us); only the
+ * first loop after a pause wakes a sleeping worker (60-85 us). Raising it to 4-8 MFLOP left MobileNetV2's small layers
+ * on one thread (2 threads: 6.9 -> 6.4 ms when lowered). */
+#define REF_POOL_SHARE_FLOPS 5e5
+
 typedef void (*ref_task_fn)(void *arg, int64_t begin, int64_t end, int tid);
 void ref_parallel_for(ref_pool *p, int64_t n, int64_t grain, ref_task_fn fn, void *arg);
 

@@ -202,8 +202,7 @@ static int conv_run(ref_op_ctx *c)
         return conv_rows(c, &j, kdim);
     int64_t tasks = g.batch * g.group * j.s.n_tiles;
     double task_flops = 2.0 * (double)g.cout_g * (double)kdim * (double)j.s.max_cols;
-    /* a share of a few MFLOP outweighs waking the pool (tens of microseconds) */
-    int64_t grain = task_flops >= 4e6 ? 1 : (int64_t)(4e6 / task_flops) + 1;
+    int64_t grain = task_flops >= REF_POOL_SHARE_FLOPS ? 1 : (int64_t)(REF_POOL_SHARE_FLOPS / task_flops) + 1;
     ref_parallel_for(c->pool, tasks, grain, conv_task, &j);
     if ((rc = atomic_load(&j.rc)))
         return ref_fail(c->err, rc, "conv GEMM failed (status %d)", rc);

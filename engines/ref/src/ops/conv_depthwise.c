@@ -43,6 +43,12 @@ static bool use_avx2(void)
     return !atomic_load(&force_portable) && __builtin_cpu_supports("avx2");
 }
 
+static bool use_avx512(void)
+{
+    __builtin_cpu_init();
+    return !atomic_load(&force_portable) && __builtin_cpu_supports("avx512f");
+}
+
 /* ---- 1-D/2-D planes with equal strides: flattened over padded phase planes --------------------------- */
 
 /* The padded input (what the taps of every output reach, from -pad_lo) is hp x wp. With stride s it is
@@ -146,8 +152,9 @@ static void fill_phases(const ref_conv_geom *g, const flat_dims *d, const float 
     }
 }
 
-static void dw_plane_flat(const ref_conv_geom *g, dw_flat_fn flat, const float *xp, const float *wm, float b,
-                          float *yp, char *slice)
+/* Returns whether the kernel also clamped (the AVX-512 form does). */
+static bool dw_plane_flat(const ref_conv_geom *g, dw_flat_fn flat, bool flat512, const float *xp, const float *wm,
+                          float b, float *yp, char *slice)
 {
     flat_dims d;
     flat_dims_of(g, &d);
@@ -162,9 +169,14 @@ static void dw_plane_flat(const ref_conv_geom *g, dw_flat_fn flat, const float *
             const float *ph = phases + ((ry % d.s) * d.s + rx % d.s) * d.phase;
             tp[nt++] = ph + (ry / d.s) * d.wh + rx / d.s;
         }
-    flat(z, d.len, b, tp, wm, nt);
+    float clamp[2] = {g->act_lo, g->act_hi};
+    if (flat512)
+        ref_conv_dw_flat_avx512(z, d.len, b, tp, wm, nt, g->act ? clamp : NULL);
+    else
+        flat(z, d.len, b, tp, wm, nt);
     for (int64_t oy = 0; oy < g->out[1]; oy++)
         memcpy(yp + oy * g->out[2], z + oy * d.wh, sizeof(float) * (size_t)g->out[2]);
+    return flat512;
 }
 
 /* ---- everything else: row by row, taps clipped to the image ---------------------------------------- */
@@ -209,6 +221,7 @@ typedef struct dw_job {
     float *y;
     dw_row_fn row;
     dw_flat_fn flat; /* NULL: row by row */
+    bool flat512;    /* the flat kernel's AVX-512 form (ref_conv_dw_flat_avx512) */
     char *scratch;
     size_t slice;
 } dw_job;
@@ -221,11 +234,13 @@ static void dw_task(void *arg, int64_t begin, int64_t end, int tid)
         int64_t n = p / g->cout, m = p % g->cout, ci = m / g->cout_g;
         const float *xp = j->x + (n * g->cin + ci) * g->in_size, *wm = j->w + m * g->k_size;
         float b = j->bias ? j->bias[m] : 0.0f, *yp = j->y + p * g->out_size;
+        bool clamped = false;
         if (j->flat)
-            dw_plane_flat(g, j->flat, xp, wm, b, yp, j->scratch + (size_t)tid * j->slice);
+            clamped = dw_plane_flat(g, j->flat, j->flat512, xp, wm, b, yp, j->scratch + (size_t)tid * j->slice);
         else
             dw_plane_rows(g, j->row, xp, wm, b, yp);
-        ref_conv_act(g, yp, g->out_size);
+        if (!clamped)
+            ref_conv_act(g, yp, g->out_size);
     }
 }
 
@@ -243,10 +258,11 @@ int ref_conv_depthwise(const ref_conv_geom *g, const float *x, const float *w, c
         flat_dims_of(g, &d);
         j.slice = flat_slice_bytes(&d);
         j.flat = avx2 ? ref_conv_dw_flat_avx2 : dw_flat_portable;
+        j.flat512 = avx2 && use_avx512();
     }
-    /* ~1 MFLOP a share (0.1 ms here) outweighs waking the pool */
-    int64_t per_plane = 2 * g->out_size * g->k_size;
-    int64_t grain = per_plane > 1000000 ? 1 : 1000000 / (per_plane + 1) + 1;
+    /* a fifth of a GEMM share: these FLOP run at about a fifth of GEMM's rate (they wait on loads) */
+    int64_t per_plane = 2 * g->out_size * g->k_size, share = (int64_t)(REF_POOL_SHARE_FLOPS / 5);
+    int64_t grain = per_plane > share ? 1 : share / (per_plane + 1) + 1;
     ref_parallel_for(pool, g->batch * g->cout, grain, dw_task, &j);
     return REF_OK;
 }

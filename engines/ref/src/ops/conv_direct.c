@@ -216,8 +216,7 @@ int ref_conv_direct(const ref_conv_geom *g, const float *x, const float *wp, siz
                     .offs = offs, .threads_scratch = (char *)scratch + p.offs_bytes};
     int64_t tasks = g->batch * g->group * p.n_tiles * p.m_blocks;
     double task_flops = 2.0 * (double)p.m_rows * (double)(g->cin_g * g->k_size) * (double)p.tw;
-    /* a share of a few MFLOP outweighs waking the pool (tens of microseconds) */
-    int64_t grain = task_flops >= 4e6 ? 1 : (int64_t)(4e6 / task_flops) + 1;
+    int64_t grain = task_flops >= REF_POOL_SHARE_FLOPS ? 1 : (int64_t)(REF_POOL_SHARE_FLOPS / task_flops) + 1;
     ref_parallel_for(pool, tasks, grain, direct_task, &j);
     return REF_OK;
 }

@@ -80,6 +80,10 @@ void ref_conv_dw_row_avx2(float *yrow, float bias, const float *const *xr, const
                           int64_t kw, const int64_t *off, const int64_t *lo, const int64_t *hi, int64_t s,
                           int64_t out_w);
 void ref_conv_dw_flat_avx2(float *z, int64_t len, float bias, const float *const *tp, const float *w, int ntaps);
+/* The flat kernel with 16-wide vectors, its output clamped to [clamp[0], clamp[1]] when clamp is not NULL: the same
+ * bits as the flat kernel and then ref_conv_act. */
+void ref_conv_dw_flat_avx512(float *z, int64_t len, float bias, const float *const *tp, const float *w, int ntaps,
+                             const float *clamp);
 
 /* Stride-1 convolutions whose GEMM reads the padded input in place (conv_direct.c), when the CPU has the kernel for it
  * (ref_sgemm_taps_available) and the tests have not forced im2col. Same bits as the im2col path. */

@@ -341,9 +341,7 @@ int ref_sgemm_ex(ref_pool *pool, int64_t M, int64_t N, int64_t K, float alpha, c
     slice_sizes(M, N, K, A->packed, B->packed, &j.a_bytes, &b_bytes);
     j.slice_bytes = j.a_bytes + b_bytes;
     double flops = 2.0 * (double)M * (double)N * (double)K;
-    /* Waking the pool costs tens of microseconds (60-80 us measured on the 2-vCPU VM), so a thread's
-     * share must be a few MFLOP before splitting pays. */
-    if (threads < 2 || flops < 8e6) {
+    if (threads < 2 || flops < 2 * REF_POOL_SHARE_FLOPS) {
         j.split_n = false;
         gemm_task(&j, 0, (M + MR - 1) / MR, 0);
         return REF_OK;
@@ -351,7 +349,7 @@ int ref_sgemm_ex(ref_pool *pool, int64_t M, int64_t N, int64_t K, float alpha, c
     j.split_n = choose_split_n(M, N, A->packed, B->packed, threads);
     int64_t panels = j.split_n ? (N + NR - 1) / NR : (M + MR - 1) / MR;
     double panel_flops = 2.0 * (double)K * (double)(j.split_n ? M * NR : N * MR);
-    int64_t grain = (int64_t)(4e6 / panel_flops) + 1;
+    int64_t grain = (int64_t)(REF_POOL_SHARE_FLOPS / panel_flops) + 1;
     ref_parallel_for(pool, panels, grain, gemm_task, &j);
     return REF_OK;
 }
