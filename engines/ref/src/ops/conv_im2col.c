@@ -65,22 +65,24 @@ static void im2col_row(const ref_conv_geom *g, const float *xc, const int64_t *k
     }
 }
 
-void ref_conv_im2col_packed(const ref_conv_geom *g, const float *x_g, int64_t col0, int64_t ncols, float *dst)
+void ref_conv_im2col_packed(const ref_conv_geom *g, const float *x_g, int64_t col0, int64_t ncols, int64_t np,
+                            int64_t p0, float *dst)
 {
-    int64_t K = g->cin_g * g->k_size, kcb = ref_sgemm_kc(K), Np = (ncols + NR - 1) / NR * NR;
+    int64_t K = g->cin_g * g->k_size, kcb = ref_sgemm_kc(K), Np = np;
     float stage[STAGE] __attribute__((aligned(64)));
     for (int64_t k = 0; k < K; k++) {
         int64_t pc = k / kcb * kcb, kc = K - pc < kcb ? K - pc : kcb;
         int64_t ci = k / g->k_size, r = k % g->k_size;
         int64_t kk[3] = {r / (g->k[1] * g->k[2]), r / g->k[2] % g->k[1], r % g->k[2]};
-        float *panel = dst + pc * Np + (k - pc) * NR; /* this tap's row in panel 0; panels are NR * kc apart */
-        for (int64_t c = 0; c < Np; c += STAGE) {
+        float *panel = dst + pc * Np + p0 * NR * kc + (k - pc) * NR; /* this tap's row in panel p0; NR * kc apart */
+        int64_t mine = (ncols + NR - 1) / NR * NR; /* this range's panels */
+        for (int64_t c = 0; c < mine; c += STAGE) {
             int64_t n = ncols - c < STAGE ? ncols - c : STAGE, whole = (n > 0 ? n : 0) / NR * NR;
             if (n > 0)
                 im2col_row(g, x_g + ci * g->in_size, kk, col0 + c, n, stage);
             for (int64_t q = 0; q < whole; q += NR, panel += NR * kc)
                 memcpy(panel, stage + q, sizeof(float) * NR); /* constant size: one move */
-            if (whole < (Np - c < STAGE ? Np - c : STAGE)) { /* the last panel, partial: zero padding */
+            if (whole < (mine - c < STAGE ? mine - c : STAGE)) { /* the last panel, partial: zero padding */
                 int64_t rest = n > whole ? n - whole : 0;
                 memcpy(panel, stage + whole, sizeof(float) * (size_t)rest);
                 memset(panel + rest, 0, sizeof(float) * (size_t)(NR - rest));

@@ -96,9 +96,12 @@ int ref_conv_direct(const ref_conv_geom *g, const float *x, const float *wp, siz
 /* Tests: take the im2col path even where the direct one applies. Process-wide. */
 void ref_conv_force_im2col(bool on);
 
-/* im2col of columns [col0, col0+ncols) of group image x_g ([cin_g, in spatial]) written directly in the
- * sgemm packed-B layout for K = cin_g*k_size, N = ncols (ref_sgemm_packed_b_floats floats). */
-void ref_conv_im2col_packed(const ref_conv_geom *g, const float *x_g, int64_t col0, int64_t ncols, float *dst);
+/* im2col of columns [col0, col0+ncols) of group image x_g ([cin_g, in spatial]) written directly into dst, the
+ * sgemm packed-B layout for K = cin_g*k_size of a B np columns wide (np a multiple of REF_SGEMM_NR), as its panels
+ * p0.. (p0 + ncols rounded up to panels at most np / REF_SGEMM_NR). Ranges packed apart into one layout, each
+ * starting at a panel, make the same bytes as the whole packed at once. */
+void ref_conv_im2col_packed(const ref_conv_geom *g, const float *x_g, int64_t col0, int64_t ncols, int64_t np,
+                            int64_t p0, float *dst);
 
 /* col2im for ConvTranspose: y_c[out spatial] += col_c[k_size rows x in_size] for one output channel. */
 void ref_conv_col2im(const ref_conv_geom *g, const float *col_c, float *y_c);
