@@ -1,7 +1,7 @@
-/* conv_direct.c: stride-1 convolutions without im2col: the GEMM reads its columns in place from the zero-padded input
- * through a tap table (ref_sgemm_taps), over "virtual" output columns that run along the padded rows; the few columns
- * that fall in the padding are computed and dropped. It must never allocate, and never give other bits than the
- * im2col path (same K order, same K blocks). */
+/* conv_direct.c: convolutions without im2col: the GEMM reads its columns in place, through a tap table
+ * (ref_sgemm_taps), from the zero-padded input split into stride phases, over "virtual" output columns that run along
+ * the phase planes' rows; the few columns that fall past an output row are computed and dropped. It must never
+ * allocate, and never give other bits than the im2col path (same K order, same K blocks). */
 #include <stdatomic.h>
 #include <string.h>
 
@@ -10,10 +10,11 @@
 #include "sgemm.h"
 
 #define NP (2 * REF_SGEMM_NR) /* columns per kernel call */
-#define MR REF_SGEMM_MR
 
-/* One thread's padded input slab and C tile, together, aim at L2 (the im2col path's tile size). */
+/* One thread's slab of phase planes and its C tile, together, aim at L2 (the im2col path's tile size). */
 #define DIRECT_TARGET_FLOATS (1024 * 1024 / 4)
+/* Stride phases a convolution may have (s0*s1*s2); more go through im2col. */
+#define MAX_PHASES 64
 
 static atomic_int force_im2col;
 void ref_conv_force_im2col(bool on) { atomic_store(&force_im2col, on ? 1 : 0); }
@@ -21,37 +22,59 @@ void ref_conv_force_im2col(bool on) { atomic_store(&force_im2col, on ? 1 : 0); }
 static inline int64_t round_up(int64_t n, int64_t m) { return (n + m - 1) / m * m; }
 static inline int64_t cdiv(int64_t n, int64_t m) { return (n + m - 1) / m; }
 
-static bool pointwise(const ref_conv_geom *g)
-{
-    for (int d = 0; d < REF_CONV_SP; d++)
-        if (g->k[d] != 1 || g->pad_lo[d] || g->pad_hi[d])
-            return false;
-    return true;
-}
-
-/* The layout: the padded image is pd[0] x pd[1] x pd[2]; output (z, y, x) is virtual column (z*pd[1] + y)*pd[2] + x,
- * and tap (kz, ky, kx) reads the padded image at that column plus (kz*dil0*pd[1] + ky*dil1)*pd[2] + kx*dil2. */
+/* The layout. The padded image is pd[0] x pd[1] x pd[2]; with strides s, its phase a = (a0, a1, a2) is the plane of
+ * the points (z*s0 + a0, y*s1 + a1, x*s2 + a2), qd[0] x qd[1] x qd[2] (zeros past the padded image). Output
+ * (z, y, x) is virtual column (z*qd[1] + y)*qd[2] + x, and tap (kz, ky, kx) reads, in phase (kd*dil mod s)d, that
+ * column plus ((kz*dil0 / s0)*qd[1] + ky*dil1 / s1)*qd[2] + kx*dil2 / s2. Only the phases some tap reads are kept. */
 typedef struct direct_plan {
-    bool pw;               /* pointwise: x itself is the padded image, columns are outputs (no copies) */
-    int64_t pd[3], plane;  /* padded dims and their product */
-    int64_t nv, span;      /* virtual columns (through the last output); the widest tap's offset */
-    int64_t tw, n_tiles;   /* columns per tile (a multiple of NP but the last), tiles per image */
-    int64_t cs;            /* floats per channel in a thread's slab (pointwise: the input plane) */
-    int64_t m_rows, m_blocks; /* output rows per task and row blocks (rows split only when tiles are too few) */
+    int64_t pd[3], qd[3], plane; /* padded dims, phase plane dims and size */
+    int slot[MAX_PHASES];        /* phase -> its place among the kept ones, or -1 */
+    int n_slots;
+    int64_t nv, span;            /* virtual columns (through the last output); the widest tap's offset in a phase */
+    int64_t tw, n_tiles;         /* columns per tile (a multiple of NP but the last), tiles per image */
+    int64_t cs;                  /* floats per kept phase of a channel in a thread's slab */
+    int64_t m_rows, m_blocks;    /* output rows per task and row blocks (rows split only when tiles are too few) */
     size_t slab_floats, c_floats, offs_bytes;
 } direct_plan;
+
+static int64_t n_phases(const ref_conv_geom *g) { return g->stride[0] * g->stride[1] * g->stride[2]; }
+
+/* The phase of tap (kz, ky, kx) and its offset within it. */
+static void tap_of(const ref_conv_geom *g, const direct_plan *p, const int64_t *kk, int *phase, int64_t *off)
+{
+    int64_t a[3], f[3];
+    for (int d = 0; d < 3; d++) {
+        a[d] = kk[d] * g->dil[d] % g->stride[d];
+        f[d] = kk[d] * g->dil[d] / g->stride[d];
+    }
+    *phase = (int)((a[0] * g->stride[1] + a[1]) * g->stride[2] + a[2]);
+    *off = (f[0] * p->qd[1] + f[1]) * p->qd[2] + f[2];
+}
 
 static void direct_plan_of(const ref_conv_geom *g, int threads, direct_plan *p)
 {
     memset(p, 0, sizeof *p);
-    p->pw = pointwise(g);
-    for (int d = 0; d < 3; d++)
+    for (int d = 0; d < 3; d++) {
         p->pd[d] = g->in[d] + g->pad_lo[d] + g->pad_hi[d];
-    p->plane = p->pd[0] * p->pd[1] * p->pd[2];
-    p->span = ((g->k[0] - 1) * g->dil[0] * p->pd[1] + (g->k[1] - 1) * g->dil[1]) * p->pd[2] + (g->k[2] - 1) * g->dil[2];
-    p->nv = ((g->out[0] - 1) * p->pd[1] + g->out[1] - 1) * p->pd[2] + g->out[2];
-    int64_t per_col = g->cin_g + g->cout_g;
-    int64_t tw = (DIRECT_TARGET_FLOATS - g->cin_g * p->span) / per_col / NP * NP;
+        p->qd[d] = cdiv(p->pd[d], g->stride[d]);
+    }
+    p->plane = p->qd[0] * p->qd[1] * p->qd[2];
+    for (int a = 0; a < MAX_PHASES; a++)
+        p->slot[a] = -1;
+    for (int64_t kz = 0; kz < g->k[0]; kz++)
+        for (int64_t ky = 0; ky < g->k[1]; ky++)
+            for (int64_t kx = 0; kx < g->k[2]; kx++) {
+                int64_t kk[3] = {kz, ky, kx}, off;
+                int ph;
+                tap_of(g, p, kk, &ph, &off);
+                if (p->slot[ph] < 0)
+                    p->slot[ph] = p->n_slots++;
+                if (off > p->span)
+                    p->span = off;
+            }
+    p->nv = ((g->out[0] - 1) * p->qd[1] + g->out[1] - 1) * p->qd[2] + g->out[2];
+    int64_t per_col = g->cin_g * p->n_slots + g->cout_g;
+    int64_t tw = (DIRECT_TARGET_FLOATS - g->cin_g * p->n_slots * p->span) / per_col / NP * NP;
     if (tw < NP)
         tw = NP;
     if (tw > round_up(p->nv, NP))
@@ -74,12 +97,12 @@ static void direct_plan_of(const ref_conv_geom *g, int threads, direct_plan *p)
     p->m_rows = g->cout_g;
     p->m_blocks = 1;
     if (threads > 1 && jobs * p->n_tiles < threads) {
-        p->m_rows = round_up(cdiv(g->cout_g, threads), MR);
+        p->m_rows = round_up(cdiv(g->cout_g, threads), REF_SGEMM_MR);
         p->m_blocks = cdiv(g->cout_g, p->m_rows);
     }
-    p->cs = p->pw ? g->in_size : round_up(tw + p->span, 16);
-    p->slab_floats = p->pw ? 0 : (size_t)(g->cin_g * p->cs);
-    p->c_floats = p->pw ? 0 : (size_t)(g->cout_g * round_up(tw, 16));
+    p->cs = round_up(tw + p->span, 16);
+    p->slab_floats = (size_t)(g->cin_g * p->n_slots * p->cs);
+    p->c_floats = (size_t)(g->cout_g * round_up(tw, 16));
     p->offs_bytes = ref_align_up(sizeof(int32_t) * (size_t)(g->cin_g * g->k_size), REF_ALIGN);
 }
 
@@ -88,19 +111,26 @@ static size_t thread_bytes(const direct_plan *p)
     return ref_align_up(sizeof(float) * (p->slab_floats + p->c_floats), REF_ALIGN);
 }
 
+static bool pointwise(const ref_conv_geom *g)
+{
+    for (int d = 0; d < REF_CONV_SP; d++)
+        if (g->k[d] != 1 || g->stride[d] != 1 || g->pad_lo[d] || g->pad_hi[d])
+            return false;
+    return true;
+}
+
 bool ref_conv_direct_ok(const ref_conv_geom *g)
 {
-    /* 1x1: packing X is cheap and its panels are contiguous, while reading X in place strides a plane per k (L1 set
-     * conflicts made ResNet-50 slower); one output channel: the packed path's one-row kernel adds in another order */
-    if (atomic_load(&force_im2col) || !ref_sgemm_taps_available() || g->transpose || pointwise(g) || g->cout_g == 1)
+    /* 1x1 stride 1: packing X is cheap and its panels are contiguous, while reading X in place strides a plane per k
+     * (L1 set conflicts made ResNet-50 slower). One output channel: the packed path's one-row kernel adds in another
+     * order. */
+    if (atomic_load(&force_im2col) || !ref_sgemm_taps_available() || g->transpose || pointwise(g) ||
+        g->cout_g == 1 || n_phases(g) > MAX_PHASES)
         return false;
-    for (int d = 0; d < REF_CONV_SP; d++)
-        if (g->stride[d] != 1)
-            return false;
     direct_plan p;
     direct_plan_of(g, 1, &p);
-    /* offsets are int32: the largest is (cin_g - 1) * cs + span, read up to a tile's width past it */
-    return (double)g->cin_g * (double)(p.cs + p.tw) + (double)p.span < 2147483647.0;
+    /* offsets are int32: the largest is (cin_g * slots - 1) * cs + span, read up to a tile's width past it */
+    return (double)g->cin_g * (double)p.n_slots * (double)(p.cs + p.tw) + (double)p.span < 2147483647.0;
 }
 
 size_t ref_conv_direct_scratch_bytes(const ref_conv_geom *g, int n_threads)
@@ -120,29 +150,33 @@ typedef struct direct_job {
     char *threads_scratch;
 } direct_job;
 
-/* Padded positions [q0, q1) of channel xc's padded image into dst (dst[0] is position q0). */
-static void fill_slab(const ref_conv_geom *g, const direct_plan *p, const float *xc, int64_t q0, int64_t q1,
-                      float *dst)
+/* Positions [q0, q1) of phase a of channel xc's padded image into dst (dst[0] is position q0). */
+static void fill_phase(const ref_conv_geom *g, const direct_plan *p, const float *xc, const int64_t *a, int64_t q0,
+                       int64_t q1, float *dst)
 {
-    int64_t w = p->pd[2];
+    int64_t w = p->qd[2], s2 = g->stride[2], pl = g->pad_lo[2];
+    /* phase columns x whose point x*s2 + a2 - pl lies in the input row: [xlo, xhi) */
+    int64_t xlo = pl - a[2] <= 0 ? 0 : cdiv(pl - a[2], s2);
+    int64_t xhi = pl - a[2] + g->in[2] <= 0 ? 0 : cdiv(pl - a[2] + g->in[2], s2);
     for (int64_t r = q0 / w; r * w < q1; r++) {
-        int64_t a = q0 > r * w ? q0 - r * w : 0, b = q1 - r * w < w ? q1 - r * w : w; /* px range */
-        float *d = dst + r * w + a - q0;
-        int64_t iz = r / p->pd[1] - g->pad_lo[0], iy = r % p->pd[1] - g->pad_lo[1];
-        if (iz < 0 || iz >= g->in[0] || iy < 0 || iy >= g->in[1]) {
-            memset(d, 0, sizeof(float) * (size_t)(b - a));
+        int64_t xa = q0 > r * w ? q0 - r * w : 0, xb = q1 - r * w < w ? q1 - r * w : w;
+        float *d = dst + r * w + xa - q0;
+        int64_t iz = r / p->qd[1] * g->stride[0] + a[0] - g->pad_lo[0];
+        int64_t iy = r % p->qd[1] * g->stride[1] + a[1] - g->pad_lo[1];
+        int64_t ca = xa > xlo ? xa : xlo, cb = xb < xhi ? xb : xhi;
+        if (iz < 0 || iz >= g->in[0] || iy < 0 || iy >= g->in[1] || ca >= cb) {
+            memset(d, 0, sizeof(float) * (size_t)(xb - xa));
             continue;
         }
-        const float *src = xc + (iz * g->in[1] + iy) * g->in[2];
-        int64_t lo = g->pad_lo[2], hi = g->pad_lo[2] + g->in[2]; /* px inside the image */
-        int64_t ca = a > lo ? a : lo, cb = b < hi ? b : hi;
-        if (ca >= cb) {
-            memset(d, 0, sizeof(float) * (size_t)(b - a));
-            continue;
-        }
-        memset(d, 0, sizeof(float) * (size_t)(ca - a));
-        memcpy(d + (ca - a), src + (ca - lo), sizeof(float) * (size_t)(cb - ca));
-        memset(d + (cb - a), 0, sizeof(float) * (size_t)(b - cb));
+        const float *row = xc + (iz * g->in[1] + iy) * g->in[2];
+        int64_t shift = a[2] - pl; /* phase column x is row[x*s2 + shift] */
+        memset(d, 0, sizeof(float) * (size_t)(ca - xa));
+        if (s2 == 1)
+            memcpy(d + (ca - xa), row + ca + shift, sizeof(float) * (size_t)(cb - ca));
+        else
+            for (int64_t x = ca; x < cb; x++)
+                d[x - xa] = row[x * s2 + shift];
+        memset(d + (cb - xa), 0, sizeof(float) * (size_t)(xb - cb));
     }
 }
 
@@ -150,9 +184,9 @@ static void fill_slab(const ref_conv_geom *g, const direct_plan *p, const float 
 static void copy_out(const ref_conv_geom *g, const direct_plan *p, const float *ct, int64_t ldc, int64_t v0, int64_t n,
                      int64_t m0, int64_t m1, float *y_g)
 {
-    int64_t w = p->pd[2];
+    int64_t w = p->qd[2];
     for (int64_t r = v0 / w; r * w < v0 + n; r++) {
-        int64_t oz = r / p->pd[1], oy = r % p->pd[1];
+        int64_t oz = r / p->qd[1], oy = r % p->qd[1];
         if (oy >= g->out[1] || oz >= g->out[0])
             continue;
         int64_t a = v0 > r * w ? v0 - r * w : 0, b = v0 + n - r * w < w ? v0 + n - r * w : w;
@@ -181,17 +215,18 @@ static void direct_task(void *arg, int64_t begin, int64_t end, int tid)
         int64_t m0 = mb * p->m_rows, m1 = m0 + p->m_rows < g->cout_g ? m0 + p->m_rows : g->cout_g;
         const float *x_g = j->x + (n * g->cin + gi * g->cin_g) * g->in_size;
         float *y_g = j->y + (n * g->cout + gi * g->cout_g) * g->out_size;
-        ref_sgemm_epilogue ep = {.bias = j->bias ? j->bias + gi * g->cout_g : NULL, .clamp = g->act,
-                                 .lo = g->act_lo, .hi = g->act_hi};
-        const float *ap = j->wp + (size_t)gi * j->group_floats;
-        if (p->pw) {
-            ref_sgemm_taps(ap, g->cout_g, m0, m1, K, x_g + v0, j->offs, ncols, y_g + v0, g->out_size, &ep);
-            continue;
-        }
         int64_t q1 = v0 + ncols + p->span < p->plane ? v0 + ncols + p->span : p->plane;
         for (int64_t ci = 0; ci < g->cin_g; ci++)
-            fill_slab(g, p, x_g + ci * g->in_size, v0, q1, slab + ci * p->cs);
-        ref_sgemm_taps(ap, g->cout_g, m0, m1, K, slab, j->offs, ncols, ct, ldc, &ep);
+            for (int ph = 0; ph < n_phases(g); ph++) {
+                if (p->slot[ph] < 0)
+                    continue;
+                int64_t a[3] = {ph / (g->stride[1] * g->stride[2]), ph / g->stride[2] % g->stride[1], ph % g->stride[2]};
+                fill_phase(g, p, x_g + ci * g->in_size, a, v0, q1,
+                           slab + (ci * p->n_slots + p->slot[ph]) * p->cs);
+            }
+        ref_sgemm_epilogue ep = {.bias = j->bias ? j->bias + gi * g->cout_g : NULL, .clamp = g->act,
+                                 .lo = g->act_lo, .hi = g->act_hi};
+        ref_sgemm_taps(j->wp + (size_t)gi * j->group_floats, g->cout_g, m0, m1, K, slab, j->offs, ncols, ct, ldc, &ep);
         copy_out(g, p, ct, ldc, v0, ncols, m0, m1, y_g);
     }
 }
@@ -209,9 +244,12 @@ int ref_conv_direct(const ref_conv_geom *g, const float *x, const float *wp, siz
     for (int64_t ci = 0, k = 0; ci < g->cin_g; ci++)
         for (int64_t kz = 0; kz < g->k[0]; kz++)
             for (int64_t ky = 0; ky < g->k[1]; ky++)
-                for (int64_t kx = 0; kx < g->k[2]; kx++)
-                    offs[k++] = (int32_t)(ci * p.cs + (kz * g->dil[0] * p.pd[1] + ky * g->dil[1]) * p.pd[2] +
-                                          kx * g->dil[2]);
+                for (int64_t kx = 0; kx < g->k[2]; kx++) {
+                    int64_t kk[3] = {kz, ky, kx}, off;
+                    int ph;
+                    tap_of(g, &p, kk, &ph, &off);
+                    offs[k++] = (int32_t)((ci * p.n_slots + p.slot[ph]) * p.cs + off);
+                }
     direct_job j = {.g = g, .p = &p, .x = x, .wp = wp, .bias = bias, .group_floats = group_floats, .y = y,
                     .offs = offs, .threads_scratch = (char *)scratch + p.offs_bytes};
     int64_t tasks = g->batch * g->group * p.n_tiles * p.m_blocks;
