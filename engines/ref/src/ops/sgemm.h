@@ -109,6 +109,10 @@ void ref_sgemm_kernel2_avx512(int64_t kc, const float *a, const float *b0, const
 void ref_sgemm_kernel_taps_avx512(int64_t kc, const float *a, const float *x, const int32_t *offs, int64_t ncol,
                                   float *c, int64_t ldc, int64_t mr, bool first, const float *bias,
                                   const struct ref_sgemm_epilogue *clamp);
+/* The same, 64 columns wide (ncol 33..64). */
+void ref_sgemm_kernel_taps4_avx512(int64_t kc, const float *a, const float *x, const int32_t *offs, int64_t ncol,
+                                   float *c, int64_t ldc, int64_t mr, bool first, const float *bias,
+                                   const struct ref_sgemm_epilogue *clamp);
 /* One-row form for products whose whole M is 1: row 0 of the packed A panel times the B panel, 16 wide. */
 typedef void (*ref_sgemm_kernel1_fn)(int64_t kc, const float *a, const float *b, float *c, float alpha, float beta);
 void ref_sgemm_kernel1_avx2(int64_t kc, const float *a, const float *b, float *c, float alpha, float beta);

@@ -19,13 +19,18 @@ void ref_sgemm_taps(const float *ap, int64_t M, int64_t m0, int64_t m1, int64_t 
         for (int64_t ic = m0; ic < m1; ic += MC) {
             int64_t mc = m1 - ic < MC ? m1 - ic : MC;
             const float *ablk = ap + pc * Mp + ic * kc;
-            for (int64_t jr = 0; jr < N; jr += NP) {
-                int64_t ncol = N - jr < NP ? N - jr : NP;
+            for (int64_t jr = 0; jr < N; jr += 2 * NP) { /* 64 columns a call; 32 or fewer at the end */
+                int64_t ncol = N - jr < 2 * NP ? N - jr : 2 * NP;
                 for (int64_t ir = 0; ir < mc; ir += MR) {
                     int64_t mr = mc - ir < MR ? mc - ir : MR;
                     const float *bias = first && ep && ep->bias ? ep->bias + ic + ir : NULL;
-                    ref_sgemm_kernel_taps_avx512(kc, ablk + ir * kc, x + jr, offs + pc, ncol,
-                                                 C + (ic + ir) * ldc + jr, ldc, mr, first, bias, clamp);
+                    float *c = C + (ic + ir) * ldc + jr;
+                    if (ncol > NP)
+                        ref_sgemm_kernel_taps4_avx512(kc, ablk + ir * kc, x + jr, offs + pc, ncol, c, ldc, mr, first,
+                                                      bias, clamp);
+                    else
+                        ref_sgemm_kernel_taps_avx512(kc, ablk + ir * kc, x + jr, offs + pc, ncol, c, ldc, mr, first,
+                                                     bias, clamp);
                 }
             }
         }
