@@ -95,6 +95,7 @@ typedef struct gemm_job {
     size_t slice_bytes, a_bytes; /* per-thread slice: A buffer, then B buffer */
     ref_sgemm_kernel_fn kern;
     ref_sgemm_kernel2_fn kern2; /* two adjacent full tiles at once, when the kernel set has that form */
+    ref_sgemm_kernel4_fn kern4; /* four, likewise */
     ref_sgemm_kernel1_fn kern1; /* set when M == 1 and the kernel set has a one-row form */
     const ref_sgemm_epilogue *ep;
     bool split_n;
@@ -187,7 +188,23 @@ static void macro_kernel(const gemm_job *j, int64_t mc, int64_t nc, int64_t kc, 
                          const float *bp, float *c, float beta, int64_t row0, bool first, bool last)
 {
     int64_t jr = 0;
-    /* Pairs of panels first, where the kernel set has the two-panel form (a partial second panel too: packing pads it
+    /* Whole quads of panels first (their full rows; the last rows go through the pairs' copies), */
+    for (; j->kern4 && jr + 4 * NR <= nc; jr += 4 * NR) {
+        const float *b = bp + jr * kc;
+        const ref_sgemm_epilogue *ep = j->ep;
+        const ref_sgemm_epilogue *clamp = last && ep && ep->clamp ? ep : NULL;
+        int64_t ir = 0;
+        for (; ir + MR <= mc; ir += MR)
+            j->kern4(kc, ap + ir * kc, b, NR * kc, c + ir * j->ldc + jr, j->ldc, j->alpha, beta,
+                     first && ep && ep->bias ? ep->bias + row0 + ir : NULL, clamp);
+        for (int64_t h = 0; ir < mc && h < 2; h++) {
+            int64_t mr = mc - ir, col = jr + h * 2 * NR;
+            edge2_tile(j->kern2, kc, ap + ir * kc, bp + col * kc, bp + (col + NR) * kc, c + ir * j->ldc + col, j->ldc,
+                       mr, 2 * NR, j->alpha, beta);
+            epilogue(j, c + ir * j->ldc + col, mr, 2 * NR, row0 + ir, first, last);
+        }
+    }
+    /* then pairs of panels, where the kernel set has the two-panel form (a partial second panel too: packing pads it
      * with zeros, and its tile goes through a copy); a last lone panel after. */
     for (; j->kern2 && jr + NR < nc; jr += 2 * NR) {
         const float *b = bp + jr * kc;
@@ -335,8 +352,10 @@ int ref_sgemm_ex(ref_pool *pool, int64_t M, int64_t N, int64_t K, float alpha, c
                   .scratch = scratch, .kern = pick_kernel(), .ep = ep};
     if (M == 1 && (j.kern == ref_sgemm_kernel_avx2 || j.kern == ref_sgemm_kernel_avx512))
         j.kern1 = ref_sgemm_kernel1_avx2;
-    else if (j.kern == ref_sgemm_kernel_avx512)
+    else if (j.kern == ref_sgemm_kernel_avx512) {
         j.kern2 = ref_sgemm_kernel2_avx512;
+        j.kern4 = ref_sgemm_kernel4_avx512;
+    }
     size_t b_bytes;
     slice_sizes(M, N, K, A->packed, B->packed, &j.a_bytes, &b_bytes);
     j.slice_bytes = j.a_bytes + b_bytes;

@@ -320,3 +320,26 @@ AVX512 void ref_sgemm_kernel_taps4_avx512(int64_t kc, const float *a, const floa
             taps_store(cr + 48, acc[r][3], m3, first, br, clamp);
     }
 }
+
+/* Four adjacent packed panels (64 columns): as ref_sgemm_kernel2_avx512 with each A broadcast feeding four FMAs. */
+AVX512 void ref_sgemm_kernel4_avx512(int64_t kc, const float *a, const float *b, int64_t panel, float *c, int64_t ldc,
+                                     float alpha, float beta, const float *bias, const ref_sgemm_epilogue *clamp)
+{
+    __m512 c00 = _mm512_setzero_ps(), c01 = c00, c02 = c00, c03 = c00, c10 = c00, c11 = c00, c12 = c00, c13 = c00;
+    __m512 c20 = c00, c21 = c00, c22 = c00, c23 = c00, c30 = c00, c31 = c00, c32 = c00, c33 = c00;
+    __m512 c40 = c00, c41 = c00, c42 = c00, c43 = c00, c50 = c00, c51 = c00, c52 = c00, c53 = c00;
+    const float *b0 = b, *b1 = b + panel, *b2 = b + 2 * panel, *b3 = b + 3 * panel;
+    for (int64_t k = 0; k < kc; k++, a += 6, b0 += 16, b1 += 16, b2 += 16, b3 += 16) {
+        __m512 x0 = _mm512_loadu_ps(b0), x1 = _mm512_loadu_ps(b1), x2 = _mm512_loadu_ps(b2), x3 = _mm512_loadu_ps(b3);
+        TAPS4_STEP();
+    }
+    __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
+    int mode = beta == 0.0f ? 0 : beta == 1.0f ? 1 : 2;
+    const __m512 acc[6][4] = {{c00, c01, c02, c03}, {c10, c11, c12, c13}, {c20, c21, c22, c23},
+                              {c30, c31, c32, c33}, {c40, c41, c42, c43}, {c50, c51, c52, c53}};
+    for (int r = 0; r < 6; r++) {
+        const float *br = bias ? bias + r : NULL;
+        for (int q = 0; q < 4; q++)
+            store_row16(c + r * ldc + 16 * q, acc[r][q], va, vb, mode, br, clamp);
+    }
+}
