@@ -6,6 +6,7 @@
 #
 # usage: engines/ort/bench.sh   (MLK_BUILD_DIR, default build; MLK_BENCH_DIR, default $MLK_BUILD_DIR/bench-ort;
 #                                MLK_BENCH_ITERS, default 20 measured iterations per cell;
+#                                MLK_BENCH_ROUNDS, default 3 rounds of the infer part, ref and ORT alternating;
 #                                MLK_BENCH_PARTS, default "infer compile arena": which of the three to run)
 # Output: $MLK_BENCH_DIR/ort.db (every sample) and $MLK_BENCH_DIR/ort-vs-ref.md (the tables, also printed).
 # Exit: 0 measured, 77 engine_ort.so not built (run engines/ort/fetch.sh, then cmake), 1 a run failed.
@@ -14,6 +15,8 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 build="${MLK_BUILD_DIR:-$root/build}"
 out="${MLK_BENCH_DIR:-$build/bench-ort}"
 iters="${MLK_BENCH_ITERS:-20}"
+rounds="${MLK_BENCH_ROUNDS:-3}"
+case $rounds in '' | *[!0-9]* | 0) echo "bench.sh: MLK_BENCH_ROUNDS must be a positive integer, not '$rounds'" >&2; exit 1 ;; esac
 parts=" ${MLK_BENCH_PARTS:-infer compile arena} "
 run="$build/bin/memleak-run"
 if [ ! -f "$build/lib/engine_ort.so" ]; then
@@ -42,12 +45,12 @@ scenario() { # name engine model-mapping setup pipeline teardown matrix-lines...
     echo "memory_limit_mb: 16384"
     echo "matrix:"
     printf '  %s\n' "$@"
-  } > "$out/scenarios/$name.yaml"
-  echo "bench: $name" >&2
+  } > "$out/scenarios/$name$file_tag.yaml"
+  echo "bench: $name$file_tag" >&2
   local code=0
-  "$run" --db "$db" --quiet "$out/scenarios/$name.yaml" > "$out/scenarios/$name.log" 2>&1 || code=$?
+  "$run" --db "$db" --quiet "$out/scenarios/$name$file_tag.yaml" > "$out/scenarios/$name$file_tag.log" 2>&1 || code=$?
   # 1 is a finding (e.g. a cell judged a leak): measured all the same.
-  [ "$code" -le 1 ] || { echo "bench.sh: $name failed (exit $code), see $out/scenarios/$name.log" >&2; return 1; }
+  [ "$code" -le 1 ] || { echo "bench.sh: $name failed (exit $code), see $out/scenarios/$name$file_tag.log" >&2; return 1; }
 }
 
 infer_setup="load_engine, read_model, compile_model, create_request"
@@ -60,12 +63,21 @@ declare -A models=(
   [transformer]="{generate: transformer, layers: 4, hidden: 256}"
 )
 status=0
-for m in mlp mobilenetv2 resnet18 resnet50 transformer; do
+file_tag=""
+# This VM's speed drifts by 20-30% over minutes: each round runs every model's ref and ORT cells back to back (which
+# goes first alternates), and the table takes each cell's median over the rounds, so a slow stretch hits both engines.
+for ((round = 1; round <= rounds; round++)); do
   [[ $parts == *" infer "* ]] || break
-  for e in ref ort; do
-    scenario "infer-$e-$m" "$e" "${models[$m]}" "$infer_setup" infer "$infer_teardown" "threads: [1, 2]" || status=1
+  file_tag="-r$round"
+  order="ref ort"
+  ((round % 2)) || order="ort ref"
+  for m in mlp mobilenetv2 resnet18 resnet50 transformer; do
+    for e in $order; do
+      scenario "infer-$e-$m" "$e" "${models[$m]}" "$infer_setup" infer "$infer_teardown" "threads: [1, 2]" || status=1
+    done
   done
 done
+file_tag=""
 # Compile peak: a fresh session every iteration, on resnet50 with its weights in an external file.
 r50x="{generate: resnet50, external_data: true}"
 if [[ $parts == *" compile "* ]]; then
@@ -99,17 +111,31 @@ rows() { q "$1" | sed -e 's/^/| /' -e 's/$/ |/'; }
   echo
   echo "ONNX Runtime ${ort_version:-?} ($ort_lib); memleak-run with heap: off. VmHWM is the"
   echo "process peak (the max of every step's own peak, compile included); latency is the median infer."
+  echo "Infer cells: $rounds round(s), ref and ORT back to back in each; the table gives the median over the rounds of"
+  echo "each cell's median (and the largest VmHWM); the last columns are the lowest and highest ref/ORT ratio of a round."
   if [[ $parts == *" infer "* ]]; then
     echo
-    echo "| model | threads | ref VmHWM MiB | ORT VmHWM MiB | ORT/ref | ref infer ms | ORT infer ms | ORT/ref |"
-    echo "|---|---|---|---|---|---|---|---|"
+    echo "| model | threads | ref VmHWM MiB | ORT VmHWM MiB | ORT/ref | ref infer ms | ORT infer ms | ORT/ref |" \
+      "ref/ORT per round (min-max) |"
+    echo "|---|---|---|---|---|---|---|---|---|"
+    # f: one row per cell (a round's run); k: its round, by run order per scenario; m: the median cell per engine
     rows "WITH f AS (SELECT replace(replace(r.scenario_name, 'infer-ref-', ''), 'infer-ort-', '') AS name,
              cells.engine AS engine, json_extract(cells.axes, '\$.threads') AS t, $hwm AS hwm,
-             $(stat infer wall_ms_median) AS ms
-           FROM cells JOIN runs r ON r.id = cells.run_id WHERE r.scenario_name LIKE 'infer-%')
+             $(stat infer wall_ms_median) AS ms, r.id AS run
+           FROM cells JOIN runs r ON r.id = cells.run_id WHERE r.scenario_name LIKE 'infer-%'),
+         k AS (SELECT *, row_number() OVER (PARTITION BY name, engine, t ORDER BY run) AS round,
+                 row_number() OVER (PARTITION BY name, engine, t ORDER BY ms) AS rn,
+                 count(*) OVER (PARTITION BY name, engine, t) AS cnt FROM f),
+         m AS (SELECT name, engine, t, ms, (SELECT max(hwm) FROM f x WHERE x.name = k.name AND x.engine = k.engine
+                 AND x.t = k.t) AS hwm FROM k WHERE rn = (cnt + 1) / 2),
+         p AS (SELECT a.name, a.t, min(a.ms / b.ms) AS lo, max(a.ms / b.ms) AS hi FROM k a JOIN k b
+                 ON b.name = a.name AND b.t = a.t AND b.round = a.round AND a.engine = 'ref' AND b.engine = 'ort'
+               GROUP BY a.name, a.t)
          SELECT a.name, a.t, $(mib a.hwm), $(mib b.hwm), printf('%.2f', 1.0 * b.hwm / a.hwm),
-           printf('%.2f', a.ms), printf('%.2f', b.ms), printf('%.2f', b.ms / a.ms)
-         FROM f a JOIN f b ON b.name = a.name AND b.t = a.t AND a.engine = 'ref' AND b.engine = 'ort'
+           printf('%.2f', a.ms), printf('%.2f', b.ms), printf('%.2f', b.ms / a.ms),
+           printf('%.2f-%.2f', p.lo, p.hi)
+         FROM m a JOIN m b ON b.name = a.name AND b.t = a.t AND a.engine = 'ref' AND b.engine = 'ort'
+           JOIN p ON p.name = a.name AND p.t = a.t
          ORDER BY a.name, a.t"
   fi
   if [[ $parts == *" compile "* ]]; then
