@@ -83,38 +83,7 @@ static int exec_alloc_out(ref_op_ctx *ctx, int j)
     return REF_OK;
 }
 
-#include <time.h>
-#include <stdio.h>
-#include <stdlib.h>
-static double prof_t[100000]; static long prof_n[100000]; static char prof_name[100000][96]; static int prof_on = -1;
-static void prof_dump(void) {
-    double tot = 0;
-    for (int i = 0; i < 100000; i++) tot += prof_t[i];
-    for (int r = 0; r < 400; r++) { int b = -1;
-        for (int i = 0; i < 100000; i++) { if (prof_n[i] && (b < 0 || prof_t[i] > prof_t[b])) b = i; }
-        if (b < 0) break;
-        fprintf(stderr, "PROF %4d %-60s %8.1f us/call %5.1f%%\n", b, prof_name[b], prof_t[b] / prof_n[b] * 1e6, 100 * prof_t[b] / tot); prof_n[b] = 0; }
-    fprintf(stderr, "PROF total %.1f ms\n", tot * 1e3);
-}
-static double pnow(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + t.tv_nsec * 1e-9; }
-static int run_node_(ref_request *r, int k, void *scratch, size_t scratch_bytes, ref_error *err);
 static int run_node(ref_request *r, int k, void *scratch, size_t scratch_bytes, ref_error *err)
-{
-    if (prof_on < 0) { prof_on = getenv("REF_PROF") != NULL;
-        if (prof_on) atexit(prof_dump);
-    }
-    if (!prof_on || k >= 100000) {
-        return run_node_(r, k, scratch, scratch_bytes, err);
-    }
-    double t0 = pnow(); int rc = run_node_(r, k, scratch, scratch_bytes, err); prof_t[k] += pnow() - t0; prof_n[k]++;
-    if (!prof_name[k][0]) { const ref_tensor *o = &r->vals[r->c->nodes[k].out[0] >= 0 ? r->c->nodes[k].out[0] : 0];
-        int n = snprintf(prof_name[k], 96, "%s", r->c->nodes[k].op->name);
-        for (int d = 0; d < o->rank && n < 80; d++) n += snprintf(prof_name[k] + n, 96 - n, "%c%lld", d ? 'x' : ' ', (long long)o->dims[d]);
-        if (r->c->nodes[k].n_in > 1 && r->c->nodes[k].in[1] >= 0) { const ref_tensor *w = &r->vals[r->c->nodes[k].in[1]];
-            for (int d = 0; d < w->rank && n < 90; d++) n += snprintf(prof_name[k] + n, 96 - n, "%c%lld", d ? 'x' : ' ', (long long)w->dims[d]); } }
-    return rc;
-}
-static int run_node_(ref_request *r, int k, void *scratch, size_t scratch_bytes, ref_error *err)
 {
     ref_compiled *c = r->c;
     const ref_exec_node *e = &c->nodes[k];
