@@ -1,6 +1,6 @@
-/* conv.c: operator family "conv": Conv as GEMM of pre-packed weights W_g[cout_g, cin_g*k] with column
- * tiles im2col'ed straight into packed form (1x1 stride-1 convs pack X directly), depthwise convs by a
- * direct kernel; ConvTranspose lives in conv_transpose.c. It must never allocate at run time. */
+/* conv.c: operator family "conv": Conv as GEMM of pre-packed weights W_g[cout_g, cin_g*k], its columns read in place
+ * where the CPU allows (conv_direct.c) or im2col'ed straight into packed tiles (1x1 stride-1 convs pack X directly),
+ * depthwise convs by a direct kernel; ConvTranspose lives in conv_transpose.c. It must never allocate at run time. */
 #include <stdatomic.h>
 #include <string.h>
 

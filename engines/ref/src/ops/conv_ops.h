@@ -85,7 +85,8 @@ void ref_conv_dw_flat_avx2(float *z, int64_t len, float bias, const float *const
 void ref_conv_dw_flat_avx512(float *z, int64_t len, float bias, const float *const *tp, const float *w, int ntaps,
                              const float *clamp);
 
-/* Stride-1 convolutions whose GEMM reads the padded input in place (conv_direct.c), when the CPU has the kernel for it
+/* Convolutions (all but 1x1 stride 1, one output channel per group, or more than 64 stride phases) whose GEMM reads
+ * the padded input, split by stride phase, in place (conv_direct.c), when the CPU has the kernel for it
  * (ref_sgemm_taps_available) and the tests have not forced im2col. Same bits as the im2col path. */
 bool ref_conv_direct_ok(const ref_conv_geom *g);
 size_t ref_conv_direct_scratch_bytes(const ref_conv_geom *g, int n_threads);
