@@ -13,6 +13,8 @@
 
 /* One thread's slab of phase planes and its C tile, together, aim at L2 (the im2col path's tile size). */
 #define DIRECT_TARGET_FLOATS (1024 * 1024 / 4)
+/* Scratch a thread may take at most (slab and C tile); past it, im2col. */
+#define DIRECT_MAX_BYTES ((size_t)8 << 20)
 /* Stride phases a convolution may have (s0*s1*s2); more go through im2col. */
 #define MAX_PHASES 64
 
@@ -129,6 +131,9 @@ bool ref_conv_direct_ok(const ref_conv_geom *g)
         return false;
     direct_plan p;
     direct_plan_of(g, 1, &p);
+    /* A wide tap reach (a large dilated kernel) makes even one tile's slab big: then im2col, whose tile is bounded. */
+    if (thread_bytes(&p) > DIRECT_MAX_BYTES)
+        return false;
     /* offsets are int32: the largest is (cin_g * slots - 1) * cs + span, read up to a tile's width past it */
     return (double)g->cin_g * (double)p.n_slots * (double)(p.cs + p.tw) + (double)p.span < 2147483647.0;
 }
