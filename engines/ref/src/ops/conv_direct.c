@@ -221,14 +221,13 @@ static void direct_task(void *arg, int64_t begin, int64_t end, int tid)
         const float *x_g = j->x + (n * g->cin + gi * g->cin_g) * g->in_size;
         float *y_g = j->y + (n * g->cout + gi * g->cout_g) * g->out_size;
         int64_t q1 = v0 + ncols + p->span < p->plane ? v0 + ncols + p->span : p->plane;
-        for (int64_t ci = 0; ci < g->cin_g; ci++)
-            for (int ph = 0; ph < n_phases(g); ph++) {
-                if (p->slot[ph] < 0)
-                    continue;
-                int64_t a[3] = {ph / (g->stride[1] * g->stride[2]), ph / g->stride[2] % g->stride[1], ph % g->stride[2]};
-                fill_phase(g, p, x_g + ci * g->in_size, a, v0, q1,
-                           slab + (ci * p->n_slots + p->slot[ph]) * p->cs);
-            }
+        for (int ph = 0; ph < n_phases(g); ph++) {
+            if (p->slot[ph] < 0)
+                continue;
+            int64_t a[3] = {ph / (g->stride[1] * g->stride[2]), ph / g->stride[2] % g->stride[1], ph % g->stride[2]};
+            for (int64_t ci = 0; ci < g->cin_g; ci++)
+                fill_phase(g, p, x_g + ci * g->in_size, a, v0, q1, slab + (ci * p->n_slots + p->slot[ph]) * p->cs);
+        }
         ref_sgemm_epilogue ep = {.bias = j->bias ? j->bias + gi * g->cout_g : NULL, .clamp = g->act,
                                  .lo = g->act_lo, .hi = g->act_hi};
         ref_sgemm_taps(j->wp + (size_t)gi * j->group_floats, g->cout_g, m0, m1, K, slab, j->offs, ncols, ct, ldc, &ep);

@@ -122,19 +122,55 @@ void ref_sgemm_kernel1_avx2(int64_t kc, const float *a, const float *b, float *c
 
 /* The store of the AVX2 kernel, 16 wide (the same operations per element, so the same bits), then, when given, the
  * epilogue's bias add and clamp on the register (the operations of its pass over memory: vmaxps(lo, x) is
- * "lo > x ? lo : x" and vminps(hi, t) "hi < t ? hi : t", a NaN kept). */
+ * "lo > x ? lo : x" and vminps(hi, t) "hi < t ? hi : t", a NaN kept). Only the lanes of m are read and written (the
+ * kernels that read B in place end a row part-way through a vector). */
 AVX512 static inline void store_row16(float *c, __m512 acc, __m512 va, __m512 vb, int mode, const float *bias,
-                                      const ref_sgemm_epilogue *clamp)
+                                      const ref_sgemm_epilogue *clamp, __mmask16 m)
 {
     __m512 v = mode == 0   ? _mm512_mul_ps(va, acc)
-               : mode == 1 ? _mm512_fmadd_ps(va, acc, _mm512_loadu_ps(c))
-                           : _mm512_fmadd_ps(va, acc, _mm512_mul_ps(vb, _mm512_loadu_ps(c)));
+               : mode == 1 ? _mm512_fmadd_ps(va, acc, _mm512_maskz_loadu_ps(m, c))
+                           : _mm512_fmadd_ps(va, acc, _mm512_mul_ps(vb, _mm512_maskz_loadu_ps(m, c)));
     if (bias)
         v = _mm512_add_ps(v, _mm512_set1_ps(*bias));
     if (clamp)
         v = _mm512_min_ps(_mm512_set1_ps(clamp->hi), _mm512_max_ps(_mm512_set1_ps(clamp->lo), v));
-    _mm512_storeu_ps(c, v);
+    _mm512_mask_storeu_ps(c, m, v);
 }
+
+/* One k step of a 6-row tile over two (x0, x1) or four (x0..x3) B vectors into the accumulators cRQ (row R, vector Q).
+ * Named accumulators, not an array: gcc -O2 keeps an array of vectors in memory (a load and store per FMA). */
+#define ROW2_FMA(r, q0, q1)                   \
+    do {                                      \
+        __m512 av = _mm512_set1_ps(a[r]);     \
+        q0 = _mm512_fmadd_ps(av, x0, q0);     \
+        q1 = _mm512_fmadd_ps(av, x1, q1);     \
+    } while (0)
+#define STEP2()                       \
+    do {                              \
+        ROW2_FMA(0, c00, c01);        \
+        ROW2_FMA(1, c10, c11);        \
+        ROW2_FMA(2, c20, c21);        \
+        ROW2_FMA(3, c30, c31);        \
+        ROW2_FMA(4, c40, c41);        \
+        ROW2_FMA(5, c50, c51);        \
+    } while (0)
+#define ROW4_FMA(r, q0, q1, q2, q3)           \
+    do {                                      \
+        __m512 av = _mm512_set1_ps(a[r]);     \
+        q0 = _mm512_fmadd_ps(av, x0, q0);     \
+        q1 = _mm512_fmadd_ps(av, x1, q1);     \
+        q2 = _mm512_fmadd_ps(av, x2, q2);     \
+        q3 = _mm512_fmadd_ps(av, x3, q3);     \
+    } while (0)
+#define STEP4()                                 \
+    do {                                        \
+        ROW4_FMA(0, c00, c01, c02, c03);        \
+        ROW4_FMA(1, c10, c11, c12, c13);        \
+        ROW4_FMA(2, c20, c21, c22, c23);        \
+        ROW4_FMA(3, c30, c31, c32, c33);        \
+        ROW4_FMA(4, c40, c41, c42, c43);        \
+        ROW4_FMA(5, c50, c51, c52, c53);        \
+    } while (0)
 
 AVX512 void ref_sgemm_kernel_avx512(int64_t kc, const float *a, const float *b, float *c, int64_t ldc, float alpha,
                                     float beta)
@@ -151,12 +187,12 @@ AVX512 void ref_sgemm_kernel_avx512(int64_t kc, const float *a, const float *b, 
     }
     __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
     int mode = beta == 0.0f ? 0 : beta == 1.0f ? 1 : 2;
-    store_row16(c + 0 * ldc, c0, va, vb, mode, NULL, NULL);
-    store_row16(c + 1 * ldc, c1, va, vb, mode, NULL, NULL);
-    store_row16(c + 2 * ldc, c2, va, vb, mode, NULL, NULL);
-    store_row16(c + 3 * ldc, c3, va, vb, mode, NULL, NULL);
-    store_row16(c + 4 * ldc, c4, va, vb, mode, NULL, NULL);
-    store_row16(c + 5 * ldc, c5, va, vb, mode, NULL, NULL);
+    store_row16(c + 0 * ldc, c0, va, vb, mode, NULL, NULL, 0xFFFF);
+    store_row16(c + 1 * ldc, c1, va, vb, mode, NULL, NULL, 0xFFFF);
+    store_row16(c + 2 * ldc, c2, va, vb, mode, NULL, NULL, 0xFFFF);
+    store_row16(c + 3 * ldc, c3, va, vb, mode, NULL, NULL, 0xFFFF);
+    store_row16(c + 4 * ldc, c4, va, vb, mode, NULL, NULL, 0xFFFF);
+    store_row16(c + 5 * ldc, c5, va, vb, mode, NULL, NULL, 0xFFFF);
 }
 
 /* Two adjacent panels, b0 for columns 0..15 and b1 for 16..31: twelve independent FMA chains, enough to keep two
@@ -170,33 +206,16 @@ AVX512 void ref_sgemm_kernel2_avx512(int64_t kc, const float *a, const float *b0
     for (int64_t k = 0; k < kc; k++, a += 6, b0 += 16, b1 += 16) {
         _mm_prefetch((const char *)(b0 + 16 * 8), _MM_HINT_T0);
         _mm_prefetch((const char *)(b1 + 16 * 8), _MM_HINT_T0);
-        __m512 x = _mm512_loadu_ps(b0), y = _mm512_loadu_ps(b1), av;
-        av = _mm512_set1_ps(a[0]);
-        c00 = _mm512_fmadd_ps(av, x, c00);
-        c01 = _mm512_fmadd_ps(av, y, c01);
-        av = _mm512_set1_ps(a[1]);
-        c10 = _mm512_fmadd_ps(av, x, c10);
-        c11 = _mm512_fmadd_ps(av, y, c11);
-        av = _mm512_set1_ps(a[2]);
-        c20 = _mm512_fmadd_ps(av, x, c20);
-        c21 = _mm512_fmadd_ps(av, y, c21);
-        av = _mm512_set1_ps(a[3]);
-        c30 = _mm512_fmadd_ps(av, x, c30);
-        c31 = _mm512_fmadd_ps(av, y, c31);
-        av = _mm512_set1_ps(a[4]);
-        c40 = _mm512_fmadd_ps(av, x, c40);
-        c41 = _mm512_fmadd_ps(av, y, c41);
-        av = _mm512_set1_ps(a[5]);
-        c50 = _mm512_fmadd_ps(av, x, c50);
-        c51 = _mm512_fmadd_ps(av, y, c51);
+        __m512 x0 = _mm512_loadu_ps(b0), x1 = _mm512_loadu_ps(b1);
+        STEP2();
     }
     __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
     int mode = beta == 0.0f ? 0 : beta == 1.0f ? 1 : 2;
     const __m512 acc[6][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}, {c40, c41}, {c50, c51}};
     for (int r = 0; r < 6; r++) {
         const float *br = bias ? bias + r : NULL;
-        store_row16(c + r * ldc, acc[r][0], va, vb, mode, br, clamp);
-        store_row16(c + r * ldc + 16, acc[r][1], va, vb, mode, br, clamp);
+        store_row16(c + r * ldc, acc[r][0], va, vb, mode, br, clamp, 0xFFFF);
+        store_row16(c + r * ldc + 16, acc[r][1], va, vb, mode, br, clamp, 0xFFFF);
     }
 }
 
@@ -204,35 +223,6 @@ AVX512 void ref_sgemm_kernel2_avx512(int64_t kc, const float *a, const float *b0
  * it, masked so nothing past them is read or written; mr (1..6) rows of C stored. first: C is written, not added to,
  * and bias (when given) is added; clamp (when given) after. The operations per element are kernel2's with alpha 1 and
  * beta 0 on the first K block and 1 after, so the bits are those of the packed path. */
-AVX512 static inline void taps_store(float *c, __m512 acc, __mmask16 m, bool first, const float *bias,
-                                     const ref_sgemm_epilogue *clamp)
-{
-    __m512 one = _mm512_set1_ps(1.0f);
-    __m512 v = first ? _mm512_mul_ps(one, acc) : _mm512_fmadd_ps(one, acc, _mm512_maskz_loadu_ps(m, c));
-    if (bias)
-        v = _mm512_add_ps(v, _mm512_set1_ps(*bias));
-    if (clamp)
-        v = _mm512_min_ps(_mm512_set1_ps(clamp->hi), _mm512_max_ps(_mm512_set1_ps(clamp->lo), v));
-    _mm512_mask_storeu_ps(c, m, v);
-}
-
-/* Named accumulators, not an array: gcc -O2 keeps an array of vectors in memory (a load and store per FMA). */
-#define TAPS_FMA(lo, hi, r)                     \
-    do {                                        \
-        __m512 av = _mm512_set1_ps(a[r]);       \
-        lo = _mm512_fmadd_ps(av, x0, lo);       \
-        hi = _mm512_fmadd_ps(av, x1, hi);       \
-    } while (0)
-#define TAPS_STEP()                   \
-    do {                              \
-        TAPS_FMA(c00, c01, 0);        \
-        TAPS_FMA(c10, c11, 1);        \
-        TAPS_FMA(c20, c21, 2);        \
-        TAPS_FMA(c30, c31, 3);        \
-        TAPS_FMA(c40, c41, 4);        \
-        TAPS_FMA(c50, c51, 5);        \
-    } while (0)
-
 AVX512 void ref_sgemm_kernel_taps_avx512(int64_t kc, const float *a, const float *x, const int32_t *offs, int64_t ncol,
                                          float *c, int64_t ldc, int64_t mr, bool first, const float *bias,
                                          const ref_sgemm_epilogue *clamp)
@@ -245,45 +235,28 @@ AVX512 void ref_sgemm_kernel_taps_avx512(int64_t kc, const float *a, const float
         for (int64_t k = 0; k < kc; k++, a += 6) {
             const float *p = x + offs[k];
             __m512 x0 = _mm512_loadu_ps(p), x1 = _mm512_loadu_ps(p + 16);
-            TAPS_STEP();
+            STEP2();
         }
     } else {
         for (int64_t k = 0; k < kc; k++, a += 6) {
             const float *p = x + offs[k];
             __m512 x0 = _mm512_maskz_loadu_ps(m0, p), x1 = _mm512_maskz_loadu_ps(m1, p + 16);
-            TAPS_STEP();
+            STEP2();
         }
     }
     const __m512 acc[6][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}, {c40, c41}, {c50, c51}};
+    __m512 one = _mm512_set1_ps(1.0f);
     for (int64_t r = 0; r < mr; r++) {
         const float *br = bias ? bias + r : NULL;
-        taps_store(c + r * ldc, acc[r][0], m0, first, br, clamp);
+        store_row16(c + r * ldc, acc[r][0], one, one, first ? 0 : 1, br, clamp, m0);
         if (m1)
-            taps_store(c + r * ldc + 16, acc[r][1], m1, first, br, clamp);
+            store_row16(c + r * ldc + 16, acc[r][1], one, one, first ? 0 : 1, br, clamp, m1);
     }
 }
 
 /* Four panels' width (64 columns) per call: each A broadcast feeds four FMAs instead of two, halving the A stream from
  * L2 per FMA (24 accumulators, four B vectors and a broadcast: 29 of the 32 registers). Same per-element operations as
  * ref_sgemm_kernel_taps_avx512, so the same bits. ncol 33..64. */
-#define TAPS4_FMA(r, c0, c1, c2, c3)                \
-    do {                                            \
-        __m512 av = _mm512_set1_ps(a[r]);           \
-        c0 = _mm512_fmadd_ps(av, x0, c0);           \
-        c1 = _mm512_fmadd_ps(av, x1, c1);           \
-        c2 = _mm512_fmadd_ps(av, x2, c2);           \
-        c3 = _mm512_fmadd_ps(av, x3, c3);           \
-    } while (0)
-#define TAPS4_STEP()                              \
-    do {                                          \
-        TAPS4_FMA(0, c00, c01, c02, c03);         \
-        TAPS4_FMA(1, c10, c11, c12, c13);         \
-        TAPS4_FMA(2, c20, c21, c22, c23);         \
-        TAPS4_FMA(3, c30, c31, c32, c33);         \
-        TAPS4_FMA(4, c40, c41, c42, c43);         \
-        TAPS4_FMA(5, c50, c51, c52, c53);         \
-    } while (0)
-
 AVX512 void ref_sgemm_kernel_taps4_avx512(int64_t kc, const float *a, const float *x, const int32_t *offs,
                                           int64_t ncol, float *c, int64_t ldc, int64_t mr, bool first,
                                           const float *bias, const ref_sgemm_epilogue *clamp)
@@ -298,26 +271,24 @@ AVX512 void ref_sgemm_kernel_taps4_avx512(int64_t kc, const float *a, const floa
             const float *p = x + offs[k];
             __m512 x0 = _mm512_loadu_ps(p), x1 = _mm512_loadu_ps(p + 16);
             __m512 x2 = _mm512_loadu_ps(p + 32), x3 = _mm512_loadu_ps(p + 48);
-            TAPS4_STEP();
+            STEP4();
         }
     } else {
         for (int64_t k = 0; k < kc; k++, a += 6) {
             const float *p = x + offs[k];
             __m512 x0 = _mm512_loadu_ps(p), x1 = _mm512_loadu_ps(p + 16);
             __m512 x2 = _mm512_maskz_loadu_ps(m2, p + 32), x3 = _mm512_maskz_loadu_ps(m3, p + 48);
-            TAPS4_STEP();
+            STEP4();
         }
     }
     const __m512 acc[6][4] = {{c00, c01, c02, c03}, {c10, c11, c12, c13}, {c20, c21, c22, c23},
                               {c30, c31, c32, c33}, {c40, c41, c42, c43}, {c50, c51, c52, c53}};
+    __m512 one = _mm512_set1_ps(1.0f);
+    const __mmask16 m[4] = {0xFFFF, 0xFFFF, m2, m3};
     for (int64_t r = 0; r < mr; r++) {
         const float *br = bias ? bias + r : NULL;
-        float *cr = c + r * ldc;
-        taps_store(cr, acc[r][0], 0xFFFF, first, br, clamp);
-        taps_store(cr + 16, acc[r][1], 0xFFFF, first, br, clamp);
-        taps_store(cr + 32, acc[r][2], m2, first, br, clamp);
-        if (m3)
-            taps_store(cr + 48, acc[r][3], m3, first, br, clamp);
+        for (int q = 0; q < 4 && m[q]; q++)
+            store_row16(c + r * ldc + 16 * q, acc[r][q], one, one, first ? 0 : 1, br, clamp, m[q]);
     }
 }
 
@@ -331,7 +302,7 @@ AVX512 void ref_sgemm_kernel4_avx512(int64_t kc, const float *a, const float *b,
     const float *b0 = b, *b1 = b + panel, *b2 = b + 2 * panel, *b3 = b + 3 * panel;
     for (int64_t k = 0; k < kc; k++, a += 6, b0 += 16, b1 += 16, b2 += 16, b3 += 16) {
         __m512 x0 = _mm512_loadu_ps(b0), x1 = _mm512_loadu_ps(b1), x2 = _mm512_loadu_ps(b2), x3 = _mm512_loadu_ps(b3);
-        TAPS4_STEP();
+        STEP4();
     }
     __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
     int mode = beta == 0.0f ? 0 : beta == 1.0f ? 1 : 2;
@@ -340,6 +311,6 @@ AVX512 void ref_sgemm_kernel4_avx512(int64_t kc, const float *a, const float *b,
     for (int r = 0; r < 6; r++) {
         const float *br = bias ? bias + r : NULL;
         for (int q = 0; q < 4; q++)
-            store_row16(c + r * ldc + 16 * q, acc[r][q], va, vb, mode, br, clamp);
+            store_row16(c + r * ldc + 16 * q, acc[r][q], va, vb, mode, br, clamp, 0xFFFF);
     }
 }
