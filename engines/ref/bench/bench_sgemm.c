@@ -98,6 +98,10 @@ int main(int argc, char **argv)
         {"resnet50 conv3x3 512x4608x49", 512, 49, 4608, 1, 0},
         {"resnet50 conv1x1 2048x512x49", 2048, 49, 512, 1, 0},
         {"resnet50 fc 1x2048x1000", 1, 1000, 2048, 0, 1},
+        {"mobilenetv2 conv1x1 1280x320x49", 1280, 49, 320, 1, 0},
+        {"mobilenetv2 conv1x1 320x960x49", 320, 49, 960, 1, 0},
+        {"mobilenetv2 conv1x1 16x32x12544", 16, 12544, 32, 1, 0},
+        {"mobilenetv2 conv1x1 96x16x12544", 96, 12544, 16, 1, 0},
     };
     printf("kernel %s, median of %d\n", ref_sgemm_kernel_name(), reps);
     printf("%-34s %10s %10s %8s\n", "shape (MxKxN)", "1 thr", "2 thr", "speedup");

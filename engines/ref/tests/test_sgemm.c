@@ -211,7 +211,9 @@ static void edge_cases(ref_pool *p1)
  * K blocks, edge tiles, both kernels' widths and a split over two threads. */
 static void epilogue_cases(ref_pool *p1, ref_pool *p2)
 {
-    const int64_t sizes[][3] = {{13, 70, 600}, {64, 33, 37}, {7, 3, 5}, {67, 301, 300}, {1, 40, 50}};
+    /* {16, 49, 320} and {160, 117, 40}: a last quad or pair of panels only partly filled, over a short last MR panel */
+    const int64_t sizes[][3] = {{13, 70, 600}, {64, 33, 37}, {7, 3, 5}, {67, 301, 300}, {1, 40, 50},
+                                {16, 49, 320}, {160, 117, 40}};
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
         for (int t = 0; t < 2; t++) {
             int64_t M = sizes[i][0], N = sizes[i][1], K = sizes[i][2];

@@ -154,20 +154,6 @@ static void edge_tile(ref_sgemm_kernel_fn kern, int64_t kc, const float *a, cons
         memcpy(c + r * ldc, tmp + r * NR, sizeof(float) * (size_t)nr);
 }
 
-/* The last rows of a two-panel tile (mr < MR): the two-panel kernel on a copy, as edge_tile does for one panel. */
-static void edge2_tile(ref_sgemm_kernel2_fn kern2, int64_t kc, const float *a, const float *b0, const float *b1,
-                       float *c, int64_t ldc, int64_t mr, int64_t ncol, float alpha, float beta)
-{
-    float tmp[MR * 2 * NR] __attribute__((aligned(64)));
-    memset(tmp, 0, sizeof tmp);
-    if (beta != 0.0f)
-        for (int64_t r = 0; r < mr; r++)
-            memcpy(tmp + r * 2 * NR, c + r * ldc, sizeof(float) * (size_t)ncol);
-    kern2(kc, a, b0, b1, tmp, 2 * NR, alpha, beta, NULL, NULL);
-    for (int64_t r = 0; r < mr; r++)
-        memcpy(c + r * ldc, tmp + r * 2 * NR, sizeof(float) * (size_t)ncol);
-}
-
 /* M == 1: the one-row kernel, through a 16-wide copy when the panel is narrower. */
 static void row_tile(ref_sgemm_kernel1_fn kern1, int64_t kc, const float *a, const float *b, float *c, int64_t nr,
                      float alpha, float beta)
@@ -188,38 +174,24 @@ static void macro_kernel(const gemm_job *j, int64_t mc, int64_t nc, int64_t kc, 
                          const float *bp, float *c, float beta, int64_t row0, bool first, bool last)
 {
     int64_t jr = 0;
-    /* Whole quads of panels first (their full rows; the last rows go through the pairs' copies), */
-    for (; j->kern4 && jr + 4 * NR <= nc; jr += 4 * NR) {
+    const ref_sgemm_epilogue *ep = j->ep;
+    const ref_sgemm_epilogue *clamp = last && ep && ep->clamp ? ep : NULL;
+    /* Quads of panels while four are left (the last maybe partial: the kernel stores only its columns and rows, so an
+     * edge tile needs no copy and gets the epilogue in registers too), */
+    for (; j->kern4 && jr + 3 * NR < nc; jr += 4 * NR) {
         const float *b = bp + jr * kc;
-        const ref_sgemm_epilogue *ep = j->ep;
-        const ref_sgemm_epilogue *clamp = last && ep && ep->clamp ? ep : NULL;
-        int64_t ir = 0;
-        for (; ir + MR <= mc; ir += MR)
+        int64_t ncol = min64(4 * NR, nc - jr);
+        for (int64_t ir = 0; ir < mc; ir += MR)
             j->kern4(kc, ap + ir * kc, b, NR * kc, c + ir * j->ldc + jr, j->ldc, j->alpha, beta,
-                     first && ep && ep->bias ? ep->bias + row0 + ir : NULL, clamp);
-        for (int64_t h = 0; ir < mc && h < 2; h++) {
-            int64_t mr = mc - ir, col = jr + h * 2 * NR;
-            edge2_tile(j->kern2, kc, ap + ir * kc, bp + col * kc, bp + (col + NR) * kc, c + ir * j->ldc + col, j->ldc,
-                       mr, 2 * NR, j->alpha, beta);
-            epilogue(j, c + ir * j->ldc + col, mr, 2 * NR, row0 + ir, first, last);
-        }
+                     first && ep && ep->bias ? ep->bias + row0 + ir : NULL, clamp, min64(MR, mc - ir), ncol);
     }
-    /* then pairs of panels, where the kernel set has the two-panel form (a partial second panel too: packing pads it
-     * with zeros, and its tile goes through a copy); a last lone panel after. */
+    /* then pairs likewise, where the kernel set has the two-panel form; a last lone panel after. */
     for (; j->kern2 && jr + NR < nc; jr += 2 * NR) {
         const float *b = bp + jr * kc;
-        int64_t ir = 0, ncol = min64(2 * NR, nc - jr);
-        const ref_sgemm_epilogue *ep = j->ep;
-        const ref_sgemm_epilogue *clamp = last && ep && ep->clamp ? ep : NULL;
-        for (; ncol == 2 * NR && ir + MR <= mc; ir += MR) /* the epilogue in registers, before the store */
+        int64_t ncol = min64(2 * NR, nc - jr);
+        for (int64_t ir = 0; ir < mc; ir += MR)
             j->kern2(kc, ap + ir * kc, b, b + NR * kc, c + ir * j->ldc + jr, j->ldc, j->alpha, beta,
-                     first && ep && ep->bias ? ep->bias + row0 + ir : NULL, clamp);
-        for (; ir < mc; ir += MR) {
-            int64_t mr = min64(MR, mc - ir);
-            edge2_tile(j->kern2, kc, ap + ir * kc, b, b + NR * kc, c + ir * j->ldc + jr, j->ldc, mr, ncol, j->alpha,
-                       beta);
-            epilogue(j, c + ir * j->ldc + jr, mr, ncol, row0 + ir, first, last);
-        }
+                     first && ep && ep->bias ? ep->bias + row0 + ir : NULL, clamp, min64(MR, mc - ir), ncol);
     }
     for (; jr < nc; jr += NR) {
         int64_t nr = min64(NR, nc - jr);

@@ -96,14 +96,16 @@ void ref_sgemm_kernel_avx2(int64_t kc, const float *a, const float *b, float *c,
                            float beta);
 void ref_sgemm_kernel_avx512(int64_t kc, const float *a, const float *b, float *c, int64_t ldc, float alpha,
                              float beta);
-/* Two adjacent full tiles: columns 0..15 from panel b0, 16..31 from panel b1 (c's row stride ldc). Then, in registers
+/* Two adjacent tiles: columns 0..15 from panel b0, 16..31 from panel b1 (c's row stride ldc). Then, in registers
  * before the store, bias[r] added to row r (bias NULL: none) and a clamp to [clamp->lo, clamp->hi] (clamp NULL: none),
- * with the operations and so the bits of the epilogue pass (ref_sgemm_epilogue, declared above). */
+ * with the operations and so the bits of the epilogue pass (ref_sgemm_epilogue, declared above). Only rows < mr (1..6)
+ * and columns < ncol (17..32) are stored: the panels' zero padding makes the rest harmless to compute. */
 typedef void (*ref_sgemm_kernel2_fn)(int64_t kc, const float *a, const float *b0, const float *b1, float *c,
                                      int64_t ldc, float alpha, float beta, const float *bias,
-                                     const struct ref_sgemm_epilogue *clamp);
+                                     const struct ref_sgemm_epilogue *clamp, int64_t mr, int64_t ncol);
 void ref_sgemm_kernel2_avx512(int64_t kc, const float *a, const float *b0, const float *b1, float *c, int64_t ldc,
-                              float alpha, float beta, const float *bias, const struct ref_sgemm_epilogue *clamp);
+                              float alpha, float beta, const float *bias, const struct ref_sgemm_epilogue *clamp,
+                              int64_t mr, int64_t ncol);
 /* The tap-table form (ref_sgemm_taps): ncol (1..32) columns and mr (1..6) rows stored; first: the first K block
  * (C written, bias added), clamp: the last (NULL otherwise). */
 void ref_sgemm_kernel_taps_avx512(int64_t kc, const float *a, const float *x, const int32_t *offs, int64_t ncol,
@@ -113,12 +115,13 @@ void ref_sgemm_kernel_taps_avx512(int64_t kc, const float *a, const float *x, co
 void ref_sgemm_kernel_taps4_avx512(int64_t kc, const float *a, const float *x, const int32_t *offs, int64_t ncol,
                                    float *c, int64_t ldc, int64_t mr, bool first, const float *bias,
                                    const struct ref_sgemm_epilogue *clamp);
-/* Four adjacent full tiles, panels b, b + panel, b + 2*panel, b + 3*panel (panel = NR*kc floats), as kernel2. */
+/* Four adjacent tiles, panels b, b + panel, b + 2*panel, b + 3*panel (panel = NR*kc floats), as kernel2 (ncol 49..64). */
 typedef void (*ref_sgemm_kernel4_fn)(int64_t kc, const float *a, const float *b, int64_t panel, float *c, int64_t ldc,
                                      float alpha, float beta, const float *bias,
-                                     const struct ref_sgemm_epilogue *clamp);
+                                     const struct ref_sgemm_epilogue *clamp, int64_t mr, int64_t ncol);
 void ref_sgemm_kernel4_avx512(int64_t kc, const float *a, const float *b, int64_t panel, float *c, int64_t ldc,
-                              float alpha, float beta, const float *bias, const struct ref_sgemm_epilogue *clamp);
+                              float alpha, float beta, const float *bias, const struct ref_sgemm_epilogue *clamp,
+                              int64_t mr, int64_t ncol);
 /* One-row form for products whose whole M is 1: row 0 of the packed A panel times the B panel, 16 wide. */
 typedef void (*ref_sgemm_kernel1_fn)(int64_t kc, const float *a, const float *b, float *c, float alpha, float beta);
 void ref_sgemm_kernel1_avx2(int64_t kc, const float *a, const float *b, float *c, float alpha, float beta);

@@ -196,10 +196,12 @@ AVX512 void ref_sgemm_kernel_avx512(int64_t kc, const float *a, const float *b, 
 }
 
 /* Two adjacent panels, b0 for columns 0..15 and b1 for 16..31: twelve independent FMA chains, enough to keep two
- * 512-bit FMA pipes busy through their latency (six, one panel's rows, leave them a quarter idle). */
+ * 512-bit FMA pipes busy through their latency (six, one panel's rows, leave them a quarter idle). Only mr rows and
+ * ncol columns are stored (an edge tile without a copy: packing pads the panels with zeros, so the rest is computed
+ * harmlessly and dropped). */
 AVX512 void ref_sgemm_kernel2_avx512(int64_t kc, const float *a, const float *b0, const float *b1, float *c,
                                      int64_t ldc, float alpha, float beta, const float *bias,
-                                     const ref_sgemm_epilogue *clamp)
+                                     const ref_sgemm_epilogue *clamp, int64_t mr, int64_t ncol)
 {
     __m512 c00 = _mm512_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
     __m512 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
@@ -212,10 +214,12 @@ AVX512 void ref_sgemm_kernel2_avx512(int64_t kc, const float *a, const float *b0
     __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
     int mode = beta == 0.0f ? 0 : beta == 1.0f ? 1 : 2;
     const __m512 acc[6][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}, {c40, c41}, {c50, c51}};
-    for (int r = 0; r < 6; r++) {
+    const __mmask16 m[2] = {ncol >= 16 ? 0xFFFF : (__mmask16)((1u << ncol) - 1),
+                            ncol >= 32 ? 0xFFFF : ncol > 16 ? (__mmask16)((1u << (ncol - 16)) - 1) : 0};
+    for (int64_t r = 0; r < mr && r < 6; r++) {
         const float *br = bias ? bias + r : NULL;
-        store_row16(c + r * ldc, acc[r][0], va, vb, mode, br, clamp, 0xFFFF);
-        store_row16(c + r * ldc + 16, acc[r][1], va, vb, mode, br, clamp, 0xFFFF);
+        for (int q = 0; q < 2 && m[q]; q++)
+            store_row16(c + r * ldc + 16 * q, acc[r][q], va, vb, mode, br, clamp, m[q]);
     }
 }
 
@@ -292,9 +296,11 @@ AVX512 void ref_sgemm_kernel_taps4_avx512(int64_t kc, const float *a, const floa
     }
 }
 
-/* Four adjacent packed panels (64 columns): as ref_sgemm_kernel2_avx512 with each A broadcast feeding four FMAs. */
+/* Four adjacent packed panels (64 columns): as ref_sgemm_kernel2_avx512 with each A broadcast feeding four FMAs, mr
+ * rows and ncol (49..64) columns stored. */
 AVX512 void ref_sgemm_kernel4_avx512(int64_t kc, const float *a, const float *b, int64_t panel, float *c, int64_t ldc,
-                                     float alpha, float beta, const float *bias, const ref_sgemm_epilogue *clamp)
+                                     float alpha, float beta, const float *bias, const ref_sgemm_epilogue *clamp,
+                                     int64_t mr, int64_t ncol)
 {
     __m512 c00 = _mm512_setzero_ps(), c01 = c00, c02 = c00, c03 = c00, c10 = c00, c11 = c00, c12 = c00, c13 = c00;
     __m512 c20 = c00, c21 = c00, c22 = c00, c23 = c00, c30 = c00, c31 = c00, c32 = c00, c33 = c00;
@@ -308,9 +314,11 @@ AVX512 void ref_sgemm_kernel4_avx512(int64_t kc, const float *a, const float *b,
     int mode = beta == 0.0f ? 0 : beta == 1.0f ? 1 : 2;
     const __m512 acc[6][4] = {{c00, c01, c02, c03}, {c10, c11, c12, c13}, {c20, c21, c22, c23},
                               {c30, c31, c32, c33}, {c40, c41, c42, c43}, {c50, c51, c52, c53}};
-    for (int r = 0; r < 6; r++) {
+    const __mmask16 m3 = ncol >= 64 ? 0xFFFF : ncol > 48 ? (__mmask16)((1u << (ncol - 48)) - 1) : 0;
+    for (int64_t r = 0; r < mr && r < 6; r++) {
         const float *br = bias ? bias + r : NULL;
-        for (int q = 0; q < 4; q++)
+        for (int q = 0; q < 3; q++)
             store_row16(c + r * ldc + 16 * q, acc[r][q], va, vb, mode, br, clamp, 0xFFFF);
+        store_row16(c + r * ldc + 48, acc[r][3], va, vb, mode, br, clamp, m3);
     }
 }
