@@ -3,6 +3,7 @@
  * (every tap in range, fully vectorized), other shapes row by row with clipped taps. It must never read outside
  * the input, nor allocate: the padded planes live in the caller's scratch. */
 #include <stdatomic.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "../alloc.h"
@@ -66,6 +67,22 @@ static bool dw_flat(const ref_conv_geom *g)
            g->k[1] * g->k[2] <= DW_FLAT_MAX_TAPS;
 }
 
+/* A flat plane the AVX-512 form reads in place: stride 1, output rows as wide as the input's, and flat indices
+ * (with the taps' reach and a block of slack) within int32, the lanes' index type. */
+static bool dw_same(const ref_conv_geom *g)
+{
+    int64_t reach = (g->in[1] + g->out[1] + g->pad_lo[1] + g->k[1] * g->dil[1] + 2) * g->in[2] + 128;
+    return g->stride[2] == 1 && g->out[2] == g->in[2] && reach < INT32_MAX;
+}
+
+/* The in-place form's mask table, ahead of the per-thread slices in scratch (room kept whatever the CPU). */
+static size_t same_table_bytes(const ref_conv_geom *g)
+{
+    if (!dw_same(g))
+        return 0;
+    return ref_align_up(sizeof(uint16_t) * ref_conv_dw_same_mask_count(g->out_size, g->k[1], g->k[2]), REF_ALIGN);
+}
+
 static void flat_dims_of(const ref_conv_geom *g, flat_dims *d)
 {
     d->s = g->stride[2];
@@ -89,7 +106,7 @@ size_t ref_conv_depthwise_scratch_bytes(const ref_conv_geom *g, int n_threads)
         return 0;
     flat_dims d;
     flat_dims_of(g, &d);
-    return flat_slice_bytes(&d) * (size_t)(n_threads < 1 ? 1 : n_threads);
+    return same_table_bytes(g) + flat_slice_bytes(&d) * (size_t)(n_threads < 1 ? 1 : n_threads);
 }
 
 /* Row r of phase planes (py, 0..s-1): padded columns C = c*s + px, from input row iy, zero outside the
@@ -161,19 +178,22 @@ static bool dw_plane_flat(const ref_conv_geom *g, dw_flat_fn flat, bool flat512,
     float *phases = (float *)slice;
     float *z = (float *)(slice + ref_align_up(sizeof(float) * (size_t)(d.phase * d.s * d.s), REF_ALIGN));
     fill_phases(g, &d, xp, phases);
+    /* taps kx outer, the order the in-place form (ref_conv_dw_same_avx512) needs to keep its masks in registers */
     const float *tp[DW_FLAT_MAX_TAPS];
+    float wt[DW_FLAT_MAX_TAPS];
     int nt = 0;
-    for (int64_t ky = 0; ky < g->k[1]; ky++)
-        for (int64_t kx = 0; kx < g->k[2]; kx++) {
+    for (int64_t kx = 0; kx < g->k[2]; kx++)
+        for (int64_t ky = 0; ky < g->k[1]; ky++) {
             int64_t ry = ky * g->dil[1], rx = kx * g->dil[2];
             const float *ph = phases + ((ry % d.s) * d.s + rx % d.s) * d.phase;
+            wt[nt] = wm[ky * g->k[2] + kx];
             tp[nt++] = ph + (ry / d.s) * d.wh + rx / d.s;
         }
     float clamp[2] = {g->act_lo, g->act_hi};
     if (flat512)
-        ref_conv_dw_flat_avx512(z, d.len, b, tp, wm, nt, g->act ? clamp : NULL);
+        ref_conv_dw_flat_avx512(z, d.len, b, tp, wt, nt, g->act ? clamp : NULL);
     else
-        flat(z, d.len, b, tp, wm, nt);
+        flat(z, d.len, b, tp, wt, nt);
     for (int64_t oy = 0; oy < g->out[1]; oy++)
         memcpy(yp + oy * g->out[2], z + oy * d.wh, sizeof(float) * (size_t)g->out[2]);
     return flat512;
@@ -222,6 +242,8 @@ typedef struct dw_job {
     dw_row_fn row;
     dw_flat_fn flat; /* NULL: row by row */
     bool flat512;    /* the flat kernel's AVX-512 form (ref_conv_dw_flat_avx512) */
+    bool same512;    /* stride 1, rows as wide as the input's: read in place (ref_conv_dw_same_avx512) */
+    const uint16_t *masks; /* its lane masks (ref_conv_dw_same_masks), made once for every plane */
     char *scratch;
     size_t slice;
 } dw_job;
@@ -235,7 +257,12 @@ static void dw_task(void *arg, int64_t begin, int64_t end, int tid)
         const float *xp = j->x + (n * g->cin + ci) * g->in_size, *wm = j->w + m * g->k_size;
         float b = j->bias ? j->bias[m] : 0.0f, *yp = j->y + p * g->out_size;
         bool clamped = false;
-        if (j->flat)
+        if (j->same512) {
+            float clamp[2] = {g->act_lo, g->act_hi};
+            ref_conv_dw_same_avx512(yp, g->out_size, xp, g->in[1], g->in[2], b, wm, g->k[1], g->k[2], g->dil[1],
+                                    g->dil[2], g->pad_lo[1], g->pad_lo[2], j->masks, g->act ? clamp : NULL);
+            clamped = true;
+        } else if (j->flat)
             clamped = dw_plane_flat(g, j->flat, j->flat512, xp, wm, b, yp, j->scratch + (size_t)tid * j->slice);
         else
             dw_plane_rows(g, j->row, xp, wm, b, yp);
@@ -259,6 +286,14 @@ int ref_conv_depthwise(const ref_conv_geom *g, const float *x, const float *w, c
         j.slice = flat_slice_bytes(&d);
         j.flat = avx2 ? ref_conv_dw_flat_avx2 : dw_flat_portable;
         j.flat512 = avx2 && use_avx512();
+        j.same512 = j.flat512 && dw_same(g);
+        size_t table = same_table_bytes(g);
+        j.scratch = (char *)scratch + table;
+        if (j.same512) {
+            ref_conv_dw_same_masks(g->out_size, g->in[1], g->in[2], g->k[1], g->k[2], g->dil[1], g->dil[2],
+                                   g->pad_lo[1], g->pad_lo[2], (uint16_t *)scratch);
+            j.masks = (const uint16_t *)scratch;
+        }
     }
     /* a fifth of a GEMM share: these FLOP run at about a fifth of GEMM's rate (they wait on loads) */
     int64_t per_plane = 2 * g->out_size * g->k_size, share = (int64_t)(REF_POOL_SHARE_FLOPS / 5);

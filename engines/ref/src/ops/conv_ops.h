@@ -65,8 +65,8 @@ bool ref_conv_has_packed(const ref_op_ctx *c);
 #define REF_CONV_DW_MAX_KX 32
 #define REF_CONV_DW_MAX_ROWS 64 /* kernel rows (kz, ky) per output row, also on the stack */
 bool ref_conv_is_depthwise(const ref_conv_geom *g);
-/* Per-thread scratch the depthwise kernel needs for n_threads (zero-padded phase planes of the input and
- * one output plane, for 1-D/2-D convs with equal strides; 0 otherwise). */
+/* Scratch the depthwise kernel needs for n_threads (per thread, zero-padded phase planes of the input and one output
+ * plane, for 1-D/2-D convs with equal strides, and ahead of them the in-place form's mask table; 0 otherwise). */
 size_t ref_conv_depthwise_scratch_bytes(const ref_conv_geom *g, int n_threads);
 /* Fails with REF_E_INVALID when scratch is smaller than ref_conv_depthwise_scratch_bytes. */
 int ref_conv_depthwise(const ref_conv_geom *g, const float *x, const float *w, const float *bias, float *y,
@@ -84,6 +84,16 @@ void ref_conv_dw_flat_avx2(float *z, int64_t len, float bias, const float *const
  * bits as the flat kernel and then ref_conv_act. */
 void ref_conv_dw_flat_avx512(float *z, int64_t len, float bias, const float *const *tp, const float *w, int ntaps,
                              const float *clamp);
+/* A stride-1 flat plane whose output rows are as wide as the input's (w), read in place with masked loads: len
+ * outputs from the in_h x w plane x, kh x kw taps wt, the same bits as the flat kernel over padded planes and then the
+ * clamp (NULL: none). Its lane masks, a function of the geometry alone, come from ref_conv_dw_same_masks (made once
+ * per convolution into ref_conv_dw_same_mask_count entries). */
+size_t ref_conv_dw_same_mask_count(int64_t len, int64_t kh, int64_t kw);
+void ref_conv_dw_same_masks(int64_t len, int64_t in_h, int64_t w, int64_t kh, int64_t kw, int64_t dil_y,
+                            int64_t dil_x, int64_t pad_y, int64_t pad_x, uint16_t *masks);
+void ref_conv_dw_same_avx512(float *y, int64_t len, const float *x, int64_t in_h, int64_t w, float bias,
+                             const float *wt, int64_t kh, int64_t kw, int64_t dil_y, int64_t dil_x, int64_t pad_y,
+                             int64_t pad_x, const uint16_t *masks, const float *clamp);
 
 /* Convolutions (all but 1x1 stride 1, one output channel per group, or more than 64 stride phases) whose GEMM reads
  * the padded input, split by stride phase, in place (conv_direct.c), when the CPU has the kernel for it
