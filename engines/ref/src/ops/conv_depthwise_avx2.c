@@ -1,5 +1,5 @@
 /* conv_depthwise_avx2.c: depthwise kernels, conv_depthwise_row.h's for AVX2 and AVX-512F forms (flat rows; stride
- * 1 read in place under masks). It must never run a kernel the CPU lacks, nor add in another order than the flat one. */
+ * 1 read in place under masks). It must never run a kernel the CPU lacks, nor add in another order than the flat. */
 #include "conv_ops.h"
 
 #define DW_ROW_FN ref_conv_dw_row_avx2
