@@ -257,6 +257,12 @@ static const cv_case conv_cases[] = {
     {"depthwise same 7x7 mult2", 2, 2, 4, 8, 4, {7, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, NULL, true, {0}, {0}},
     {"depthwise same rows apart", 2, 1, 3, 3, 3, {6, 9}, {3, 3}, {1, 1}, {2, 1}, {3, 2, 0, 0}, NULL, true, {0}, {0}},
     {"depthwise same 5x5 wide", 2, 1, 2, 2, 2, {3, 70}, {5, 5}, {1, 1}, {1, 1}, {2, 2, 2, 2}, NULL, false, {0}, {0}},
+    /* stride 2 on even-sided planes, output rows half as wide: read from the input's four phase planes */
+    {"depthwise phases s2 14x14", 2, 1, 4, 4, 4, {14, 14}, {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}, NULL, true, {0}, {0}},
+    {"depthwise phases s2 pads 0 1", 2, 2, 3, 6, 3, {8, 36}, {3, 3}, {2, 2}, {1, 1}, {0, 0, 1, 1}, NULL, true, {0},
+     {0}},
+    {"depthwise phases s2 5x3 dil", 2, 1, 2, 2, 2, {12, 40}, {5, 3}, {2, 2}, {2, 1}, {4, 1, 4, 1}, NULL, false, {0},
+     {0}},
     {"depthwise wide 1d (GEMM path)", 1, 1, 2, 2, 2, {40}, {35}, {1}, {1}, {3, 3}, NULL, true, {0}, {0}},
     {"1x1", 2, 1, 16, 24, 1, {9, 7}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, NULL, true, {0}, {0}},
     {"1x1 groups batch", 2, 2, 8, 12, 4, {5, 5}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, NULL, false, {0}, {0}},

@@ -67,20 +67,45 @@ static bool dw_flat(const ref_conv_geom *g)
            g->k[1] * g->k[2] <= DW_FLAT_MAX_TAPS;
 }
 
-/* A flat plane the AVX-512 form reads in place: stride 1, output rows as wide as the input's, and flat indices
- * (with the taps' reach and a block of slack) within int32, the lanes' index type. */
-static bool dw_same(const ref_conv_geom *g)
+/* A flat plane the AVX-512 form reads in place (ref_conv_dw_taps_avx512), as tap geometry t and per-tap offsets toff
+ * (from the plane, or from its four phase planes): 1 stride 1 with output rows as wide as the input's, 2 stride 2 on
+ * an even-sided plane with output rows half as wide; 0 none. Flat indices, with the taps' reach and a block of slack,
+ * must fit int32 (the lanes' index type). */
+static int dw_inplace(const ref_conv_geom *g, ref_dw_taps *t, int64_t *toff)
 {
+    int64_t s = g->stride[2];
+    bool same = s == 1 && g->out[2] == g->in[2];
+    bool ph2 = s == 2 && g->in[1] % 2 == 0 && g->in[2] % 2 == 0 && 2 * g->out[2] == g->in[2];
     int64_t reach = (g->in[1] + g->out[1] + g->pad_lo[1] + g->k[1] * g->dil[1] + 2) * g->in[2] + 128;
-    return g->stride[2] == 1 && g->out[2] == g->in[2] && reach < INT32_MAX;
+    if ((!same && !ph2) || reach >= INT32_MAX || g->k[1] > REF_DW_TAPS_MAX || g->k[2] > REF_DW_TAPS_MAX)
+        return 0;
+    *t = (ref_dw_taps){.len = g->out_size, .h = g->in[1] / s, .w = g->in[2] / s, .kh = g->k[1], .kw = g->k[2]};
+    int64_t py[REF_DW_TAPS_MAX], px[REF_DW_TAPS_MAX], plane = t->h * t->w;
+    /* a reach r = s*q + p (0 <= p < s) is row q of phase p: floor division, the reach may be negative */
+    for (int64_t ky = 0; ky < t->kh; ky++) {
+        int64_t r = ky * g->dil[1] - g->pad_lo[1];
+        py[ky] = ((r % s) + s) % s;
+        t->dy[ky] = (r - py[ky]) / s;
+    }
+    for (int64_t kx = 0; kx < t->kw; kx++) {
+        int64_t r = kx * g->dil[2] - g->pad_lo[2];
+        px[kx] = ((r % s) + s) % s;
+        t->dx[kx] = (r - px[kx]) / s;
+    }
+    for (int64_t ky = 0; ky < t->kh; ky++)
+        for (int64_t kx = 0; kx < t->kw; kx++)
+            toff[ky * t->kw + kx] = (py[ky] * s + px[kx]) * plane + t->dy[ky] * t->w + t->dx[kx];
+    return same ? 1 : 2;
 }
 
 /* The in-place form's mask table, ahead of the per-thread slices in scratch (room kept whatever the CPU). */
-static size_t same_table_bytes(const ref_conv_geom *g)
+static size_t inplace_table_bytes(const ref_conv_geom *g)
 {
-    if (!dw_same(g))
+    ref_dw_taps t;
+    int64_t toff[DW_FLAT_MAX_TAPS];
+    if (!dw_inplace(g, &t, toff))
         return 0;
-    return ref_align_up(sizeof(uint16_t) * ref_conv_dw_same_mask_count(g->out_size, g->k[1], g->k[2]), REF_ALIGN);
+    return ref_align_up(sizeof(uint16_t) * ref_conv_dw_taps_mask_count(&t), REF_ALIGN);
 }
 
 static void flat_dims_of(const ref_conv_geom *g, flat_dims *d)
@@ -94,10 +119,14 @@ static void flat_dims_of(const ref_conv_geom *g, flat_dims *d)
     d->len = g->out[1] * d->wh;
 }
 
-static size_t flat_slice_bytes(const flat_dims *d)
+/* A thread's slice: the phase planes and output plane of the flat form, or the four phase planes of the in-place
+ * form at stride 2 (no larger, but said so). */
+static size_t flat_slice_bytes(const ref_conv_geom *g, const flat_dims *d)
 {
-    return ref_align_up(sizeof(float) * (size_t)(d->phase * d->s * d->s), REF_ALIGN) +
-           ref_align_up(sizeof(float) * (size_t)d->len, REF_ALIGN);
+    size_t flat = ref_align_up(sizeof(float) * (size_t)(d->phase * d->s * d->s), REF_ALIGN) +
+                  ref_align_up(sizeof(float) * (size_t)d->len, REF_ALIGN);
+    size_t ph = ref_align_up(sizeof(float) * (size_t)g->in_size, REF_ALIGN);
+    return flat > ph ? flat : ph;
 }
 
 size_t ref_conv_depthwise_scratch_bytes(const ref_conv_geom *g, int n_threads)
@@ -106,7 +135,7 @@ size_t ref_conv_depthwise_scratch_bytes(const ref_conv_geom *g, int n_threads)
         return 0;
     flat_dims d;
     flat_dims_of(g, &d);
-    return same_table_bytes(g) + flat_slice_bytes(&d) * (size_t)(n_threads < 1 ? 1 : n_threads);
+    return inplace_table_bytes(g) + flat_slice_bytes(g, &d) * (size_t)(n_threads < 1 ? 1 : n_threads);
 }
 
 /* Row r of phase planes (py, 0..s-1): padded columns C = c*s + px, from input row iy, zero outside the
@@ -178,7 +207,7 @@ static bool dw_plane_flat(const ref_conv_geom *g, dw_flat_fn flat, bool flat512,
     float *phases = (float *)slice;
     float *z = (float *)(slice + ref_align_up(sizeof(float) * (size_t)(d.phase * d.s * d.s), REF_ALIGN));
     fill_phases(g, &d, xp, phases);
-    /* taps kx outer, the order the in-place form (ref_conv_dw_same_avx512) needs to keep its masks in registers */
+    /* taps kx outer, the order the in-place form (ref_conv_dw_taps_avx512) needs to keep its masks in registers */
     const float *tp[DW_FLAT_MAX_TAPS];
     float wt[DW_FLAT_MAX_TAPS];
     int nt = 0;
@@ -242,8 +271,10 @@ typedef struct dw_job {
     dw_row_fn row;
     dw_flat_fn flat; /* NULL: row by row */
     bool flat512;    /* the flat kernel's AVX-512 form (ref_conv_dw_flat_avx512) */
-    bool same512;    /* stride 1, rows as wide as the input's: read in place (ref_conv_dw_same_avx512) */
-    const uint16_t *masks; /* its lane masks (ref_conv_dw_same_masks), made once for every plane */
+    int inplace;     /* the AVX-512 in-place form (dw_inplace: 1 from the plane, 2 from its phase planes), or 0 */
+    ref_dw_taps taps; /* its geometry, per-tap offsets and lane masks, made once for every plane */
+    int64_t toff[DW_FLAT_MAX_TAPS];
+    const uint16_t *masks;
     char *scratch;
     size_t slice;
 } dw_job;
@@ -257,10 +288,15 @@ static void dw_task(void *arg, int64_t begin, int64_t end, int tid)
         const float *xp = j->x + (n * g->cin + ci) * g->in_size, *wm = j->w + m * g->k_size;
         float b = j->bias ? j->bias[m] : 0.0f, *yp = j->y + p * g->out_size;
         bool clamped = false;
-        if (j->same512) {
+        if (j->inplace) {
             float clamp[2] = {g->act_lo, g->act_hi};
-            ref_conv_dw_same_avx512(yp, g->out_size, xp, g->in[1], g->in[2], b, wm, g->k[1], g->k[2], g->dil[1],
-                                    g->dil[2], g->pad_lo[1], g->pad_lo[2], j->masks, g->act ? clamp : NULL);
+            const float *src = xp;
+            if (j->inplace == 2) {
+                float *ph = (float *)(j->scratch + (size_t)tid * j->slice);
+                ref_conv_dw_phases2(xp, g->in[1], g->in[2], ph);
+                src = ph;
+            }
+            ref_conv_dw_taps_avx512(yp, &j->taps, src, j->toff, b, wm, j->masks, g->act ? clamp : NULL);
             clamped = true;
         } else if (j->flat)
             clamped = dw_plane_flat(g, j->flat, j->flat512, xp, wm, b, yp, j->scratch + (size_t)tid * j->slice);
@@ -283,17 +319,14 @@ int ref_conv_depthwise(const ref_conv_geom *g, const float *x, const float *w, c
             return ref_fail(err, REF_E_INVALID, "depthwise scratch of %zu bytes, %zu needed", scratch_bytes, need);
         flat_dims d;
         flat_dims_of(g, &d);
-        j.slice = flat_slice_bytes(&d);
+        j.slice = flat_slice_bytes(g, &d);
         j.flat = avx2 ? ref_conv_dw_flat_avx2 : dw_flat_portable;
         j.flat512 = avx2 && use_avx512();
-        j.same512 = j.flat512 && dw_same(g);
-        size_t table = same_table_bytes(g);
-        j.scratch = (char *)scratch + table;
-        if (j.same512) {
-            ref_conv_dw_same_masks(g->out_size, g->in[1], g->in[2], g->k[1], g->k[2], g->dil[1], g->dil[2],
-                                   g->pad_lo[1], g->pad_lo[2], (uint16_t *)scratch);
-            j.masks = (const uint16_t *)scratch;
-        }
+        j.inplace = j.flat512 ? dw_inplace(g, &j.taps, j.toff) : 0;
+        j.scratch = (char *)scratch + inplace_table_bytes(g);
+        j.masks = (const uint16_t *)scratch;
+        if (j.inplace)
+            ref_conv_dw_taps_masks(&j.taps, (uint16_t *)scratch);
     }
     /* a fifth of a GEMM share: these FLOP run at about a fifth of GEMM's rate (they wait on loads) */
     int64_t per_plane = 2 * g->out_size * g->k_size, share = (int64_t)(REF_POOL_SHARE_FLOPS / 5);

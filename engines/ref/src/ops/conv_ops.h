@@ -84,6 +84,24 @@ void ref_conv_dw_flat_avx2(float *z, int64_t len, float bias, const float *const
  * bits as the flat kernel and then ref_conv_act. */
 void ref_conv_dw_flat_avx512(float *z, int64_t len, float bias, const float *const *tp, const float *w, int ntaps,
                              const float *clamp);
+
+/* A depthwise plane the AVX-512 kernel reads in place (conv_depthwise_inplace_avx2.c): len outputs flat over rows of
+ * w; tap (ky, kx) reads an h x w plane at row + dy[ky], column + dx[kx], a zero outside it. */
+#define REF_DW_TAPS_MAX 64
+typedef struct ref_dw_taps {
+    int64_t len, h, w, kh, kw;
+    int64_t dy[REF_DW_TAPS_MAX], dx[REF_DW_TAPS_MAX];
+} ref_dw_taps;
+/* Its lane masks, a function of the geometry alone: made once per convolution (ref_conv_dw_taps_mask_count entries). */
+size_t ref_conv_dw_taps_mask_count(const ref_dw_taps *t);
+void ref_conv_dw_taps_masks(const ref_dw_taps *t, uint16_t *masks);
+/* y[j] = bias + sum over taps (kx outer, ky inner) of wt[ky*kw + kx] * x[toff[ky*kw + kx] + j] under the masks, then
+ * the clamp (NULL: none): the same bits as the flat kernel over zero-padded planes and then ref_conv_act. */
+void ref_conv_dw_taps_avx512(float *y, const ref_dw_taps *t, const float *x, const int64_t *toff, float bias,
+                             const float *wt, const uint16_t *masks, const float *clamp);
+/* The four phase planes of an in_h x in_w plane (both even), plane (py, px) at ph + (2*py + px) * in_h*in_w/4 holding
+ * x[2r + py][2c + px]: a stride-2 convolution over them is a stride-1 one. */
+void ref_conv_dw_phases2(const float *x, int64_t in_h, int64_t in_w, float *ph);
 /* A stride-1 flat plane whose output rows are as wide as the input's (w), read in place with masked loads: len
  * outputs from the in_h x w plane x, kh x kw taps wt, the same bits as the flat kernel over padded planes and then the
  * clamp (NULL: none). Its lane masks, a function of the geometry alone, come from ref_conv_dw_same_masks (made once
