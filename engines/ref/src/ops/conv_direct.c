@@ -178,6 +178,8 @@ static void fill_phase(const ref_conv_geom *g, const direct_plan *p, const float
         memset(d, 0, sizeof(float) * (size_t)(ca - xa));
         if (s2 == 1)
             memcpy(d + (ca - xa), row + ca + shift, sizeof(float) * (size_t)(cb - ca));
+        else if (s2 == 2) /* this path runs only with AVX-512 (ref_sgemm_taps_available) */
+            ref_conv_deal2(row + ca * 2 + shift, cb - ca, d + (ca - xa));
         else
             for (int64_t x = ca; x < cb; x++)
                 d[x - xa] = row[x * s2 + shift];

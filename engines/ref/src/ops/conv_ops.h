@@ -113,6 +113,9 @@ void ref_conv_dw_same_avx512(float *y, int64_t len, const float *x, int64_t in_h
                              const float *wt, int64_t kh, int64_t kw, int64_t dil_y, int64_t dil_x, int64_t pad_y,
                              int64_t pad_x, const uint16_t *masks, const float *clamp);
 
+/* dst[i] = src[2i] for i < n, reading src[0 .. 2n-2] only; AVX-512F (conv_deal_avx2.c), so only where it is known. */
+void ref_conv_deal2(const float *src, int64_t n, float *dst);
+
 /* Convolutions (all but 1x1 stride 1, one output channel per group, or more than 64 stride phases) whose GEMM reads
  * the padded input, split by stride phase, in place (conv_direct.c), when the CPU has the kernel for it
  * (ref_sgemm_taps_available) and the tests have not forced im2col. Same bits as the im2col path. */
