@@ -84,6 +84,8 @@ static size_t conv_scratch_bytes(const ref_op_ctx *c)
         return ref_conv_depthwise_scratch_bytes(&g, c->n_threads);
     conv_sizes s;
     conv_sizes_of(&g, ref_conv_has_packed(c), c->n_threads, &s);
+    if (ref_conv_pointwise_inplace_ok(&g))
+        return s.packed_w_bytes + ref_conv_pointwise_inplace_scratch_bytes(&g);
     if (ref_conv_direct_ok(&g))
         return s.packed_w_bytes + ref_conv_direct_scratch_bytes(&g, c->n_threads);
     return s.packed_w_bytes + s.tile_bytes * (size_t)(c->n_threads < 1 ? 1 : c->n_threads);
@@ -199,8 +201,8 @@ static int conv_run(ref_op_ctx *c)
     conv_job j = {.g = &g, .x = x, .bias = bias, .y = y, .pointwise = is_pointwise(&g)};
     int threads = c->n_threads < 1 ? 1 : c->n_threads;
     conv_sizes_of(&g, st != NULL, threads, &j.s);
-    bool direct = ref_conv_direct_ok(&g);
-    size_t need = j.s.packed_w_bytes + (direct ? 0 : j.s.tile_bytes * (size_t)threads);
+    bool inplace = ref_conv_pointwise_inplace_ok(&g), direct = !inplace && ref_conv_direct_ok(&g);
+    size_t need = j.s.packed_w_bytes + (direct || inplace ? 0 : j.s.tile_bytes * (size_t)threads);
     if (c->scratch_bytes < need)
         return ref_fail(c->err, REF_E_INVALID, "scratch of %zu bytes, %zu needed", c->scratch_bytes, need);
     j.group_floats = ref_sgemm_packed_a_floats(g.cout_g, kdim);
@@ -214,6 +216,10 @@ static int conv_run(ref_op_ctx *c)
         }
         j.wp = wp;
     }
+    if (inplace)
+        return ref_conv_pointwise_inplace(&g, x, j.wp, j.group_floats, bias, y, c->pool,
+                                          (char *)c->scratch + j.s.packed_w_bytes,
+                                          c->scratch_bytes - j.s.packed_w_bytes, c->err);
     if (direct)
         return ref_conv_direct(&g, x, j.wp, j.group_floats, bias, y, c->pool, (char *)c->scratch + j.s.packed_w_bytes,
                                c->scratch_bytes - j.s.packed_w_bytes, c->err);

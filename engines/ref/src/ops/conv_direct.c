@@ -1,7 +1,7 @@
 /* conv_direct.c: convolutions without im2col: the GEMM reads its columns in place, through a tap table
  * (ref_sgemm_taps), from the zero-padded input split into stride phases, over "virtual" output columns that run along
- * the phase planes' rows; the few columns that fall past an output row are computed and dropped. It must never
- * allocate, and never give other bits than the im2col path (same K order, same K blocks). */
+ * the phase planes' rows (the few past an output row computed and dropped); a 1x1 with few input channels straight
+ * from the input. It must never allocate, nor give other bits than the im2col path (same K order, same K blocks). */
 #include <stdatomic.h>
 #include <string.h>
 
@@ -124,7 +124,7 @@ static bool pointwise(const ref_conv_geom *g)
 bool ref_conv_direct_ok(const ref_conv_geom *g)
 {
     /* 1x1 stride 1: packing X is cheap and its panels are contiguous, while reading X in place strides a plane per k
-     * (L1 set conflicts made ResNet-50 slower). One output channel: the packed path's one-row kernel adds in another
+     * (L1 set conflicts made ResNet-50 slower; with few planes, ref_conv_pointwise_inplace). One output channel: the packed path's one-row kernel adds in another
      * order. */
     if (atomic_load(&force_im2col) || !ref_sgemm_taps_available() || g->transpose || pointwise(g) ||
         g->cout_g == 1 || n_phases(g) > MAX_PHASES)
@@ -262,5 +262,59 @@ int ref_conv_direct(const ref_conv_geom *g, const float *x, const float *wp, siz
     double task_flops = 2.0 * (double)p.m_rows * (double)(g->cin_g * g->k_size) * (double)p.tw;
     int64_t grain = task_flops >= REF_POOL_SHARE_FLOPS ? 1 : (int64_t)(REF_POOL_SHARE_FLOPS / task_flops) + 1;
     ref_parallel_for(pool, tasks, grain, direct_task, &j);
+    return REF_OK;
+}
+
+/* ---- 1x1 stride 1 with few input channels: B is the input itself (tap k is channel k's plane), C the output ---- */
+
+/* Input channels up to which reading X in place beats packing it: a short K strides only that many planes per column
+ * block, so the L1 sets hold them, and packing would copy the whole input for few FLOP per float. */
+#define INPLACE_MAX_K 32
+#define INPLACE_COLS 512 /* columns per task, a multiple of 64 */
+
+bool ref_conv_pointwise_inplace_ok(const ref_conv_geom *g)
+{
+    return !atomic_load(&force_im2col) && ref_sgemm_taps_available() && !g->transpose && pointwise(g) &&
+           g->cout_g > 1 && g->cin_g <= INPLACE_MAX_K && (double)g->cin_g * (double)g->in_size < 2147483647.0;
+}
+
+size_t ref_conv_pointwise_inplace_scratch_bytes(const ref_conv_geom *g)
+{
+    return ref_align_up(sizeof(int32_t) * (size_t)g->cin_g, REF_ALIGN);
+}
+
+static void inplace_task(void *arg, int64_t begin, int64_t end, int tid)
+{
+    (void)tid;
+    const direct_job *j = arg;
+    const ref_conv_geom *g = j->g;
+    int64_t tiles = cdiv(g->out_size, INPLACE_COLS);
+    for (int64_t t = begin; t < end; t++) {
+        int64_t jb = t / tiles, v0 = t % tiles * INPLACE_COLS, n = jb / g->group, gi = jb % g->group;
+        int64_t ncols = g->out_size - v0 < INPLACE_COLS ? g->out_size - v0 : INPLACE_COLS;
+        const float *x_g = j->x + (n * g->cin + gi * g->cin_g) * g->in_size;
+        float *y_g = j->y + (n * g->cout + gi * g->cout_g) * g->out_size;
+        ref_sgemm_epilogue ep = {.bias = j->bias ? j->bias + gi * g->cout_g : NULL, .clamp = g->act,
+                                 .lo = g->act_lo, .hi = g->act_hi};
+        ref_sgemm_taps(j->wp + (size_t)gi * j->group_floats, g->cout_g, 0, g->cout_g, g->cin_g, x_g + v0, j->offs,
+                       ncols, y_g + v0, g->out_size, &ep);
+    }
+}
+
+int ref_conv_pointwise_inplace(const ref_conv_geom *g, const float *x, const float *wp, size_t group_floats,
+                               const float *bias, float *y, ref_pool *pool, void *scratch, size_t scratch_bytes,
+                               ref_error *err)
+{
+    size_t need = ref_conv_pointwise_inplace_scratch_bytes(g);
+    if (scratch_bytes < need)
+        return ref_fail(err, REF_E_INVALID, "conv: scratch of %zu bytes, %zu needed", scratch_bytes, need);
+    int32_t *offs = scratch;
+    for (int64_t ci = 0; ci < g->cin_g; ci++)
+        offs[ci] = (int32_t)(ci * g->in_size);
+    direct_job j = {.g = g, .x = x, .wp = wp, .bias = bias, .group_floats = group_floats, .y = y, .offs = offs};
+    int64_t tasks = g->batch * g->group * cdiv(g->out_size, INPLACE_COLS);
+    double task_flops = 2.0 * (double)g->cout_g * (double)g->cin_g * INPLACE_COLS;
+    int64_t grain = task_flops >= REF_POOL_SHARE_FLOPS ? 1 : (int64_t)(REF_POOL_SHARE_FLOPS / task_flops) + 1;
+    ref_parallel_for(pool, tasks, grain, inplace_task, &j);
     return REF_OK;
 }

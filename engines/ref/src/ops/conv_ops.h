@@ -125,6 +125,13 @@ size_t ref_conv_direct_scratch_bytes(const ref_conv_geom *g, int n_threads);
  * ref_conv_direct_scratch_bytes for the pool's threads. */
 int ref_conv_direct(const ref_conv_geom *g, const float *x, const float *wp, size_t group_floats, const float *bias,
                     float *y, ref_pool *pool, void *scratch, size_t scratch_bytes, ref_error *err);
+/* 1x1 stride-1 convolutions with few input channels per group: the GEMM reads the input planes in place and writes
+ * the output directly (conv_direct.c), under the same conditions and with the same bits as the direct path. */
+bool ref_conv_pointwise_inplace_ok(const ref_conv_geom *g);
+size_t ref_conv_pointwise_inplace_scratch_bytes(const ref_conv_geom *g);
+int ref_conv_pointwise_inplace(const ref_conv_geom *g, const float *x, const float *wp, size_t group_floats,
+                               const float *bias, float *y, ref_pool *pool, void *scratch, size_t scratch_bytes,
+                               ref_error *err);
 /* Tests: take the im2col path even where the direct one applies. Process-wide. */
 void ref_conv_force_im2col(bool on);
 
