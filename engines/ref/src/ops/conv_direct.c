@@ -283,21 +283,35 @@ size_t ref_conv_pointwise_inplace_scratch_bytes(const ref_conv_geom *g)
     return ref_align_up(sizeof(int32_t) * (size_t)g->cin_g, REF_ALIGN);
 }
 
+/* Tasks: (image, group, part), a part being a block of output rows over every column (rows_per > 0) or a block of
+ * INPLACE_COLS columns over every row. */
+typedef struct inplace_job {
+    const direct_job *d;
+    int64_t parts, rows_per;
+} inplace_job;
+
 static void inplace_task(void *arg, int64_t begin, int64_t end, int tid)
 {
     (void)tid;
-    const direct_job *j = arg;
+    const inplace_job *ij = arg;
+    const direct_job *j = ij->d;
     const ref_conv_geom *g = j->g;
-    int64_t tiles = cdiv(g->out_size, INPLACE_COLS);
     for (int64_t t = begin; t < end; t++) {
-        int64_t jb = t / tiles, v0 = t % tiles * INPLACE_COLS, n = jb / g->group, gi = jb % g->group;
-        int64_t ncols = g->out_size - v0 < INPLACE_COLS ? g->out_size - v0 : INPLACE_COLS;
+        int64_t jb = t / ij->parts, part = t % ij->parts, n = jb / g->group, gi = jb % g->group;
+        int64_t m0 = 0, m1 = g->cout_g, v0 = 0, ncols = g->out_size;
+        if (ij->rows_per) {
+            m0 = part * ij->rows_per;
+            m1 = m0 + ij->rows_per < g->cout_g ? m0 + ij->rows_per : g->cout_g;
+        } else {
+            v0 = part * INPLACE_COLS;
+            ncols = g->out_size - v0 < INPLACE_COLS ? g->out_size - v0 : INPLACE_COLS;
+        }
         const float *x_g = j->x + (n * g->cin + gi * g->cin_g) * g->in_size;
         float *y_g = j->y + (n * g->cout + gi * g->cout_g) * g->out_size;
         ref_sgemm_epilogue ep = {.bias = j->bias ? j->bias + gi * g->cout_g : NULL, .clamp = g->act,
                                  .lo = g->act_lo, .hi = g->act_hi};
-        ref_sgemm_taps(j->wp + (size_t)gi * j->group_floats, g->cout_g, 0, g->cout_g, g->cin_g, x_g + v0, j->offs,
-                       ncols, y_g + v0, g->out_size, &ep);
+        ref_sgemm_taps(j->wp + (size_t)gi * j->group_floats, g->cout_g, m0, m1, g->cin_g, x_g + v0, j->offs, ncols,
+                       y_g + v0, g->out_size, &ep);
     }
 }
 
@@ -312,9 +326,20 @@ int ref_conv_pointwise_inplace(const ref_conv_geom *g, const float *x, const flo
     for (int64_t ci = 0; ci < g->cin_g; ci++)
         offs[ci] = (int32_t)(ci * g->in_size);
     direct_job j = {.g = g, .x = x, .wp = wp, .bias = bias, .group_floats = group_floats, .y = y, .offs = offs};
-    int64_t tasks = g->batch * g->group * cdiv(g->out_size, INPLACE_COLS);
-    double task_flops = 2.0 * (double)g->cout_g * (double)g->cin_g * INPLACE_COLS;
+    inplace_job ij = {.d = &j, .parts = cdiv(g->out_size, INPLACE_COLS)};
+    /* With rows enough, each thread takes a block of output channels over the whole image: the planes it writes are
+     * the ones a depthwise convolution after it (split by planes the same way) reads, so they stay in its core's
+     * caches; a split by columns would leave half of every plane in the other core's. */
+    int threads = ref_pool_threads(pool);
+    int64_t panels = cdiv(g->cout_g, REF_SGEMM_MR);
+    if (threads > 1 && panels >= 2 * threads) {
+        ij.rows_per = cdiv(panels, threads) * REF_SGEMM_MR;
+        ij.parts = cdiv(g->cout_g, ij.rows_per);
+    }
+    int64_t tasks = g->batch * g->group * ij.parts;
+    double task_flops = 2.0 * (double)g->cin_g * (ij.rows_per ? (double)ij.rows_per * (double)g->out_size
+                                                               : (double)g->cout_g * INPLACE_COLS);
     int64_t grain = task_flops >= REF_POOL_SHARE_FLOPS ? 1 : (int64_t)(REF_POOL_SHARE_FLOPS / task_flops) + 1;
-    ref_parallel_for(pool, tasks, grain, inplace_task, &j);
+    ref_parallel_for(pool, tasks, grain, inplace_task, &ij);
     return REF_OK;
 }
