@@ -327,13 +327,14 @@ int ref_conv_pointwise_inplace(const ref_conv_geom *g, const float *x, const flo
         offs[ci] = (int32_t)(ci * g->in_size);
     direct_job j = {.g = g, .x = x, .wp = wp, .bias = bias, .group_floats = group_floats, .y = y, .offs = offs};
     inplace_job ij = {.d = &j, .parts = cdiv(g->out_size, INPLACE_COLS)};
-    /* With rows enough, each thread takes a block of output channels over the whole image: the planes it writes are
-     * the ones a depthwise convolution after it (split by planes the same way) reads, so they stay in its core's
-     * caches; a split by columns would leave half of every plane in the other core's. */
+    /* With rows enough, each thread takes a block of output channels over the whole image when its share fits L2: the
+     * planes it writes are the ones a depthwise convolution after it (split by planes the same way) reads, so they
+     * stay in its core's cache; a split by columns would leave half of every plane in the other core's. A share past
+     * L2 goes out to memory either way, and then the column split writes it faster (fewer streams at once). */
     int threads = ref_pool_threads(pool);
-    int64_t panels = cdiv(g->cout_g, REF_SGEMM_MR);
-    if (threads > 1 && panels >= 2 * threads) {
-        ij.rows_per = cdiv(panels, threads) * REF_SGEMM_MR;
+    int64_t panels = cdiv(g->cout_g, REF_SGEMM_MR), rows_per = cdiv(panels, threads) * REF_SGEMM_MR;
+    if (threads > 1 && panels >= 2 * threads && rows_per * g->out_size <= DIRECT_TARGET_FLOATS) {
+        ij.rows_per = rows_per;
         ij.parts = cdiv(g->cout_g, ij.rows_per);
     }
     int64_t tasks = g->batch * g->group * ij.parts;
