@@ -267,7 +267,7 @@ static const cv_case conv_cases[] = {
     /* the direct path over wide phase rows: tiles whose vectors run across a row end, a wide dilated reach, 1-D */
     {"direct wide rows 3x3", 2, 1, 4, 13, 1, {9, 30}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, NULL, true, {0}, {0}},
     {"direct wide rows s2", 2, 2, 3, 8, 1, {11, 37}, {3, 3}, {2, 2}, {1, 1}, {1, 0, 1, 1}, NULL, true, {0}, {0}},
-    {"direct wide rows 1x7 dil", 2, 1, 2, 7, 1, {6, 40}, {3, 7}, {1, 1}, {1, 2}, {1, 6, 1, 6}, NULL, false, {0}, {0}},
+    {"direct wide rows 3x7 dil", 2, 1, 2, 7, 1, {6, 40}, {3, 7}, {1, 1}, {1, 2}, {1, 6, 1, 6}, NULL, false, {0}, {0}},
     {"direct wide rows 1d", 1, 1, 3, 5, 1, {50}, {5}, {1}, {1}, {2, 2}, NULL, true, {0}, {0}},
     {"1x1", 2, 1, 16, 24, 1, {9, 7}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, NULL, true, {0}, {0}},
     {"1x1 groups batch", 2, 2, 8, 12, 4, {5, 5}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, NULL, false, {0}, {0}},
