@@ -1,7 +1,8 @@
-/* pool.c: a fixed pool of worker threads; each loop is cut into one static range per thread. Workers spin for a
- * short while after a loop before they sleep, because waking a sleeping thread costs 60-85 us on this kind of VM,
- * more than many operators take. It must never allocate while dispatching, and never leave a worker running
- * after ref_pool_free. */
+/* pool.c: a fixed pool of worker threads; each loop gives every thread a home range, which it runs in a large first
+ * piece and a few small ones, and a thread done early takes the pieces another has not started (a vCPU descheduled
+ * mid-loop no longer holds the others up). Workers spin a while after a loop before they sleep, because waking a
+ * sleeping thread costs 60-85 us on this kind of VM. It must never allocate while dispatching, and never leave a
+ * worker running after ref_pool_free. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -25,8 +26,11 @@ struct ref_pool {
     /* the current loop: written before generation is bumped, read after it is seen */
     ref_task_fn fn;
     void *arg;
-    int64_t n, chunk;
+    int64_t n, chunk, grain;
+    _Atomic int64_t *cursor; /* per thread, CURSOR_STRIDE apart: the next unclaimed index of its home range */
 };
+
+#define CURSOR_STRIDE 8 /* int64s: one cache line per cursor */
 
 typedef struct {
     ref_pool *p;
@@ -40,13 +44,36 @@ static inline void cpu_relax(void)
 #endif
 }
 
-static void run_range(ref_pool *p, int tid)
+/* Home range of thread t: [t*chunk, min(n, (t+1)*chunk)). */
+static void home_of(const ref_pool *p, int t, int64_t *start, int64_t *end)
 {
-    int64_t begin = p->chunk * tid;
-    if (begin >= p->n)
-        return;
-    int64_t end = begin + p->chunk < p->n ? begin + p->chunk : p->n;
-    p->fn(p->arg, begin, end, tid);
+    *start = p->chunk * t < p->n ? p->chunk * t : p->n;
+    *end = *start + p->chunk < p->n ? *start + p->chunk : p->n;
+}
+
+/* Thread tid's share of the loop: pieces of its own range, then of the others' while any are left. A piece is three
+ * quarters of a range when none of it is taken yet, an eighth after (never under grain), so a thread alone runs its
+ * range in three calls. Which thread runs which index never changes a result (every operator's tasks are
+ * independent), only how long the loop takes. */
+static void run_share(ref_pool *p, int tid)
+{
+    for (int k = 0; k < p->n_threads; k++) {
+        int o = (tid + k) % p->n_threads;
+        int64_t start, end;
+        home_of(p, o, &start, &end);
+        int64_t len = end - start, big = len - len / 4, small = len / 8;
+        big = big < p->grain ? p->grain : big;
+        small = small < p->grain ? p->grain : small;
+        _Atomic int64_t *cur = &p->cursor[(size_t)o * CURSOR_STRIDE];
+        for (int64_t at = atomic_load(cur); at < end;) {
+            int64_t stop = at + (at == start ? big : small);
+            stop = stop < end ? stop : end;
+            if (atomic_compare_exchange_weak(cur, &at, stop)) {
+                p->fn(p->arg, at, stop, tid);
+                at = atomic_load(cur);
+            }
+        }
+    }
 }
 
 /* Wait for a generation other than seen (spin, then sleep); returns it, or seen when stopping. */
@@ -78,7 +105,7 @@ static void *worker_main(void *v)
         if (atomic_load(&p->stop))
             break;
         seen = g;
-        run_range(p, tid);
+        run_share(p, tid);
         if (atomic_fetch_sub(&p->pending, 1) == 1) {
             pthread_mutex_lock(&p->mu); /* the dispatcher may be between its check and its wait */
             pthread_cond_signal(&p->done);
@@ -101,7 +128,8 @@ int ref_pool_new(int n_threads, ref_pool **out, ref_error *err)
     pthread_cond_init(&p->done, NULL);
     if (n_threads > 1) {
         p->workers = ref_calloc((size_t)n_threads, sizeof *p->workers);
-        if (!p->workers)
+        p->cursor = ref_calloc((size_t)n_threads * CURSOR_STRIDE, sizeof *p->cursor);
+        if (!p->workers || !p->cursor)
             goto nomem;
         for (int t = 1; t < n_threads; t++) {
             worker_arg *a = ref_malloc(sizeof *a);
@@ -140,6 +168,7 @@ void ref_pool_free(ref_pool *p)
     pthread_cond_destroy(&p->wake);
     pthread_cond_destroy(&p->done);
     ref_free(p->workers);
+    ref_free((void *)p->cursor);
     ref_free(p);
 }
 
@@ -163,13 +192,19 @@ void ref_parallel_for(ref_pool *p, int64_t n, int64_t grain, ref_task_fn fn, voi
     p->arg = arg;
     p->n = n;
     p->chunk = chunk;
+    p->grain = grain;
+    for (int t = 0; t < threads; t++) {
+        int64_t start, end;
+        home_of(p, t, &start, &end);
+        atomic_store(&p->cursor[(size_t)t * CURSOR_STRIDE], start);
+    }
     atomic_store(&p->pending, p->n_started);
     /* Bumped under the mutex, so a worker about to sleep cannot miss it. */
     pthread_mutex_lock(&p->mu);
     atomic_fetch_add_explicit(&p->generation, 1, memory_order_release);
     pthread_cond_broadcast(&p->wake);
     pthread_mutex_unlock(&p->mu);
-    run_range(p, 0);
+    run_share(p, 0);
     for (int i = 0; i < REF_POOL_SPINS && atomic_load(&p->pending) > 0; i++)
         cpu_relax();
     if (atomic_load(&p->pending) > 0) {
