@@ -17,9 +17,10 @@ void ref_pool_free(ref_pool *p);
 int ref_pool_threads(const ref_pool *p);
 
 /* fn(arg, begin, end, tid) over disjoint ranges covering [0, n), tid in [0, threads): tid indexes
- * per-thread scratch. Ranges are at least `grain` long except the last. Returns when all are done.
- * Ranges depend only on n, grain and the thread count, so results are reproducible. Not reentrant:
- * a task must not call ref_parallel_for on the same pool. */
+ * per-thread scratch. Ranges are at least `grain` long except the last of each thread's home range (its
+ * n/threads share, run first and mostly by that thread); a thread may run several, and which ones varies
+ * with timing, so a task's result must depend on its indices alone. Returns when all are done. Not
+ * reentrant: a task must not call ref_parallel_for on the same pool. */
 /* Work worth a share of a loop, in FLOP of GEMM. A worker still spinning from the previous loop (pool.c, ~80 us) picks
  * a loop up in about a microsecond, so back-to-back operators pay to split from ~0.5 MFLOP a share (a few us); only the
  * first loop after a pause wakes a sleeping worker (60-85 us). Raising it to 4-8 MFLOP left MobileNetV2's small layers
