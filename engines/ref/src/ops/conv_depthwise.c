@@ -1,7 +1,7 @@
-/* conv_depthwise.c: direct depthwise convolution (one input channel per group, any channel multiplier),
- * parallel over output planes: 1-D/2-D planes with equal strides flattened over zero-padded phase planes
- * (every tap in range, fully vectorized), other shapes row by row with clipped taps. It must never read outside
- * the input, nor allocate: the padded planes live in the caller's scratch. */
+/* conv_depthwise.c: direct depthwise convolution (one input channel per group, any channel multiplier), parallel over
+ * output planes: 1-D/2-D planes with equal strides read in place under lane masks where AVX-512 and the shape allow
+ * (conv_depthwise_inplace_avx2.c), else flattened over zero-padded phase planes; other shapes row by row with clipped
+ * taps. It must never read outside the input, nor allocate: padded and phase planes live in the caller's scratch. */
 #include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
