@@ -14,7 +14,8 @@ __attribute__((target("avx512f,avx2,fma"))) void ref_conv_deal2(const float *src
         __mmask16 mhi = left >= 32 ? 0xFFFF : left > 16 ? (__mmask16)((1u << (left - 16)) - 1) : 0;
         __mmask16 mout = n - i >= 16 ? 0xFFFF : (__mmask16)((1u << (n - i)) - 1);
         uintptr_t p = (uintptr_t)(src + 2 * i); /* an integer: the high half may lie past the row, masked off */
-        __m512 lo = _mm512_maskz_loadu_ps(mlo, (const void *)p), hi = _mm512_maskz_loadu_ps(mhi, (const void *)(p + 64));
+        __m512 lo = _mm512_maskz_loadu_ps(mlo, (const void *)p);
+        __m512 hi = _mm512_maskz_loadu_ps(mhi, (const void *)(p + 64));
         _mm512_mask_storeu_ps(dst + i, mout, _mm512_permutex2var_ps(lo, even, hi));
     }
 }

@@ -99,13 +99,16 @@ static int dw_inplace(const ref_conv_geom *g, ref_dw_taps *t, int64_t *toff)
 }
 
 /* The in-place form's mask table, ahead of the per-thread slices in scratch (room kept whatever the CPU). */
+static size_t table_bytes(const ref_dw_taps *t)
+{
+    return ref_align_up(sizeof(uint16_t) * ref_conv_dw_taps_mask_count(t), REF_ALIGN);
+}
+
 static size_t inplace_table_bytes(const ref_conv_geom *g)
 {
     ref_dw_taps t;
     int64_t toff[DW_FLAT_MAX_TAPS];
-    if (!dw_inplace(g, &t, toff))
-        return 0;
-    return ref_align_up(sizeof(uint16_t) * ref_conv_dw_taps_mask_count(&t), REF_ALIGN);
+    return dw_inplace(g, &t, toff) ? table_bytes(&t) : 0;
 }
 
 static void flat_dims_of(const ref_conv_geom *g, flat_dims *d)
@@ -322,8 +325,10 @@ int ref_conv_depthwise(const ref_conv_geom *g, const float *x, const float *w, c
         j.slice = flat_slice_bytes(g, &d);
         j.flat = avx2 ? ref_conv_dw_flat_avx2 : dw_flat_portable;
         j.flat512 = avx2 && use_avx512();
-        j.inplace = j.flat512 ? dw_inplace(g, &j.taps, j.toff) : 0;
-        j.scratch = (char *)scratch + inplace_table_bytes(g);
+        /* the mask table's room is kept whatever the CPU (the scratch was sized by the geometry alone) */
+        int form = dw_inplace(g, &j.taps, j.toff);
+        j.inplace = j.flat512 ? form : 0;
+        j.scratch = (char *)scratch + (form ? table_bytes(&j.taps) : 0);
         j.masks = (const uint16_t *)scratch;
         if (j.inplace)
             ref_conv_dw_taps_masks(&j.taps, (uint16_t *)scratch);

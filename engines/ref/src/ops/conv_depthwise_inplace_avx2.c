@@ -1,5 +1,5 @@
-/* conv_depthwise_inplace_avx2.c: AVX-512F depthwise planes read where they lie, under lane masks: stride 1 straight
- * from the input, stride 2 from its four phase planes. It must never read a masked-off lane, nor add in another order. */
+/* conv_depthwise_inplace_avx2.c: AVX-512F depthwise planes read in place under lane masks, stride 1 from the input,
+ * stride 2 from its four phase planes. It must never read a masked-off lane, nor add in another order. */
 #include <immintrin.h>
 
 #include "conv_ops.h"
@@ -17,20 +17,26 @@ static inline size_t block_masks(const ref_dw_taps *t) { return (size_t)(t->kw +
 
 size_t ref_conv_dw_taps_mask_count(const ref_dw_taps *t) { return (size_t)((t->len + 63) / 64) * block_masks(t); }
 
-/* A block needs row masks only near the plane's ends (or as the last, partial one); elsewhere they are all ones. */
-static inline bool block_edge(const ref_dw_taps *t, int64_t j)
+/* The rows the taps reach above and below an output's own (dlo <= 0 <= dhi), once per call. */
+static void row_reach(const ref_dw_taps *t, int64_t *dlo, int64_t *dhi)
 {
-    int64_t dlo = 0, dhi = 0;
+    *dlo = *dhi = 0;
     for (int64_t ky = 0; ky < t->kh; ky++) {
-        dlo = t->dy[ky] < dlo ? t->dy[ky] : dlo;
-        dhi = t->dy[ky] > dhi ? t->dy[ky] : dhi;
+        *dlo = t->dy[ky] < *dlo ? t->dy[ky] : *dlo;
+        *dhi = t->dy[ky] > *dhi ? t->dy[ky] : *dhi;
     }
+}
+
+/* A block needs row masks only near the plane's ends (or as the last, partial one); elsewhere they are all ones. */
+static inline bool block_edge(const ref_dw_taps *t, int64_t dlo, int64_t dhi, int64_t j)
+{
     return j + dlo * t->w < 0 || j + 64 + dhi * t->w > t->h * t->w || j + 64 > t->len;
 }
 
 AVX512 void ref_conv_dw_taps_masks(const ref_dw_taps *t, uint16_t *masks)
 {
-    int64_t w = t->w, in_len = t->h * w;
+    int64_t w = t->w, in_len = t->h * w, dlo, dhi;
+    row_reach(t, &dlo, &dhi);
     int32_t c0[64];
     for (int l = 0, c = 0; l < 64; l++, c = c + 1 == w ? 0 : c + 1)
         c0[l] = c;
@@ -45,7 +51,7 @@ AVX512 void ref_conv_dw_taps_masks(const ref_dw_taps *t, uint16_t *masks)
             for (int v = 0; v < V; v++)
                 masks[kx * V + v] = _mm512_cmpge_epi32_mask(col[v], lo) & _mm512_cmplt_epi32_mask(col[v], hi);
         }
-        bool edge = block_edge(t, j);
+        bool edge = block_edge(t, dlo, dhi, j);
         for (int64_t ky = 0; ky < t->kh; ky++) {
             int64_t dyw = t->dy[ky] * w;
             for (int v = 0; v < V; v++) {
@@ -72,10 +78,11 @@ AVX512 static inline __m512 clamp512(__m512 v, const float *clamp)
 AVX512 void ref_conv_dw_taps_avx512(float *y, const ref_dw_taps *t, const float *x, const int64_t *toff, float bias,
                                     const float *wt, const uint16_t *masks, const float *clamp)
 {
-    int64_t kh = t->kh, kw = t->kw, len = t->len;
+    int64_t kh = t->kh, kw = t->kw, len = t->len, dlo, dhi;
+    row_reach(t, &dlo, &dhi);
     __m512 vb = _mm512_set1_ps(bias);
     for (int64_t j = 0; j < len; j += 64, masks += block_masks(t)) {
-        bool edge = block_edge(t, j);
+        bool edge = block_edge(t, dlo, dhi, j);
         const uint16_t *rm = masks + kw * V;
         __m512 a0 = vb, a1 = vb, a2 = vb, a3 = vb;
         for (int64_t kx = 0; kx < kw; kx++) {
@@ -115,7 +122,8 @@ AVX512 void ref_conv_dw_taps_avx512(float *y, const ref_dw_taps *t, const float 
 }
 
 /* Phase planes of an in_h x in_w plane (both even): plane (py, px) at ph + (py*2 + px) * (in_h/2) * (in_w/2) holds
- * x[2r + py][2c + px]. Two loads and two permutes per 32 input columns. */
+ * x[2r + py][2c + px]. Two loads and two permutes per 32 input columns, even and odd together: ref_conv_deal2 called
+ * twice a row made the stride-2 layers of bench_conv 1.2-1.6x slower (loads twice, a call per short row). */
 AVX512 void ref_conv_dw_phases2(const float *x, int64_t in_h, int64_t in_w, float *ph)
 {
     const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);

@@ -124,8 +124,8 @@ static bool pointwise(const ref_conv_geom *g)
 bool ref_conv_direct_ok(const ref_conv_geom *g)
 {
     /* 1x1 stride 1: packing X is cheap and its panels are contiguous, while reading X in place strides a plane per k
-     * (L1 set conflicts made ResNet-50 slower; with few planes, ref_conv_pointwise_inplace). One output channel: the packed path's one-row kernel adds in another
-     * order. */
+     * (L1 set conflicts made ResNet-50 slower; with few planes, ref_conv_pointwise_inplace). One output channel: the
+     * packed path's one-row kernel adds in another order. */
     if (atomic_load(&force_im2col) || !ref_sgemm_taps_available() || g->transpose || pointwise(g) ||
         g->cout_g == 1 || n_phases(g) > MAX_PHASES)
         return false;

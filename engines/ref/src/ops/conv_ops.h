@@ -102,17 +102,6 @@ void ref_conv_dw_taps_avx512(float *y, const ref_dw_taps *t, const float *x, con
 /* The four phase planes of an in_h x in_w plane (both even), plane (py, px) at ph + (2*py + px) * in_h*in_w/4 holding
  * x[2r + py][2c + px]: a stride-2 convolution over them is a stride-1 one. */
 void ref_conv_dw_phases2(const float *x, int64_t in_h, int64_t in_w, float *ph);
-/* A stride-1 flat plane whose output rows are as wide as the input's (w), read in place with masked loads: len
- * outputs from the in_h x w plane x, kh x kw taps wt, the same bits as the flat kernel over padded planes and then the
- * clamp (NULL: none). Its lane masks, a function of the geometry alone, come from ref_conv_dw_same_masks (made once
- * per convolution into ref_conv_dw_same_mask_count entries). */
-size_t ref_conv_dw_same_mask_count(int64_t len, int64_t kh, int64_t kw);
-void ref_conv_dw_same_masks(int64_t len, int64_t in_h, int64_t w, int64_t kh, int64_t kw, int64_t dil_y,
-                            int64_t dil_x, int64_t pad_y, int64_t pad_x, uint16_t *masks);
-void ref_conv_dw_same_avx512(float *y, int64_t len, const float *x, int64_t in_h, int64_t w, float bias,
-                             const float *wt, int64_t kh, int64_t kw, int64_t dil_y, int64_t dil_x, int64_t pad_y,
-                             int64_t pad_x, const uint16_t *masks, const float *clamp);
-
 /* dst[i] = src[2i] for i < n, reading src[0 .. 2n-2] only; AVX-512F (conv_deal_avx2.c), so only where it is known. */
 void ref_conv_deal2(const float *src, int64_t n, float *dst);
 

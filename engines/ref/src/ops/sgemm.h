@@ -115,7 +115,8 @@ void ref_sgemm_kernel_taps_avx512(int64_t kc, const float *a, const float *x, co
 void ref_sgemm_kernel_taps4_avx512(int64_t kc, const float *a, const float *x, const int32_t *offs, int64_t ncol,
                                    float *c, int64_t ldc, int64_t mr, bool first, const float *bias,
                                    const struct ref_sgemm_epilogue *clamp);
-/* Four adjacent tiles, panels b, b + panel, b + 2*panel, b + 3*panel (panel = NR*kc floats), as kernel2 (ncol 49..64). */
+/* Four adjacent tiles, panels b, b + panel, b + 2*panel, b + 3*panel (panel = NR*kc floats), as kernel2 (ncol
+ * 49..64). */
 typedef void (*ref_sgemm_kernel4_fn)(int64_t kc, const float *a, const float *b, int64_t panel, float *c, int64_t ldc,
                                      float alpha, float beta, const float *bias,
                                      const struct ref_sgemm_epilogue *clamp, int64_t mr, int64_t ncol);
