@@ -11,6 +11,12 @@ set +e
 code=$?
 set -e
 check "every cell passes: exit 0" eq "$code" 0
+# A failing night must say which cell and why, or the log is no use to the reader.
+if [ "$code" -ne 0 ]; then
+  q "SELECT engine, model, axes, status, metric, detail, error FROM cells WHERE status != 'pass'"
+  q "SELECT c.engine, c.model, c.axes, r.series, r.verdict, r.detail FROM series_results r JOIN cells c ON c.id = r.cell_id
+     WHERE r.verdict != 'pass'"
+fi
 check "48 cells, half per engine" eq "$(q "SELECT group_concat(engine || ':' || n) FROM (SELECT engine, count(*) n FROM cells GROUP BY engine ORDER BY engine)")" "ort:24,ref:24"
 check "both engines ran the same models" eq "$(q "SELECT count(DISTINCT model) FROM cells")" 3
 check "ORT's arena stats were recorded" test "$(q "SELECT count(*) FROM metrics WHERE name = 'ort_num_allocs'")" -gt 0
