@@ -61,12 +61,15 @@ for sig in INT TERM; do
   check "SIG$sig while hashing: stopped within a second of it ($el ms)" test "$el" -lt 2000
   check "SIG$sig while hashing: says so" grep -q "interrupted while hashing the model" "$work/out.txt"
 done
-scn "model: {generate: resnet50}" > "$work/g.yaml"
+# A model that takes seconds to write (577 MiB), so the signal lands while the generator runs on any machine we have:
+# resnet50 (98 MiB) was written in half a second here, before a signal at one second.
+scn "model: {generate: transformer, layers: 12, hidden: 1024}" > "$work/g.yaml"
 set +e
 XDG_CACHE_HOME="$work/gcache" timeout --preserve-status -s INT 1 "$bin/memleak-run" --db "$work/x.db" --quiet "$work/g.yaml" > "$work/out.txt" 2>&1
 code=$?
 set -e
 check "SIGINT while generating a model: exit 130" eq "$code" 130
+check "SIGINT while generating a model: says the generator was stopped" grep -q "interrupted while .*refengine ran" "$work/out.txt"
 check "SIGINT while generating a model: no half model in the cache" eq "$(find "$work/gcache" -name '*.onnx' | wc -l)" 0
 check "no generator left running" eq "$(pgrep -f "$work/gcache" | wc -l)" 0
 
