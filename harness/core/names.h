@@ -120,7 +120,7 @@ const char *mlk_metric_unit(int m);
 #define MLK_SERIES_LIST(X)                                                        \
     X(HEAP, "heap", "live heap", "bytes")                                         \
     X(ANON, "anon", "anonymous memory beyond the heap", "bytes")                  \
-    X(MAPPED, "mapped", "mapped memory (VmSize)", "bytes")                        \
+    X(MAPPED, "mapped", "mapped memory beyond the allocator (VmSize)", "bytes")   \
     X(FDS, "fds", "open file descriptors", "count")                               \
     X(THREADS, "threads", "threads", "count")                                     \
     X(MAPPINGS, "mappings", "mmap'd regions", "count")

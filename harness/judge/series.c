@@ -29,6 +29,8 @@ static double heap_bytes(const mlk_sample *x)
     return !x->m.have_heap && x->m.alloc_bytes >= 0 ? (double)x->m.alloc_bytes : NAN;
 }
 
+bool mlk_series_held_out(const mlk_sample *x) { return x->m.alloc_held >= 0 && isfinite(heap_bytes(x)); }
+
 double mlk_series_value(int kind, const mlk_sample *x)
 {
     const mlk_mem *m = &x->m;
@@ -45,7 +47,15 @@ double mlk_series_value(int kind, const mlk_sample *x)
             return (double)m->rss_anon_kib * 1024.0;
         return (double)m->rss_anon_kib * 1024.0 - (m->alloc_held >= 0 ? (double)m->alloc_held : h);
     }
-    case MLK_SERIES_MAPPED: return m->vm_size_kib >= 0 ? (double)m->vm_size_kib * 1024.0 : NAN;
+    case MLK_SERIES_MAPPED: {
+        /* Likewise what the allocator did not map: with the heap judged, the address space it holds (glibc's brk
+         * top and arena heaps extended by fragmentation, in half-megabyte steps that come later when threads
+         * interleave differently) is its retention, and a mapping made outside malloc still counts whole. */
+        if (m->vm_size_kib < 0)
+            return NAN;
+        double v = (double)m->vm_size_kib * 1024.0;
+        return mlk_series_held_out(x) ? v - (double)m->alloc_held : v;
+    }
     case MLK_SERIES_FDS: return m->fds >= 0 ? (double)m->fds : NAN;
     case MLK_SERIES_THREADS: return m->threads >= 0 ? (double)m->threads : NAN;
     case MLK_SERIES_MAPPINGS: return m->have_heap && m->heap.n_mappings >= 0 ? (double)m->heap.n_mappings : NAN;
@@ -117,7 +127,9 @@ static void describe(mlk_judgement *j)
         } else if (j->verdict == MLK_VERDICT_LEAK && r->on_repeats) {
             strncat(v, " on input shapes met before", sizeof v - strlen(v) - 1);
         }
-        const char *label = k == MLK_SERIES_ANON && !heap ? "anonymous memory (RssAnon)" : mlk_series_label(k);
+        const char *label = k == MLK_SERIES_ANON && !heap     ? "anonymous memory (RssAnon)"
+                            : k == MLK_SERIES_MAPPED && !heap ? "mapped memory (VmSize)"
+                                                              : mlk_series_label(k);
         used += (size_t)snprintf(j->detail + used, cap - used, "%s %s %s (%s)", named++ ? ";" : "", label, v,
                                  mlk_series_name(k));
     }
@@ -239,10 +251,12 @@ int mlk_judge_stream(const mlk_scenario *s, const mlk_cell_stream *c, mlk_judgem
     }
     static const char *const metrics[MLK_SERIES_COUNT] = {
         [MLK_SERIES_HEAP] = "heap_live_bytes", [MLK_SERIES_ANON] = "anon_beyond_heap_bytes",
-        [MLK_SERIES_MAPPED] = "vm_size_bytes", [MLK_SERIES_FDS] = "fds",
+        [MLK_SERIES_MAPPED] = "vm_beyond_alloc_bytes", [MLK_SERIES_FDS] = "fds",
         [MLK_SERIES_THREADS] = "threads",     [MLK_SERIES_MAPPINGS] = "mappings"};
     j.metric = j.deciding == MLK_SERIES_ANON && !heap ? "rss_anon_bytes" : metrics[j.deciding];
     const mlk_sample *last = mlk_cell_stream_last(c);
+    if (j.deciding == MLK_SERIES_MAPPED && !(last && mlk_series_held_out(last)))
+        j.metric = "vm_size_bytes";
     if (j.deciding == MLK_SERIES_HEAP && last && !last->m.have_heap)
         j.metric = "allocator_heap_bytes"; /* heap: off, the allocator's own count */
     describe(&j);

@@ -33,7 +33,8 @@ typedef struct mlk_judgement {
     mlk_verdict verdict;  /* LEAK when any series leaks, else PLATEAU when any plateaus, else PASS */
     int deciding;         /* the series the verdict rests on (the first leaking one, else the first judged) */
     const char *metric;   /* cells.metric for it: heap_live_bytes, rss_anon_bytes (anon without the heap shim),
-                             anon_beyond_heap_bytes, vm_size_bytes, fds, threads, mappings */
+                             anon_beyond_heap_bytes, vm_beyond_alloc_bytes (vm_size_bytes where the
+                             allocator's holding is not known or the heap not judged), fds, threads, mappings */
     mlk_series_result s[MLK_SERIES_COUNT];
     int shapes, new_shapes; /* under a shape schedule: distinct input shape sets met, and met first while measured */
     char detail[640];     /* "leak: open file descriptors +1.0/iter (fds); live heap flat" */
@@ -47,6 +48,9 @@ int mlk_judge_stream(const mlk_scenario *s, const mlk_cell_stream *c, mlk_judgem
 /* The same over samples[0..n) (a cell's, in order), folded first. */
 int mlk_judge_cell(const mlk_scenario *s, const mlk_sample *samples, int n, mlk_judgement *out);
 
+/* Whether the sample's byte series outside the heap leave out what the allocator holds: the heap is judged (shim or
+ * the allocator's own count) and the allocator says what it holds. */
+bool mlk_series_held_out(const mlk_sample *x);
 /* The value of series kind in one sample, NAN when not measured (heap without the shim, descriptors unread...). */
 double mlk_series_value(int kind, const mlk_sample *x);
 

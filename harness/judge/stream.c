@@ -198,7 +198,9 @@ static step_acc *step_of(mlk_cell_stream *c, int step)
  * it; that is the cache's growth, and the allocator holds it. A mapping outside malloc is still counted whole. */
 static double shaped_value(int kind, const mlk_sample *x, double v)
 {
-    return kind == MLK_SERIES_MAPPED && x->m.alloc_held >= 0 ? v - (double)x->m.alloc_held : v;
+    /* mlk_series_value already leaves it out where the heap is judged */
+    return kind == MLK_SERIES_MAPPED && x->m.alloc_held >= 0 && !mlk_series_held_out(x) ? v - (double)x->m.alloc_held
+                                                                                       : v;
 }
 
 /* The end of an iteration: the cell as a whole, and every judged series. */
