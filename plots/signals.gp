@@ -1,5 +1,5 @@
-# signals.gp: one cell's judged signals per iteration, one panel each (issue 9): live heap, anonymous memory beyond
-# what the allocator holds, mapped memory (VmSize), descriptors, threads and mappings; a leaking panel drawn red.
+# signals.gp: one cell's judged signals per iteration, one panel each (issue 9): live heap, anonymous and mapped
+# memory (VmSize) beyond what the allocator holds, descriptors, threads and mappings; a leaking panel drawn red.
 # It must never read the db or run a shell: memleak-run report exports the TSV and calls
 #   gnuplot -c signals.gp DATA.tsv OUT_STEM TITLE "heap=pass anon=leak ..." FIRST_MEASURED "LO1 HI1 ... LO6 HI6"
 # ("nan nan": a signal not measured, drawn as an empty panel) and this writes OUT_STEM.png and OUT_STEM.svg. TSV columns: iteration, measured, heap_mib, anon_mib, mapped_mib,
@@ -10,7 +10,7 @@ measured_from = ARG5 + 0.0
 ranges = ARG6
 
 array names[6] = ["heap", "anon", "mapped", "fds", "threads", "mappings"]
-array labels[6] = ["live heap (MiB)", "anonymous beyond the allocator (MiB)", "mapped, VmSize (MiB)", \
+array labels[6] = ["live heap (MiB)", "anonymous beyond the allocator (MiB)", "VmSize beyond the allocator (MiB)", \
                    "open descriptors", "threads", "mappings (heap shim)"]
 # the verdict of series i: the word after "NAME=" in verdicts, "-" when it was not judged
 verdict(i) = (strstrt(" " . verdicts . " ", " " . names[i] . "=") > 0) ? \

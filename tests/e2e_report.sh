@@ -125,6 +125,14 @@ check "summary.md is short" test "$(wc -l < "$sum")" -lt 40
 # every judged signal (issue 9): a panel plot per judged cell, and the verdicts in summary.md and junit.xml
 check "every judged cell has its signals plot" eq "$(ls "$out"/plots/signals-cell-*.png | wc -l)" "$(q "SELECT count(DISTINCT cell_id) FROM series_results WHERE cell_id IN (SELECT id FROM cells WHERE run_id = 8)")"
 check "index.html shows the signals plots" grep -q '<img src="plots/signals-cell-0.png"' "$html"
+# the mapped panel draws what the judge read: VmSize beyond what the allocator holds, with the heap judged
+want=$(q "SELECT printf('%.6f', (vm_size_kib * 1024.0 - alloc_held) / 1048576.0) FROM samples WHERE step = 'iteration'
+  AND alloc_held IS NOT NULL AND heap_live_bytes IS NOT NULL AND cell_id = (SELECT id FROM cells WHERE run_id = 8 AND idx = 0)
+  ORDER BY seq DESC LIMIT 1")
+check "the mapped panel is VmSize beyond the allocator (${want:-no sample} MiB)" \
+  awk -v w="${want:-x}" '!/^#/ && NF {v = $5} END {d = v - w; t = 1e-5 * (w < 0 ? -w : w) + 1e-4
+    exit !(w != "x" && d < t && d > -t)}' \
+  "$out/data/signals-cell-0.tsv"
 check "summary.md names the leaking signal" grep -qE "^  - signals: .*heap leak \+[0-9.]+ [KM]?i?B/iter" "$sum"
 check "junit.xml lists every signal's verdict" grep -qE "signals: heap (pass|leak|plateau), anon (pass|leak|plateau), mapped" "$out/junit.xml"
 for link in $(grep -o '](plots/[^)]*)' "$sum" | sed 's/^](//; s/)$//'); do

@@ -91,15 +91,15 @@ static int export_memory(db_store *db, mlk_report *r, int ci, const char *dir, m
 
 /* ---- every judged signal over iterations, one panel each (issue 9) ---- */
 
-/* What the judge read per iteration, in the plot's units: the heap and anonymous memory beyond what the allocator
- * holds (series.c's definition) and VmSize in MiB, descriptors, threads and mappings as counts. */
+/* What the judge read per iteration, in the plot's units: the heap, and anonymous and virtual memory beyond what the
+ * allocator holds (series.c's definitions), in MiB; descriptors, threads and mappings as counts. */
 static void signal_values(const db_report_iter *it, double v[6])
 {
     /* the heap as judged: the shim's live bytes, else (heap: off) the allocator's own count */
     double heap = isnan(it->heap_bytes) ? it->alloc_bytes : it->heap_bytes, anon = it->anon_kib * 1024.0;
     v[0] = heap / 1048576.0;
     v[1] = (isnan(heap) ? anon : anon - (isnan(it->alloc_held) ? heap : it->alloc_held)) / 1048576.0;
-    v[2] = it->vm_size_kib / 1024.0;
+    v[2] = (it->vm_size_kib * 1024.0 - (isnan(heap) || isnan(it->alloc_held) ? 0.0 : it->alloc_held)) / 1048576.0;
     v[3] = it->fds;
     v[4] = it->threads;
     v[5] = it->mappings;
