@@ -18,6 +18,14 @@
 #define REF_EW_VECTORIZE
 #endif
 
+/* Multiply-adds never contracted into FMA, in a file that builds a kernel for a CPU that has it: the results would
+ * then depend on the CPU, and the AVX2 and portable builds promise the same bits. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define REF_EW_NO_CONTRACT _Pragma("GCC optimize(\"fp-contract=off\")")
+#else
+#define REF_EW_NO_CONTRACT _Pragma("STDC FP_CONTRACT OFF")
+#endif
+
 /* Table size for per-dtype kernel arrays (indexed by ref_dtype). */
 #define REF_EW_NDT 17
 

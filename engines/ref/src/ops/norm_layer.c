@@ -6,6 +6,7 @@
 
 #include "norm_impl.h"
 #include "reduce_plan.h"
+#include "rows.h"
 
 /* ================================================================================================
  * LayerNormalization: statistics over dims [axis, rank); Scale and B broadcast to those dims.
@@ -90,6 +91,7 @@ typedef struct ln_task {
     void *mean, *inv;              /* optional outputs, stash dtype */
     int stash;
     double eps;
+    ref_rows_layernorm_fn rows;    /* float X with dense float Scale (and B), else NULL */
 } ln_task;
 
 /* Value of parameter k for element i of a row, broadcast into the normalized shape. */
@@ -128,7 +130,16 @@ static void ln_task_fn(void *arg, int64_t begin, int64_t end, int tid)
     (void)tid;
     const ln_task *t = arg;
     for (int64_t row = begin; row < end; row++) {
-        if (t->dt == REF_DT_FLOAT)
+        if (t->rows) {
+            double mean, inv;
+            const float *b = t->p[1] ? t->p[1]->data : NULL;
+            t->rows((const float *)t->x + row * t->n, (float *)t->y + row * t->n, t->n, t->p[0]->data, b, t->eps,
+                    &mean, &inv);
+            if (t->mean)
+                ref_elem_st(t->mean, t->stash, row, mean);
+            if (t->inv)
+                ref_elem_st(t->inv, t->stash, row, inv);
+        } else if (t->dt == REF_DT_FLOAT)
             ln_row(t, row, REF_DT_FLOAT);
         else
             ln_row(t, row, t->dt);
@@ -154,6 +165,9 @@ int ref_norm_layer_run(ref_op_ctx *c)
         t.dense[k] = ref_tensor_numel(t.p[k]) == t.n;
         ref_broadcast_strides(t.p[k], &t.ns, t.pstr[k]);
     }
+    bool dense_float = t.dt == REF_DT_FLOAT && t.dense[0] && t.p[0]->dtype == REF_DT_FLOAT &&
+                       (!t.p[1] || (t.dense[1] && t.p[1]->dtype == REF_DT_FLOAT));
+    t.rows = dense_float ? ref_rows_layernorm() : NULL;
     ref_parallel_for(c->pool, ref_dims_prod(x->dims, 0, axis), ref_elem_grain(3 * t.n), ln_task_fn, &t);
     return REF_OK;
 }

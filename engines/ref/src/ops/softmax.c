@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "reduce_elem.h"
+#include "rows.h"
 #include "softmax_impl.h"
 
 typedef enum { SM_SOFT, SM_LOG, SM_HARD } sm_kind;
@@ -65,6 +66,7 @@ typedef struct sm_task {
     int dt;
     sm_kind kind;
     sm_geom g;
+    ref_rows_softmax_fn rows; /* float Softmax over contiguous lanes (inner 1), else NULL */
 } sm_task;
 
 /* One lane. Each element is read before the same index is written, so y may alias x. */
@@ -111,6 +113,11 @@ static void sm_task_fn(void *arg, int64_t begin, int64_t end, int tid)
 {
     (void)tid;
     const sm_task *t = arg;
+    if (t->rows) {
+        for (int64_t lane = begin; lane < end; lane++)
+            t->rows((const float *)t->x + lane * t->g.n, (float *)t->y + lane * t->g.n, t->g.n);
+        return;
+    }
     for (int64_t lane = begin; lane < end; lane++) {
         int64_t o = lane / t->g.inner, i = lane % t->g.inner;
         if (t->dt == REF_DT_FLOAT)
@@ -131,6 +138,7 @@ static int sm_run(ref_op_ctx *c)
     t.x = c->in[0]->data;
     t.y = c->out[0]->data;
     t.dt = c->in[0]->dtype;
+    t.rows = t.kind == SM_SOFT && t.dt == REF_DT_FLOAT && t.g.inner == 1 ? ref_rows_softmax() : NULL;
     if (t.g.n == 0)
         return REF_OK;
     ref_parallel_for(c->pool, t.g.outer * t.g.inner, ref_elem_grain(3 * t.g.n), sm_task_fn, &t);

@@ -4,11 +4,7 @@
 #include "elementwise_kernels.h"
 #include "unary_avx2.h"
 
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC optimize("fp-contract=off")
-#else
-#pragma STDC FP_CONTRACT OFF
-#endif
+REF_EW_NO_CONTRACT
 REF_EW_VECTORIZE
 
 /* after the pragmas, so the helpers inline into the kernels with the same options */
