@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "report.h"
+#include "series.h"
 
 #define TREND_MAX_RUNS 50 /* more would not fit labelled on one x axis */
 #define BAND_RUNS 5       /* the baseline band: rolling median of the previous 5 runs */
@@ -91,18 +92,25 @@ static int export_memory(db_store *db, mlk_report *r, int ci, const char *dir, m
 
 /* ---- every judged signal over iterations, one panel each (issue 9) ---- */
 
-/* What the judge read per iteration, in the plot's units: the heap, and anonymous and virtual memory beyond what the
- * allocator holds (series.c's definitions), in MiB; descriptors, threads and mappings as counts. */
-static void signal_values(const db_report_iter *it, double v[6])
+static int64_t or_unknown(double v) { return isnan(v) ? -1 : (int64_t)v; }
+
+/* What the judge read per iteration (series.c's own definitions, from the iteration's sample as stored), in the plot's
+ * units: byte series in MiB, descriptors, threads and mappings as counts. */
+static void signal_values(const db_report_iter *it, double v[MLK_SERIES_COUNT])
 {
-    /* the heap as judged: the shim's live bytes, else (heap: off) the allocator's own count */
-    double heap = isnan(it->heap_bytes) ? it->alloc_bytes : it->heap_bytes, anon = it->anon_kib * 1024.0;
-    v[0] = heap / 1048576.0;
-    v[1] = (isnan(heap) ? anon : anon - (isnan(it->alloc_held) ? heap : it->alloc_held)) / 1048576.0;
-    v[2] = (it->vm_size_kib * 1024.0 - (isnan(heap) || isnan(it->alloc_held) ? 0.0 : it->alloc_held)) / 1048576.0;
-    v[3] = it->fds;
-    v[4] = it->threads;
-    v[5] = it->mappings;
+    mlk_sample x;
+    memset(&x, 0, sizeof x);
+    x.m.have_heap = !isnan(it->heap_bytes);
+    x.m.heap.live_bytes = or_unknown(it->heap_bytes);
+    x.m.heap.n_mappings = or_unknown(it->mappings);
+    x.m.alloc_bytes = or_unknown(it->alloc_bytes);
+    x.m.alloc_held = or_unknown(it->alloc_held);
+    x.m.rss_anon_kib = or_unknown(it->anon_kib);
+    x.m.vm_size_kib = or_unknown(it->vm_size_kib);
+    x.m.fds = or_unknown(it->fds);
+    x.m.threads = or_unknown(it->threads);
+    for (int k = 0; k < MLK_SERIES_COUNT; k++)
+        v[k] = mlk_series_value(k, &x) / (strcmp(mlk_series_unit(k), "bytes") ? 1.0 : 1048576.0);
 }
 
 static int export_signals(db_store *db, mlk_report *r, int ci, const char *dir, mlk_error *err)
@@ -120,14 +128,14 @@ static int export_signals(db_store *db, mlk_report *r, int ci, const char *dir, 
         return rc;
     }
     fputs("# iteration\tmeasured\theap_mib\tanon_mib\tmapped_mib\tfds\tthreads\tmappings\n", f);
-    double first_measured = NAN, lo[6], hi[6];
-    for (int k = 0; k < 6; k++)
+    double first_measured = NAN, lo[MLK_SERIES_COUNT], hi[MLK_SERIES_COUNT];
+    for (int k = 0; k < MLK_SERIES_COUNT; k++)
         lo[k] = hi[k] = NAN;
     for (int i = 0; i < n; i++) {
-        double v[6];
+        double v[MLK_SERIES_COUNT];
         signal_values(&it[i], v);
         fprintf(f, "%d\t%d", it[i].iteration, it[i].measured);
-        for (int k = 0; k < 6; k++) {
+        for (int k = 0; k < MLK_SERIES_COUNT; k++) {
             put_val(f, v[k]);
             if (!isnan(v[k])) {
                 lo[k] = isnan(lo[k]) || v[k] < lo[k] ? v[k] : lo[k];
@@ -151,7 +159,7 @@ static int export_signals(db_store *db, mlk_report *r, int ci, const char *dir, 
      * gnuplot warns on a flat series and fails on an empty one. */
     char ranges[512] = "";
     used = 0;
-    for (int k = 0; k < 6 && used < sizeof ranges; k++) {
+    for (int k = 0; k < MLK_SERIES_COUNT && used < sizeof ranges; k++) {
         double pad = hi[k] > lo[k] ? (hi[k] - lo[k]) * 0.05 : k < 3 ? fmax(0.01, fabs(hi[k]) * 0.01) : 0.5;
         used += (size_t)snprintf(ranges + used, sizeof ranges - used, "%s%.9g %.9g", k ? " " : "", lo[k] - pad,
                                  hi[k] + pad);

@@ -1,5 +1,5 @@
-/* detect_series.h: what the detector's tests share: a counting CHECK kit, a fixed-seed generator, and the
- * synthetic memory series (RSS-like and heap-like noise models, lines, noisy sweeps).
+/* detect_series.h: what the judge's tests share: a counting CHECK kit, a fixed-seed generator, the synthetic memory
+ * series (RSS-like and heap-like noise models, lines, noisy sweeps), and a scenario parsed from a YAML string.
  * It must never draw randomness from anywhere but its own seeds, so every run sees the same series. */
 #ifndef MLK_DETECT_SERIES_H
 #define MLK_DETECT_SERIES_H
@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "detect.h"
+#include "scenario.h"
 
 static int n_pass, n_fail;
 
@@ -196,6 +197,16 @@ static inline tally sweep(const double *truth, int n, double base, noise_kind ki
     }
     free(y);
     return t;
+}
+
+/* A scenario from YAML text, NULL (the parser's message on stderr) when it does not parse. */
+static inline mlk_scenario *test_scenario(const char *yaml)
+{
+    mlk_scenario *s = NULL;
+    mlk_error err = {0};
+    if (mlk_scenario_parse(yaml, strlen(yaml), "t.yaml", &s, &err))
+        fprintf(stderr, "scenario: %s\n", err.msg);
+    return s;
 }
 
 #endif

@@ -18,11 +18,7 @@ static mlk_scenario *scenario(void)
     const char *text = "name: t\nengine: ref\nmodel: {generate: mlp}\npipeline: [create_request, infer, "
                        "release_request]\nsetup: [load_engine, read_model, compile_model]\nteardown: "
                        "[release_compiled, release_model, unload_engine]\nshapes: {seq: [1, 200]}\n";
-    mlk_scenario *s = NULL;
-    mlk_error err = {0};
-    if (mlk_scenario_parse(text, strlen(text), "t.yaml", &s, &err))
-        fprintf(stderr, "scenario: %s\n", err.msg);
-    return s;
+    return test_scenario(text);
 }
 
 typedef struct {

@@ -36,11 +36,7 @@ static mlk_scenario *scenario(void)
 {
     const char *text = "name: t\nengine: ref\nmodel: {generate: mlp}\npipeline: [compile_model, create_request, infer, "
                        "release_request, release_compiled]\n";
-    mlk_scenario *s = NULL;
-    mlk_error err = {0};
-    if (mlk_scenario_parse(text, strlen(text), "t.yaml", &s, &err))
-        fprintf(stderr, "scenario: %s\n", err.msg);
-    return s;
+    return test_scenario(text);
 }
 
 /* One iteration: an infer sample then the end-of-iteration sample, heap bytes and RSS given. */
