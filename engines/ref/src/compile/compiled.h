@@ -134,6 +134,10 @@ int ref_node_eval(const ref_compiled *c, int k, ref_node_io *io, ref_error *err)
 void ref_node_ctx(const ref_compiled *c, int k, const ref_tensor *const *in, ref_tensor *const *out,
                   ref_op_ctx *ctx, ref_error *err);
 
+/* After op->infer: every output's shape passes ref_shape_check against ctx->max_tensor_bytes (REF_E_RANGE
+ * otherwise, for the caller to prefix with the node). Every path that sizes an output from infer calls it first. */
+int ref_check_outputs(const ref_op_ctx *ctx, ref_error *err);
+
 /* Prefix err with "node 'name' (Op): ". Returns err's code. */
 int ref_node_fail(const ref_compiled *c, int k, ref_error *err);
 
