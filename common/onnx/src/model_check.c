@@ -6,7 +6,8 @@
 #include "onnx/model_check.h"
 #include "onnx/pb.h"
 
-typedef enum { K_VARINT, K_I32, K_I64, K_STR, K_MSG, K_REP_VARINT, K_REP_I32, K_REP_I64 } kind;
+/* K_MSG: a repeated message field (named with its index in errors), K_ONE: a singular one. */
+typedef enum { K_VARINT, K_I32, K_I64, K_STR, K_MSG, K_ONE, K_REP_VARINT, K_REP_I32, K_REP_I64 } kind;
 
 enum { M_MODEL, M_GRAPH, M_NODE, M_ATTR, M_TENSOR, M_VALUE_INFO, M_TYPE, M_TENSOR_TYPE, M_SHAPE, M_DIM, M_OPSET,
        M_ENTRY, M_ELEM_TYPE, M_MAP_TYPE, M_SPARSE, M_SEGMENT, M_FUNCTION, M_COUNT };
@@ -15,7 +16,7 @@ typedef struct {
     unsigned num;
     kind k;
     const char *name;
-    int msg; /* K_MSG: the message it holds */
+    int msg; /* K_MSG, K_ONE: the message it holds */
 } field;
 
 #define MAX_FIELDS 16
@@ -29,7 +30,7 @@ typedef struct {
 static const message messages[M_COUNT] = {
     [M_MODEL] = {"ModelProto", {{1, K_VARINT, "ir_version", 0}, {2, K_STR, "producer_name", 0},
                  {3, K_STR, "producer_version", 0}, {4, K_STR, "domain", 0}, {5, K_VARINT, "model_version", 0},
-                 {6, K_STR, "doc_string", 0}, {7, K_MSG, "graph", M_GRAPH}, {8, K_MSG, "opset_import", M_OPSET},
+                 {6, K_STR, "doc_string", 0}, {7, K_ONE, "graph", M_GRAPH}, {8, K_MSG, "opset_import", M_OPSET},
                  {14, K_MSG, "metadata_props", M_ENTRY}, {25, K_MSG, "functions", M_FUNCTION}}},
     [M_GRAPH] = {"GraphProto", {{1, K_MSG, "node", M_NODE}, {2, K_STR, "name", 0},
                  {5, K_MSG, "initializer", M_TENSOR}, {15, K_MSG, "sparse_initializer", M_SPARSE},
@@ -41,31 +42,31 @@ static const message messages[M_COUNT] = {
                 {7, K_STR, "domain", 0}, {8, K_STR, "overload", 0}, {9, K_MSG, "metadata_props", M_ENTRY}}},
     [M_ATTR] = {"AttributeProto", {{1, K_STR, "name", 0}, {21, K_STR, "ref_attr_name", 0},
                 {13, K_STR, "doc_string", 0}, {20, K_VARINT, "type", 0}, {2, K_I32, "f", 0}, {3, K_VARINT, "i", 0},
-                {4, K_STR, "s", 0}, {5, K_MSG, "t", M_TENSOR}, {6, K_MSG, "g", M_GRAPH},
-                {22, K_MSG, "sparse_tensor", M_SPARSE}, {14, K_MSG, "tp", M_TYPE}, {7, K_REP_I32, "floats", 0},
+                {4, K_STR, "s", 0}, {5, K_ONE, "t", M_TENSOR}, {6, K_ONE, "g", M_GRAPH},
+                {22, K_ONE, "sparse_tensor", M_SPARSE}, {14, K_ONE, "tp", M_TYPE}, {7, K_REP_I32, "floats", 0},
                 {8, K_REP_VARINT, "ints", 0}, {9, K_STR, "strings", 0}, {10, K_MSG, "tensors", M_TENSOR},
                 {11, K_MSG, "graphs", M_GRAPH}}},
     [M_TENSOR] = {"TensorProto", {{1, K_REP_VARINT, "dims", 0}, {2, K_VARINT, "data_type", 0},
-                  {3, K_MSG, "segment", M_SEGMENT}, {4, K_REP_I32, "float_data", 0},
+                  {3, K_ONE, "segment", M_SEGMENT}, {4, K_REP_I32, "float_data", 0},
                   {5, K_REP_VARINT, "int32_data", 0}, {6, K_STR, "string_data", 0},
                   {7, K_REP_VARINT, "int64_data", 0}, {8, K_STR, "name", 0}, {12, K_STR, "doc_string", 0},
                   {9, K_STR, "raw_data", 0}, {13, K_MSG, "external_data", M_ENTRY},
                   {14, K_VARINT, "data_location", 0}, {10, K_REP_I64, "double_data", 0},
                   {11, K_REP_VARINT, "uint64_data", 0}, {16, K_MSG, "metadata_props", M_ENTRY}}},
-    [M_VALUE_INFO] = {"ValueInfoProto", {{1, K_STR, "name", 0}, {2, K_MSG, "type", M_TYPE},
+    [M_VALUE_INFO] = {"ValueInfoProto", {{1, K_STR, "name", 0}, {2, K_ONE, "type", M_TYPE},
                       {3, K_STR, "doc_string", 0}, {4, K_MSG, "metadata_props", M_ENTRY}}},
-    [M_TYPE] = {"TypeProto", {{1, K_MSG, "tensor_type", M_TENSOR_TYPE}, {4, K_MSG, "sequence_type", M_ELEM_TYPE},
-                {5, K_MSG, "map_type", M_MAP_TYPE}, {9, K_MSG, "optional_type", M_ELEM_TYPE},
-                {8, K_MSG, "sparse_tensor_type", M_TENSOR_TYPE}, {6, K_STR, "denotation", 0}}},
-    [M_TENSOR_TYPE] = {"TypeProto.Tensor", {{1, K_VARINT, "elem_type", 0}, {2, K_MSG, "shape", M_SHAPE}}},
+    [M_TYPE] = {"TypeProto", {{1, K_ONE, "tensor_type", M_TENSOR_TYPE}, {4, K_ONE, "sequence_type", M_ELEM_TYPE},
+                {5, K_ONE, "map_type", M_MAP_TYPE}, {9, K_ONE, "optional_type", M_ELEM_TYPE},
+                {8, K_ONE, "sparse_tensor_type", M_TENSOR_TYPE}, {6, K_STR, "denotation", 0}}},
+    [M_TENSOR_TYPE] = {"TypeProto.Tensor", {{1, K_VARINT, "elem_type", 0}, {2, K_ONE, "shape", M_SHAPE}}},
     [M_SHAPE] = {"TensorShapeProto", {{1, K_MSG, "dim", M_DIM}}},
     [M_DIM] = {"TensorShapeProto.Dimension", {{1, K_VARINT, "dim_value", 0}, {2, K_STR, "dim_param", 0},
                {3, K_STR, "denotation", 0}}},
     [M_OPSET] = {"OperatorSetIdProto", {{1, K_STR, "domain", 0}, {2, K_VARINT, "version", 0}}},
     [M_ENTRY] = {"StringStringEntryProto", {{1, K_STR, "key", 0}, {2, K_STR, "value", 0}}},
-    [M_ELEM_TYPE] = {"TypeProto.Sequence", {{1, K_MSG, "elem_type", M_TYPE}}},
-    [M_MAP_TYPE] = {"TypeProto.Map", {{1, K_VARINT, "key_type", 0}, {2, K_MSG, "value_type", M_TYPE}}},
-    [M_SPARSE] = {"SparseTensorProto", {{1, K_MSG, "values", M_TENSOR}, {2, K_MSG, "indices", M_TENSOR},
+    [M_ELEM_TYPE] = {"TypeProto.Sequence", {{1, K_ONE, "elem_type", M_TYPE}}},
+    [M_MAP_TYPE] = {"TypeProto.Map", {{1, K_VARINT, "key_type", 0}, {2, K_ONE, "value_type", M_TYPE}}},
+    [M_SPARSE] = {"SparseTensorProto", {{1, K_ONE, "values", M_TENSOR}, {2, K_ONE, "indices", M_TENSOR},
                   {3, K_REP_VARINT, "dims", 0}}},
     [M_SEGMENT] = {"TensorProto.Segment", {{1, K_VARINT, "begin", 0}, {2, K_VARINT, "end", 0}}},
     [M_FUNCTION] = {"FunctionProto", {{1, K_STR, "name", 0}, {4, K_STR, "input", 0}, {5, K_STR, "output", 0},
@@ -101,7 +102,7 @@ static int one_field(onnx_pb *r, size_t at, int wire, const field *f, long index
     case K_I64: return onnx_pb_expect(r, at, wire, ONNX_PB_I64) ? ONNX_E_PARSE : onnx_pb_skip(r, wire);
     case K_STR: return onnx_pb_read_str(r, at, wire, &p, &n);
     case K_REP_VARINT: case K_REP_I32: case K_REP_I64: return onnx_pb_rep_count(r, at, wire, rep_kind[f->k], &n);
-    case K_MSG: break;
+    case K_MSG: case K_ONE: break;
     }
     onnx_pb sub;
     onnx_pb_mark mark;
@@ -129,7 +130,7 @@ static int walk(onnx_pb *r, int msg, int *n_graphs)
         if (!rc && !f)
             rc = onnx_pb_skip(r, wire);
         else if (!rc) {
-            if (msg == M_MODEL && f->msg == M_GRAPH && f->k == K_MSG)
+            if (msg == M_MODEL && f->msg == M_GRAPH && f->k == K_ONE)
                 (*n_graphs)++;
             rc = one_field(r, at, wire, f, f->k == K_MSG ? seen[slot]++ : -1, n_graphs);
         }
