@@ -253,11 +253,11 @@ int mlk_cellrun_check_exec(const mlk_plan *p, const mlk_cell *c, const char *sel
     long page = sysconf(_SC_PAGESIZE), arg_max = sysconf(_SC_ARG_MAX);
     size_t str_max = (size_t)(page > 0 ? page : 4096) * 32; /* MAX_ARG_STRLEN */
     if (longest > str_max)
-        rc = mlk_fail(err, MLK_E_USAGE, "cell %d [%s]: the worker's %.40s... would be %zu bytes, longer than execve "
+        rc = mlk_fail(err, MLK_E_USAGE, "cell %d [%.80s]: the worker's %.40s... would be %zu bytes, longer than execve "
                       "takes in one string (%zu, MAX_ARG_STRLEN): it could not start", c->idx, c->label, which,
                       longest, str_max);
     else if (arg_max > 0 && total > (size_t)arg_max)
-        rc = mlk_fail(err, MLK_E_USAGE, "cell %d [%s]: the worker's arguments and environment would take %zu bytes, "
+        rc = mlk_fail(err, MLK_E_USAGE, "cell %d [%.80s]: the worker's arguments and environment would take %zu bytes, "
                       "more than execve takes (%ld, ARG_MAX from the stack limit): it could not start; shorten the "
                       "scenario's environment values or memleak-run's own environment", c->idx, c->label, total,
                       arg_max);
