@@ -308,3 +308,19 @@ CREATE TABLE IF NOT EXISTS sample_resolution (
   tail_from  INTEGER NOT NULL,
   iterations INTEGER NOT NULL              -- iterations the worker ran (warmup included)
 );
+
+-- Who is running a run now (schema 5, issue 25): one row per memleak-run process working on it, a shard each
+-- (shard_count 0: every cell). A run (or a shard of it) has one live owner: a second process that would run the same
+-- cells is refused, naming this pid. A row whose process is gone (no process with this pid and start time in this
+-- boot and pid namespace, or the host has booted since) is stale: the next claim deletes it, so a killed owner never
+-- keeps its run. Not merged: it describes processes on this machine, not results.
+CREATE TABLE IF NOT EXISTS run_owners (
+  run_id      INTEGER NOT NULL REFERENCES runs(id),
+  pid         INTEGER NOT NULL,
+  start_ticks INTEGER NOT NULL,            -- /proc/PID/stat field 22: a reused pid has another
+  boot        TEXT NOT NULL,               -- boot id and pid namespace where pid means this process
+  host        TEXT,
+  shard_index INTEGER NOT NULL,
+  shard_count INTEGER NOT NULL,
+  claimed_at  TEXT NOT NULL
+);

@@ -47,13 +47,24 @@ set -e
 check "a 5 MiB scenario: exit 2" eq "$code" 2
 check "a 5 MiB scenario: says why" grep -q "larger than 4 MiB; not a scenario file" "$work/out.txt"
 
-# Signals in planning: hashing a 20 GiB (sparse) model, then a model generator.
+# Signals in planning: hashing a model whose external data is 1000 MiB (sparse; hashed whole below 1 GiB, about 2 s
+# here), then a model generator. A 20 GiB sparse file given as the model is no ONNX model: refused at once.
 truncate -s 20G "$work/huge.onnx"
 scn "model: $work/huge.onnx" > "$work/h.yaml"
+set +e
+timeout 10 "$bin/memleak-run" --db "$work/x.db" --quiet "$work/h.yaml" > "$work/out.txt" 2>&1
+code=$?
+set -e
+check "a 20 GiB file of zeros as the model: exit 2" eq "$code" 2
+check "a 20 GiB file of zeros as the model: not ONNX" grep -q "is not a well-formed ONNX model: model @ byte 0" "$work/out.txt"
+mkdir -p "$work/big"
+"$bin/refengine" gen mlp --mlp-hidden 16 --external-data --out "$work/big/m.onnx" > /dev/null
+truncate -s 1000M "$work/big/m.onnx.data"
+scn "model: $work/big/m.onnx" > "$work/h.yaml"
 for sig in INT TERM; do
   t0=$(ms)
   set +e
-  timeout --preserve-status -s "$sig" 1 "$bin/memleak-run" --db "$work/x.db" --quiet "$work/h.yaml" > "$work/out.txt" 2>&1
+  timeout --preserve-status -s "$sig" 0.3 "$bin/memleak-run" --db "$work/x.db" --quiet "$work/h.yaml" > "$work/out.txt" 2>&1
   code=$?
   set -e
   el=$(( $(ms) - t0 ))

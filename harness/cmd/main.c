@@ -8,8 +8,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cellrun.h"
 #include "commands.h"
+#include "model_id.h"
 #include "plan.h"
+#include "run_lock.h"
 #include "runner.h"
 #include "scenario.h"
 #include "store.h"
@@ -90,11 +93,14 @@ static int parse_args(int argc, char **argv, args *a)
             if (slot) {
                 *slot = v;
             } else if (!strcmp(k, "--duration")) {
-                if (mlk_parse_duration(v, &a->duration_s)) {
+                int bad = mlk_parse_duration(v, &a->duration_s);
+                if (bad == -2)
+                    fprintf(stderr, "memleak-run: --duration: '%s' is shorter than the 1 ms a cell can measure\n", v);
+                else if (bad)
                     fprintf(stderr, "memleak-run: --duration: '%s' is not a length of time such as 8h, 90m, 1h30m, "
                                     "45s or seconds (at most a year)\n", v);
+                if (bad)
                     return -1;
-                }
             } else if (!strcmp(k, "--resume")) {
                 char *end;
                 a->resume = strtoll(v, &end, 10);
@@ -119,6 +125,11 @@ static int parse_args(int argc, char **argv, args *a)
     }
     if (!a->scenario == !a->resume) {
         fprintf(stderr, "memleak-run: give a scenario file, or --resume RUN (see --help)\n");
+        return -1;
+    }
+    mlk_error e = {0};
+    if (db_check_name(a->db, &e)) { /* before a model is generated or a worker runs */
+        fprintf(stderr, "memleak-run: %s\n", e.msg);
         return -1;
     }
     return 0;
@@ -159,6 +170,28 @@ static void print_cells(const mlk_plan *p)
         printf("  %3d  %s\n", i, p->cells[i].label);
 }
 
+static int check_before_run(const args *a, const mlk_plan *p, db_store *db, const char *self, const char *shim,
+                            mlk_error *err)
+{
+    int rc = MLK_OK;
+    for (int i = 0; i < p->n_cells && !rc; i++)
+        rc = mlk_cellrun_check_exec(p, &p->cells[i], self, shim, err);
+    if (!rc && a->resume)
+        rc = mlk_run_check_resume(p, db, a->resume, err);
+    if (!rc && a->resume && a->dry_run) { /* the run itself claims it (runner.c) */
+        mlk_proc_id me;
+        mlk_proc_self(&me);
+        rc = db_run_claim(db, a->resume, &me, a->shard_index, a->shard_count, true, err);
+    }
+    for (int m = 0; !rc && !a->quiet && m < p->n_models; m++)
+        if (p->models[m].hash_sampled)
+            fprintf(stderr, "memleak-run: note: model %s and its external data hold %.1f GiB: identified by their "
+                            "size and %d sampled blocks of each file, not every byte (see README, \"Model "
+                            "identity\")\n", p->models[m].path, (double)p->models[m].bytes / (1 << 30),
+                    MLK_HASH_SAMPLES);
+    return rc;
+}
+
 /* Load the scenario (from its file, or from the db for --resume), plan and run. */
 static int run(const args *a, const char *self, int argc, char **argv)
 {
@@ -171,7 +204,7 @@ static int run(const args *a, const char *self, int argc, char **argv)
     int rc = 0, code = EXIT_INTERNAL;
     bool finding = false;
     if (a->resume) {
-        if ((rc = db_open(a->db, &db, &err)) || (rc = db_run_load(db, a->resume, &text, &spath, &err)) ||
+        if ((rc = db_open_existing(a->db, &db, &err)) || (rc = db_run_load(db, a->resume, &text, &spath, &err)) ||
             (rc = mlk_scenario_parse(text, strlen(text), spath ? spath : "(db)", &s, &err)))
             goto out;
     } else if ((rc = mlk_scenario_load(a->scenario, &s, &err))) {
@@ -182,13 +215,6 @@ static int run(const args *a, const char *self, int argc, char **argv)
     mlk_plan_opts po = {a->engine_dir, a->model_cache, NULL, dirname(dir)};
     if ((rc = mlk_plan_build(s, &po, &p, &err)))
         goto out;
-    if (a->dry_run) {
-        print_cells(p);
-        code = EXIT_PASS;
-        goto out;
-    }
-    if (!db && (rc = db_open(a->db, &db, &err)))
-        goto out;
     mlk_buf b = {0};
     if (getenv("MLK_HEAP_SHIM"))
         mlk_buf_printf(&b, "%s", getenv("MLK_HEAP_SHIM"));
@@ -196,6 +222,17 @@ static int run(const args *a, const char *self, int argc, char **argv)
         mlk_buf_printf(&b, "%s/../lib/libmemleak_heap.so", po.self_dir);
     shim = mlk_buf_take(&b);
     bool use_shim = s->heap && !a->no_heap && shim && access(shim, R_OK) == 0;
+    /* What a run would refuse, --dry-run refuses too: a worker execve cannot start, a resume of another model or
+     * of a run a live process holds. */
+    if ((rc = check_before_run(a, p, db, self, use_shim ? shim : NULL, &err)))
+        goto out;
+    if (a->dry_run) {
+        print_cells(p);
+        code = EXIT_PASS;
+        goto out;
+    }
+    if (!db && (rc = db_open(a->db, &db, &err)))
+        goto out;
     if (s->heap && !a->no_heap && !use_shim)
         fprintf(stderr, "memleak-run: heap shim %s not found: judging on RSS only\n", shim ? shim : "?");
     mlk_run_opts ro = {.self_exe = self, .heap_shim = use_shim ? shim : NULL, .commit = a->commit,

@@ -2,6 +2,7 @@
  * allocator checks, pipeline state check, and the cells of the matrix. It must never run a worker. */
 #include <dlfcn.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 #include "allocators.h"
 #include "files.h"
 #include "interrupt.h"
+#include "model_id.h"
 #include "plan.h"
 #include "spawn.h"
 #include "strbuf.h"
@@ -35,6 +37,25 @@ static char *path_join(const char *dir, const char *name)
     return mlk_buf_take(&b);
 }
 
+/* dir/name made absolute against the current folder, without resolving links (an engine finds external data next
+ * to the path it is given): what the workers get and the db keeps, so --resume from another folder means the same
+ * file. NULL when out of memory. */
+static char *abs_path(const char *dir, const char *name)
+{
+    char *joined = path_join(dir, name);
+    if (!joined || joined[0] == '/')
+        return joined;
+    char cwd[PATH_MAX];
+    mlk_buf b = {0};
+    if (getcwd(cwd, sizeof cwd))
+        mlk_buf_printf(&b, "%s/%s", strcmp(cwd, "/") ? cwd : "", joined[0] == '.' && joined[1] == '/' ? joined + 2
+                                                                                                      : joined);
+    else
+        mlk_buf_printf(&b, "%s", joined);
+    free(joined);
+    return mlk_buf_take(&b);
+}
+
 static char *dir_of(const char *path)
 {
     const char *slash = strrchr(path, '/');
@@ -52,40 +73,6 @@ static uint64_t fnv1a(uint64_t h, const void *data, size_t n)
     for (size_t i = 0; i < n; i++)
         h = (h ^ p[i]) * 1099511628211ULL;
     return h;
-}
-
-/* FNV-1a of the model file's bytes, read up to the size fstat gave (a file that grows while read is hashed as it
- * was), looking at the interrupt flag between chunks: a model of many GiB takes seconds. */
-static int hash_file(const char *path, char *hex, mlk_error *err)
-{
-    int fd;
-    int64_t size;
-    int rc = mlk_open_regular(path, "model", &fd, &size, err);
-    if (rc)
-        return rc;
-    uint64_t h = 1469598103934665603ULL;
-    char buf[1 << 16];
-    for (int64_t left = size; left > 0 && !rc;) {
-        if (mlk_run_interrupted) {
-            rc = mlk_fail(err, MLK_E_INTERRUPTED, "interrupted while hashing the model %s", path);
-            break;
-        }
-        ssize_t n = read(fd, buf, left < (int64_t)sizeof buf ? (size_t)left : sizeof buf);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            rc = mlk_fail(err, MLK_E_IO, "cannot read model %s: %s", path, strerror(errno));
-        else if (n == 0)
-            break; /* shrank while read: what was there is hashed */
-        else {
-            h = fnv1a(h, buf, (size_t)n);
-            left -= n;
-        }
-    }
-    close(fd);
-    if (!rc)
-        snprintf(hex, 17, "%016llx", (unsigned long long)h);
-    return rc;
 }
 
 /* The plugin file of one engine, searched in the usual folders; the error points at where the scenario names it. */
@@ -281,23 +268,29 @@ static int resolve_model(mlk_plan *p, const mlk_plan_opts *o, const mlk_model_sp
     if (m->kind == MLK_MODEL_GENERATE) {
         rc = generate_model(p, o, m, pm, err);
     } else {
-        pm->path = path_join(sdir, m->path);
+        pm->path = abs_path(sdir, m->path);
         rc = pm->path ? check_regular(pm->path, "model", p->s->path, m->loc, err)
                       : mlk_fail(err, MLK_E_NOMEM, "out of memory");
     }
     if (!rc && m->n_inputs) {
         pm->inputs = calloc((size_t)m->n_inputs, sizeof *pm->inputs);
         for (int i = 0; pm->inputs && i < m->n_inputs && !rc; i++) {
-            pm->inputs[i] = path_join(sdir, m->inputs[i]);
+            pm->inputs[i] = abs_path(sdir, m->inputs[i]);
             pm->n_inputs = i + 1;
             rc = pm->inputs[i] ? check_regular(pm->inputs[i], "input file", p->s->path, m->input_locs[i], err)
                                : mlk_fail(err, MLK_E_NOMEM, "out of memory");
+            if (!rc && (rc = mlk_input_check(pm->inputs[i], err))) /* what the worker would refuse, refused now */
+                mlk_fail_prefix(err, "%s:%d:%d: ", p->s->path, m->input_locs[i].line, m->input_locs[i].col);
         }
     }
+    mlk_model_id id;
+    if (!rc && (rc = mlk_model_identify(pm->path, &id, err)) && rc != MLK_E_INTERRUPTED && rc != MLK_E_NOMEM)
+        mlk_fail_prefix(err, "%s:%d:%d: ", p->s->path, m->loc.line, m->loc.col);
     if (!rc) {
-        char hex[17];
-        if (!(rc = hash_file(pm->path, hex, err)))
-            pm->hash = strdup(hex);
+        pm->hash_sampled = id.sampled;
+        pm->bytes = id.bytes;
+        if (!(pm->hash = strdup(id.hash)))
+            rc = mlk_fail(err, MLK_E_NOMEM, "out of memory");
     }
     free(sdir);
     return rc;

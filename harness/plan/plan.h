@@ -16,7 +16,9 @@
 typedef struct mlk_plan_model {
     const char *name;            /* the model axis value, or NULL for the top-level model */
     char *path;                  /* resolved model file (generated and cached when asked) */
-    char *hash;                  /* FNV-1a 64 of the model file, hex */
+    char *hash;                  /* FNV-1a 64, hex, of the model file and its external data (model_id.h) */
+    bool hash_sampled;           /* hashed by samples: the files hold more than MLK_HASH_WHOLE_MAX_BYTES */
+    int64_t bytes;               /* the model file and its external data */
     char **inputs;               /* resolved .pb paths */
     int n_inputs;
 } mlk_plan_model;

@@ -216,6 +216,82 @@ static void free_vec(argvec *a)
         free(a->owned[i]);
 }
 
+/* Bytes execve copies for v (each string, its NUL, its pointer, the closing NULL); the longest string in *longest. */
+static size_t vec_bytes(const argvec *v, size_t *longest, const char **which)
+{
+    size_t total = sizeof(char *);
+    for (int i = 0; i < v->n; i++) {
+        size_t n = strlen(v->v[i]) + 1;
+        total += n + sizeof(char *);
+        if (n > *longest) {
+            *longest = n;
+            *which = v->v[i];
+        }
+    }
+    return total;
+}
+
+int mlk_cellrun_check_exec(const mlk_plan *p, const mlk_cell *c, const char *self, const char *heap_shim,
+                           mlk_error *err)
+{
+    argvec *av = calloc(1, sizeof *av), *ev = calloc(1, sizeof *ev);
+    int rc = MLK_OK;
+    if (!av || !ev) {
+        rc = mlk_fail(err, MLK_E_NOMEM, "out of memory");
+        goto out;
+    }
+    build_argv(p, c, self, NULL, av);
+    build_env(p->s, c, heap_shim, NULL, ev);
+    if (av->failed || ev->failed) {
+        rc = mlk_fail(err, MLK_E_NOMEM, "out of memory building the worker's %s", av->failed ? "arguments"
+                                                                                              : "environment");
+        goto out;
+    }
+    size_t longest = 0;
+    const char *which = "";
+    size_t total = vec_bytes(av, &longest, &which) + vec_bytes(ev, &longest, &which);
+    long page = sysconf(_SC_PAGESIZE), arg_max = sysconf(_SC_ARG_MAX);
+    size_t str_max = (size_t)(page > 0 ? page : 4096) * 32; /* MAX_ARG_STRLEN */
+    if (longest > str_max)
+        rc = mlk_fail(err, MLK_E_USAGE, "cell %d [%.80s]: the worker's %.40s... would be %zu bytes, longer than execve "
+                      "takes in one string (%zu, MAX_ARG_STRLEN): it could not start", c->idx, c->label, which,
+                      longest, str_max);
+    else if (arg_max > 0 && total > (size_t)arg_max)
+        rc = mlk_fail(err, MLK_E_USAGE, "cell %d [%.80s]: the worker's arguments and environment would take %zu bytes, "
+                      "more than execve takes (%ld, ARG_MAX from the stack limit): it could not start; shorten the "
+                      "scenario's environment values or memleak-run's own environment", c->idx, c->label, total,
+                      arg_max);
+out:
+    if (av)
+        free_vec(av);
+    if (ev)
+        free_vec(ev);
+    free(av);
+    free(ev);
+    return rc;
+}
+
+/* In the child, after execve failed: say why on the protocol descriptor, as an "E" line the parent keeps as the
+ * cell's error (E2BIG: an argument or the environment was too large), then exit 127 as a shell would. Only
+ * write(2) and plain string copies: the child of a fork must not allocate. */
+static _Noreturn void exec_failed(const char *path, int e)
+{
+    char line[1024];
+    size_t n = 0;
+    const char *parts[] = {"E\texec\t0\texecve ", path ? path : "?", ": ", strerror(e),
+                           e == E2BIG ? " (the worker's arguments or environment are larger than the kernel takes)"
+                                      : "",
+                           "\n"};
+    for (size_t i = 0; i < sizeof parts / sizeof *parts; i++)
+        for (const char *c = parts[i]; *c && n < sizeof line - 2; c++)
+            line[n++] = *c;
+    if (line[n - 1] != '\n')
+        line[n++] = '\n';
+    ssize_t w = write(3, line, n);
+    (void)w;
+    _exit(127);
+}
+
 static pid_t spawn(const mlk_plan *p, const mlk_cell *c, const mlk_cellrun_opts *o, int *rfd, mlk_error *err)
 {
     argvec *av = calloc(1, sizeof *av), *ev = calloc(1, sizeof *ev);
@@ -251,7 +327,7 @@ static pid_t spawn(const mlk_plan *p, const mlk_cell *c, const mlk_cellrun_opts 
         signal(SIGINT, SIG_DFL);
         signal(SIGTERM, SIG_DFL);
         execve(av->v[0], av->v, ev->v);
-        _exit(127);
+        exec_failed(av->v[0], errno);
     }
     if (pid < 0)
         mlk_fail(err, MLK_E_CHILD, "fork: %s", strerror(errno));
@@ -405,6 +481,25 @@ static void classify(mlk_cellrun *r, int status, bool timed_out, bool hung, bool
     }
 }
 
+/* A cell that ended in error always says why: a worker that exited without an "E" line gets the cause its exit
+ * status tells (the worker's own stderr went to memleak-run's). */
+static void name_cause(mlk_cellrun *r)
+{
+    if (r->error[0] || (r->end != MLK_END_OTHER && r->end != MLK_END_STEP_ERROR))
+        return;
+    if (r->exit_code == MLK_WORKER_EXIT_USAGE)
+        snprintf(r->error, sizeof r->error, "the worker refused the arguments memleak-run gave it (exit %d): an "
+                 "internal error, its reason is on memleak-run's stderr", r->exit_code);
+    else if (r->exit_code == 127)
+        snprintf(r->error, sizeof r->error, "the worker could not be started (exit 127)");
+    else if (r->exit_code == 0)
+        snprintf(r->error, sizeof r->error, "the worker exited 0 before it said it was done (%lld samples)",
+                 (long long)r->n_total);
+    else
+        snprintf(r->error, sizeof r->error, "the worker exited with status %d without saying why (its stderr is "
+                 "memleak-run's)", r->exit_code);
+}
+
 int mlk_cellrun_exec(const mlk_plan *p, const mlk_cell *c, const mlk_cellrun_opts *o, mlk_cellrun *r,
                      mlk_error *err)
 {
@@ -472,6 +567,7 @@ int mlk_cellrun_exec(const mlk_plan *p, const mlk_cell *c, const mlk_cellrun_opt
     free(buf);
     int frc = flush(r, o, &flushed, &flushed_metrics);
     classify(r, status, timed_out, hung, interrupted, o->tool ? 0 : p->s->memory_limit_mb);
+    name_cause(r);
     /* memleak-run's own want of memory is not the cell's verdict: the run stops (exit 3), the cell stays unfinished
      * and --resume runs it again. */
     if (!rc && (r->lost || !buf_ok))

@@ -65,6 +65,12 @@ int mlk_cellrun_exec(const mlk_plan *p, const mlk_cell *c, const mlk_cellrun_opt
                      mlk_error *err);
 void mlk_cellrun_free(mlk_cellrun *r);
 
+/* Whether cell c's worker could be started: its arguments and environment, built as mlk_cellrun_exec builds them
+ * (a tool's own options aside), within what execve takes. MLK_E_USAGE naming the cell and the string or total that
+ * is too long (E2BIG at run time); MLK_E_NOMEM. */
+int mlk_cellrun_check_exec(const mlk_plan *p, const mlk_cell *c, const char *self, const char *heap_shim,
+                           mlk_error *err);
+
 /* One "W" line of the worker (worker/sites.h gives the format; line without its newline, modified) into r. Returns
  * 0, or -1 for a malformed line (ignored, as any unknown line). */
 int mlk_cellrun_site_line(db_site_report *r, char *line);

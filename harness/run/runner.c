@@ -1,17 +1,20 @@
 /* runner.c: a run from start to end: run record, cells, one worker per cell with samples streamed into the db,
  * verdicts and step statistics, progress, the final table, resume. It must never mark a cell finished before its
  * samples are committed, so a SIGKILL of memleak-run leaves only whole cells or cells to run again. */
+#include <limits.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cellrun.h"
 #include "db_resolution.h"
 #include "keep.h"
 #include "meta.h"
+#include "run_lock.h"
 #include "runner.h"
 #include "table.h"
 #include "tool_collect.h"
@@ -215,12 +218,17 @@ static bool is_finding(const char *status)
     return strcmp(status, "pass") && strcmp(status, "plateau");
 }
 
-static int begin(const mlk_plan *p, db_store *db, const mlk_run_opts *o, int64_t resume, int64_t *run_id,
-                 mlk_error *err)
+/* Start the run, or take up run `resume`, claimed for this process (and its shard): a second process on the same
+ * cells is refused before it touches any of them. */
+static int begin(const mlk_plan *p, db_store *db, const mlk_run_opts *o, const mlk_proc_id *me, int64_t resume,
+                 int64_t *run_id, mlk_error *err)
 {
     if (resume > 0) {
         *run_id = resume;
-        return db_run_reopen(db, resume, err);
+        int rc = db_run_claim(db, resume, me, o->shard_index, o->shard_count, false, err);
+        if (!rc && (rc = db_run_reopen(db, resume, err)))
+            db_run_release(db, resume, me, NULL);
+        return rc;
     }
     mlk_meta meta;
     mlk_meta_collect(&meta, o->commit, o->branch);
@@ -229,10 +237,37 @@ static int begin(const mlk_plan *p, db_store *db, const mlk_run_opts *o, int64_t
         snprintf(uuid, sizeof uuid, "%.39s", o->run_key);
     else
         mlk_random_uuid(uuid);
-    db_run_meta m = {.uuid = uuid, .scenario_name = p->s->name, .scenario_path = p->s->path, .scenario_text = p->s->text,
+    /* Absolute: --resume parses the stored text under this name, and finds the models next to it from any folder. */
+    char abs[PATH_MAX + 1], cwd[PATH_MAX];
+    const char *spath = p->s->path;
+    if (spath && spath[0] != '/' && getcwd(cwd, sizeof cwd) &&
+        snprintf(abs, sizeof abs, "%s/%s", cwd, spath) < (int)sizeof abs)
+        spath = abs;
+    db_run_meta m = {.uuid = uuid, .scenario_name = p->s->name, .scenario_path = spath, .scenario_text = p->s->text,
                      .tool_version = MLK_VERSION, .argv = o->argv_text};
     mlk_meta_fill(&meta, &m);
-    return db_run_begin(db, &m, run_id, err);
+    int rc = db_run_begin(db, &m, run_id, err);
+    return rc ? rc : db_run_claim(db, *run_id, me, o->shard_index, o->shard_count, false, err);
+}
+
+int mlk_run_check_resume(const mlk_plan *p, db_store *db, int64_t run_id, mlk_error *err)
+{
+    int rc = MLK_OK;
+    for (int i = 0; i < p->n_cells && !rc; i++) {
+        const mlk_cell *c = &p->cells[i];
+        const mlk_plan_model *m = &p->models[c->model];
+        char *model = NULL, *hash = NULL;
+        rc = db_cell_identity(db, run_id, i, &model, &hash, err);
+        if (!rc && hash && m->hash && strcmp(hash, m->hash))
+            rc = mlk_fail(err, MLK_E_USAGE, "--resume %lld: cell %d [%s]: the model is not the one the run measured: "
+                          "%s hashes %s%s, the run's cells were measured on %s (hash %s). Was it replaced, its "
+                          "external data changed, or is it found from another folder? Nothing was run; start a new "
+                          "run for the new model", (long long)run_id, i, c->label, m->path, m->hash,
+                          m->hash_sampled ? " (sampled)" : "", model ? model : "?", hash);
+        free(model);
+        free(hash);
+    }
+    return rc;
 }
 
 static bool in_shard(const mlk_run_opts *o, int idx)
@@ -243,9 +278,12 @@ static bool in_shard(const mlk_run_opts *o, int idx)
 int mlk_run(const mlk_plan *p, db_store *db, const mlk_run_opts *o, int64_t resume, int64_t *run_id, bool *finding,
             mlk_error *err)
 {
-    int rc = begin(p, db, o, resume, run_id, err);
+    mlk_proc_id me;
+    mlk_proc_self(&me);
+    int rc = begin(p, db, o, &me, resume, run_id, err);
     if (rc)
         return rc;
+    mlk_error ignore = {0};
     int64_t *ids = calloc((size_t)p->n_cells, sizeof *ids);
     bool *todo = calloc((size_t)p->n_cells, sizeof *todo);
     mlk_table_row *rows = calloc((size_t)p->n_cells, sizeof *rows);
@@ -335,11 +373,11 @@ int mlk_run(const mlk_plan *p, db_store *db, const mlk_run_opts *o, int64_t resu
         x.done_cells++;
     }
     const char *final = rc ? "failed" : mlk_run_interrupted ? "interrupted" : "done";
-    mlk_error ignore = {0};
     db_run_finish(db, *run_id, final, rc ? &ignore : err);
     if (!rc && !mlk_run_interrupted)
         mlk_table_print(stdout, p, rows, p->n_cells);
 out:
+    db_run_release(db, *run_id, &me, rc ? &ignore : err);
     free(ids);
     free(todo);
     free(rows);

@@ -27,6 +27,11 @@ typedef struct mlk_run_opts {
 int mlk_run(const mlk_plan *p, db_store *db, const mlk_run_opts *o, int64_t resume_run, int64_t *run_id,
             bool *finding, mlk_error *err);
 
+/* For --resume (and --dry-run --resume): MLK_E_USAGE, naming the cell and both paths and hashes, when a model of
+ * plan p is not the one run_id's stored cells were measured on (replaced, its external data changed, or resolved
+ * from another folder); MLK_E_DB. Nothing is written. */
+int mlk_run_check_resume(const mlk_plan *p, db_store *db, int64_t run_id, mlk_error *err);
+
 /* Set by the SIGINT/SIGTERM handler: the runner stops the current worker, marks the run interrupted. */
 extern volatile sig_atomic_t mlk_run_interrupted;
 

@@ -1,5 +1,6 @@
 /* duration.c: "8h", "90m", "1h30m", "45s", "2.5h" or a plain number of seconds into seconds, for `duration:` and
- * `--duration`. It must never accept a negative, zero, non-finite or absurd (over a year) length. */
+ * `--duration`. It must never accept a negative, zero, non-finite or absurd (over a year) length, nor one shorter
+ * than the worker's clock counts (it is handed whole milliseconds: 0.0000001s would reach it as 0). */
 #include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
@@ -40,6 +41,8 @@ int mlk_parse_duration(const char *text, double *seconds)
     }
     if (!(total > 0) || total > 366.0 * 86400)
         return -1;
+    if (total < MLK_DURATION_MIN_S)
+        return -2;
     *seconds = total;
     return 0;
 }

@@ -321,7 +321,11 @@ static int k_duration(pctx *c, const mlk_ynode *v)
     char d[64];
     if (c->s->iterations_set)
         return mlk_yfail(c->err, c->name, v->loc, "duration: a scenario gives iterations or duration, not both");
-    if (v->kind != MLK_YSCALAR || mlk_parse_duration(v->text, &c->s->duration_s))
+    int bad = v->kind != MLK_YSCALAR ? -1 : mlk_parse_duration(v->text, &c->s->duration_s);
+    if (bad == -2)
+        return mlk_yfail(c->err, c->name, v->loc, "duration: %s is shorter than the 1 ms a cell can measure (the "
+                         "worker counts whole milliseconds)", mlk_ydescribe(v, d, sizeof d));
+    if (bad)
         return mlk_yfail(c->err, c->name, v->loc,
                          "duration: expected a length of time such as 8h, 90m, 1h30m, 45s or seconds (at most a "
                          "year), got %s",

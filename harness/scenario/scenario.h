@@ -164,8 +164,11 @@ typedef struct mlk_scenario {
 int mlk_scenario_load(const char *path, mlk_scenario **out, mlk_error *err);
 
 /* Parse scenario text (len bytes, no NUL needed); name stands for the file in messages. Fails as above. */
-/* "8h", "90m", "1h30m", "45s", "2.5h", "1d" or plain seconds into *seconds (> 0, at most a year). 0, or -1 when
- * text is not such a length. */
+/* The shortest duration a cell can measure: the worker is given whole milliseconds (and always measures at least
+ * one iteration), so anything shorter would reach it as 0. */
+#define MLK_DURATION_MIN_S 0.001
+/* "8h", "90m", "1h30m", "45s", "2.5h", "1d" or plain seconds into *seconds (at least MLK_DURATION_MIN_S, at most a
+ * year). 0; -1 when text is not such a length (or over a year); -2 when it is shorter than MLK_DURATION_MIN_S. */
 int mlk_parse_duration(const char *text, double *seconds);
 
 int mlk_scenario_parse(const char *text, size_t len, const char *name, mlk_scenario **out, mlk_error *err);

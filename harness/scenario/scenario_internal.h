@@ -85,6 +85,10 @@ void mlk_scn_kvs_free(mlk_kv *kv, int n);
 /* A name that ends up in paths, argument vectors and db keys (name, engine): 1 to 128 characters, a letter or digit
  * first, then letters, digits, '.', '_', '-'. */
 bool mlk_scn_ident_ok(const char *s);
+/* MLK_E_PARSE at loc, naming what, when prefix + value[0..len) + NUL would be longer than execve takes in one
+ * argument or environment string (MAX_ARG_STRLEN: 32 pages, 128 KiB here); MLK_OK otherwise. */
+int mlk_scn_exec_string(const char *what, const char *prefix, const char *value, size_t len, const char *name,
+                        mlk_loc loc, mlk_error *err);
 
 /* A list of step names (possibly empty); *locs gets each step's location (the caller frees both). */
 int mlk_scn_steps(const mlk_ynode *n, const char *what, const char *name, mlk_step **out, mlk_loc **locs, int *n_out,

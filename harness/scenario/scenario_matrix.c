@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "scenario_internal.h"
 
@@ -36,6 +37,45 @@ bool mlk_scn_ident_ok(const char *s)
     return n && n <= 128 && strchr(alnum, s[0]) && strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") == n;
 }
 
+/* The longest string execve takes (one argument or one environment entry, its NUL included): the kernel's
+ * MAX_ARG_STRLEN, 32 pages. Anything longer fails the worker's execve with E2BIG, after the run has started. */
+static size_t exec_strlen_max(void)
+{
+    long page = sysconf(_SC_PAGESIZE);
+    return (size_t)(page > 0 ? page : 4096) * 32;
+}
+
+int mlk_scn_exec_string(const char *what, const char *prefix, const char *value, size_t len, const char *name,
+                        mlk_loc loc, mlk_error *err)
+{
+    size_t n = strlen(prefix) + len + 1, max = exec_strlen_max();
+    if (n <= max)
+        return MLK_OK;
+    return mlk_yfail(err, name, loc, "%s: '%.24s...' would reach the worker as a string of %zu bytes%s%s%s, longer "
+                     "than execve takes in one argument or environment entry (%zu bytes, MAX_ARG_STRLEN): the "
+                     "worker could not start", what, value, n, prefix[0] ? " (" : "", prefix, prefix[0] ? "...)" : "",
+                     max);
+}
+
+/* Each entry of an environment axis value, as the worker's environment will hold it. */
+static int check_env_value(const mlk_axis *a, const mlk_ynode *v, const char *name, const char *what, mlk_error *err)
+{
+    if (!strcmp(a->name, "glibc_tunables"))
+        return mlk_scn_exec_string(what, "GLIBC_TUNABLES=", v->text, strlen(v->text), name, v->loc, err);
+    if (!strcmp(a->name, "malloc_conf"))
+        return mlk_scn_exec_string(what, "MALLOC_CONF=", v->text, strlen(v->text), name, v->loc, err);
+    if (strcmp(a->name, "allocator_env"))
+        return MLK_OK;
+    for (const char *p = v->text; *p;) { /* split on spaces, as the runner does */
+        size_t n = strcspn(p, " ");
+        int rc = n ? mlk_scn_exec_string(what, "", p, n, name, v->loc, err) : MLK_OK;
+        if (rc)
+            return rc;
+        p += n + (p[n] == ' ');
+    }
+    return MLK_OK;
+}
+
 /* ------------------------------------------------------------------------------------------------
  * Key/value mappings
  * ---------------------------------------------------------------------------------------------- */
@@ -67,6 +107,10 @@ int mlk_scn_kvs(const mlk_ynode *map, const char *what, const char *skip, const 
         else if (v->kind != MLK_YSCALAR || mlk_ynull(v))
             rc = mlk_yfail(err, name, v->loc, "%s.%.64s: expected a scalar value (string, number or boolean), got %s",
                            what, k->text, mlk_ydescribe(v, d, sizeof d));
+        if (rc)
+            break;
+        if (!rc) /* it reaches the worker as one argument, "--opt key=value" */
+            rc = mlk_scn_exec_string(what, "", v->text, strlen(k->text) + 1 + strlen(v->text), name, v->loc, err);
         if (rc)
             break;
         mlk_kv *e = &kv[count++]; /* counted first: a half-filled pair is still freed */
@@ -133,6 +177,9 @@ static int check_scalar_value(const mlk_axis *a, const mlk_ynode *v, const char 
     if (!strcmp(a->name, "engine") && !mlk_scn_ident_ok(v->text))
         return mlk_yfail(err, name, v->loc, "%s: expected an engine name (letters, digits, '.', '_', '-'; a letter or digit first), got %s",
                          what, mlk_ydescribe(v, d, sizeof d));
+    int rc = check_env_value(a, v, name, what, err);
+    if (rc)
+        return rc;
     bool b;
     if (!strcmp(a->name, "malloc_trim"))
         return mlk_yget_bool(v, what, name, &b, err);

@@ -1,10 +1,12 @@
 /* store.c: the SQLite store: schema from db/schema.sql (compiled in), WAL, busy timeout, one IMMEDIATE
  * transaction per batch. It must never leave a transaction open on return, success or failure. */
+#include <errno.h>
 #include <math.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "db_col.h"
 #include "schema_sql.h"
@@ -52,6 +54,8 @@ static const char *const migrations[] = {
     "INSERT INTO schema_version(version) VALUES (3);",
     /* 3 -> 4: memory requested within a step, touched or not (issue 12): add_columns runs first. */
     "INSERT INTO schema_version(version) VALUES (4);",
+    /* 4 -> 5: run_owners, one live process per run (issue 25): a new table, made by the schema. */
+    "INSERT INTO schema_version(version) VALUES (5);",
 };
 
 /* 3 -> 4's columns, each added only where missing: a table an older db never had was just made by the schema. */
@@ -155,15 +159,32 @@ static int check_version(db_store *db, mlk_error *err)
     return rc;
 }
 
-int db_open(const char *path, db_store **out, mlk_error *err)
+/* A name SQLite would not keep as a file ("" is a temporary db, ":memory:" lives in memory): results written
+ * there vanish at exit, so the name is refused before anything is run or created. */
+int db_check_name(const char *path, mlk_error *err)
 {
+    if (!path || !path[0] || !strcmp(path, ":memory:") || !strncmp(path, "file:", 5))
+        return mlk_fail(err, MLK_E_USAGE, "--db '%s': not a file name (SQLite would keep nothing of it after the "
+                                          "run): give a path such as results.db", path ? path : "");
+    return MLK_OK;
+}
+
+static int open_rw(const char *path, bool create, db_store **out, mlk_error *err)
+{
+    int rc = db_check_name(path, err);
+    if (rc)
+        return rc;
     db_store *db = calloc(1, sizeof *db);
     if (!db || !(db->path = strdup(path))) {
         free(db);
         return mlk_fail(err, MLK_E_NOMEM, "db: out of memory");
     }
-    int rc;
-    if (sqlite3_open_v2(path, &db->h, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
+    if (!create && access(path, F_OK) != 0) { /* before SQLite, which would create it */
+        rc = mlk_fail(err, MLK_E_NOTFOUND, "%s: no such db (%s); nothing was created", path, strerror(errno));
+        goto fail;
+    }
+    if (sqlite3_open_v2(path, &db->h, SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0), NULL) !=
+        SQLITE_OK) {
         rc = db_fail_sql(db, err, "cannot open");
         goto fail;
     }
@@ -194,6 +215,10 @@ fail:
     db_close(db);
     return rc;
 }
+
+int db_open(const char *path, db_store **out, mlk_error *err) { return open_rw(path, true, out, err); }
+
+int db_open_existing(const char *path, db_store **out, mlk_error *err) { return open_rw(path, false, out, err); }
 
 int db_open_readonly(const char *path, db_store **out, mlk_error *err)
 {
@@ -594,6 +619,31 @@ int db_cell_lookup(db_store *db, int64_t run_id, int idx, int64_t *cell_id, char
     }
     sqlite3_finalize(st);
     return MLK_OK;
+}
+
+int db_cell_identity(db_store *db, int64_t run_id, int idx, char **model, char **model_hash, mlk_error *err)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db->h, "SELECT model, model_hash FROM cells WHERE run_id = ? AND idx = ?", -1, &st,
+                           NULL) != SQLITE_OK)
+        return db_fail_sql(db, err, "reading a cell");
+    sqlite3_bind_int64(st, 1, run_id);
+    sqlite3_bind_int(st, 2, idx);
+    *model = *model_hash = NULL;
+    int rc = MLK_OK;
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        bool oom = false;
+        *model = db_col_dup(st, 0, &oom);
+        *model_hash = db_col_dup(st, 1, &oom);
+        if (oom) {
+            free(*model);
+            free(*model_hash);
+            *model = *model_hash = NULL;
+            rc = mlk_fail(err, MLK_E_NOMEM, "%s: out of memory", db->path);
+        }
+    }
+    sqlite3_finalize(st);
+    return rc;
 }
 
 int db_integrity_ok(db_store *db, bool *ok, mlk_error *err)

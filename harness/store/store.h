@@ -10,12 +10,17 @@
 #include "sample.h"
 #include "status.h"
 
-#define DB_SCHEMA_VERSION 4
+#define DB_SCHEMA_VERSION 5
 
 typedef struct db_store db_store;
 
-/* Open (creating if needed) the db at path: schema, WAL, busy timeout, foreign keys. */
+/* Open (creating if needed) the db at path: schema, WAL, busy timeout, foreign keys. A name SQLite would not keep
+ * as a file ("", ":memory:", a "file:" URI) is refused with MLK_E_USAGE before anything is created. */
 int db_open(const char *path, db_store **out, mlk_error *err);
+/* MLK_E_USAGE, saying why, for a db name SQLite would not keep as a file; 0 for any other. */
+int db_check_name(const char *path, mlk_error *err);
+/* As db_open, for a db that must already exist (--resume): MLK_E_NOTFOUND, and no file made, when it does not. */
+int db_open_existing(const char *path, db_store **out, mlk_error *err);
 void db_close(db_store *db);
 /* Open an existing db for reading only: no schema is created or upgraded, nothing is ever written (an older db
  * stays as it is; queries of tables it lacks fail, so callers look before they read). The sample insert of a
@@ -103,6 +108,9 @@ int db_series(db_store *db, int64_t cell_id, const char *step, const char *colum
 int db_run_load(db_store *db, int64_t run_id, char **scenario_text, char **scenario_path, mlk_error *err);
 /* Cell id of (run, idx) and its status (malloc'd into *status), or *cell_id = 0 when absent. */
 int db_cell_lookup(db_store *db, int64_t run_id, int idx, int64_t *cell_id, char **status, mlk_error *err);
+
+/* The model path and hash cell (run, idx) was stored with (malloc'd; NULL when absent or NULL in the db). */
+int db_cell_identity(db_store *db, int64_t run_id, int idx, char **model, char **model_hash, mlk_error *err);
 
 /* PRAGMA integrity_check == "ok". */
 int db_integrity_ok(db_store *db, bool *ok, mlk_error *err);
