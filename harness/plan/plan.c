@@ -105,17 +105,21 @@ static int find_engine(mlk_plan *p, const mlk_plan_opts *o, const char *engine, 
     mlk_buf tried = {0};
     int rc = MLK_OK;
     *out = NULL;
-    for (int i = 0; i < n && !*out; i++) {
+    for (int i = 0; i < n && !*out && !rc; i++) {
         mlk_buf b = {0};
         mlk_buf_printf(&b, "%s/engine_%s.so", dirs[i], engine);
         char *cand = mlk_buf_take(&b);
-        if (cand && access(cand, R_OK) == 0)
+        struct stat st;
+        /* something there that is no plugin (a FIFO, a link to nothing) is an error, not a reason to look on */
+        if (cand && !lstat(cand, &st) && (rc = mlk_check_regular(cand, "engine plugin", false, err)))
+            mlk_fail_prefix(err, "%s:%d:%d: ", p->s->path, where.line, where.col);
+        if (cand && !rc && access(cand, R_OK) == 0)
             *out = cand;
         else
             free(cand);
         mlk_buf_printf(&tried, "%s%s", i ? ", " : "", dirs[i]);
     }
-    if (!*out) {
+    if (!*out && !rc) {
         const char *hint = !strcmp(engine, "ort")
                                ? "fetch ONNX Runtime with engines/ort/fetch.sh (ci/setup.sh does it) and rebuild"
                                : "build it, or point --engine-dir / MLK_ENGINE_DIR at the folder holding it";

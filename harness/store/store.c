@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "db_col.h"
+#include "db_open_ro.h"
+#include "files.h"
 #include "schema_sql.h"
 #include "store.h"
 
@@ -155,6 +157,20 @@ static int check_version(db_store *db, mlk_error *err)
     return rc;
 }
 
+/* Before anything is written (WAL, schema): a db that holds tables is memleak's, else it is left as it is. */
+static int check_ours(db_store *db, mlk_error *err)
+{
+    sqlite3_stmt *st = NULL;
+    int n = -1;
+    if (sqlite3_prepare_v2(db->h, "SELECT count(*) FROM sqlite_schema WHERE type = 'table'", -1, &st, NULL) ==
+            SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+        n = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    if (n < 0)
+        return db_fail_cause(db->h, db->path, "cannot open it", err);
+    return n ? db_check_memleak(db->h, db->path, err) : MLK_OK;
+}
+
 int db_open(const char *path, db_store **out, mlk_error *err)
 {
     db_store *db = calloc(1, sizeof *db);
@@ -162,12 +178,17 @@ int db_open(const char *path, db_store **out, mlk_error *err)
         free(db);
         return mlk_fail(err, MLK_E_NOMEM, "db: out of memory");
     }
-    int rc;
+    /* SQLite would block on a FIFO, fail on a folder with "disk I/O error", and make a link's missing target */
+    int rc = mlk_check_regular(path, "db", true, err);
+    if (rc)
+        goto fail;
     if (sqlite3_open_v2(path, &db->h, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
-        rc = db_fail_sql(db, err, "cannot open");
+        rc = db_fail_cause(db->h, path, "cannot open it", err);
         goto fail;
     }
     sqlite3_busy_timeout(db->h, DB_BUSY_MS);
+    if ((rc = check_ours(db, err)))
+        goto fail;
     if ((rc = enter_wal(db, err)) || (rc = db_exec(db, "PRAGMA synchronous=NORMAL", err)) ||
         (rc = db_exec(db, "PRAGMA foreign_keys=ON", err)) ||
         (rc = db_exec(db, "BEGIN IMMEDIATE", err)))
@@ -202,11 +223,13 @@ int db_open_readonly(const char *path, db_store **out, mlk_error *err)
         free(db);
         return mlk_fail(err, MLK_E_NOMEM, "db: out of memory");
     }
-    int rc = MLK_OK;
     /* No schema, no WAL switch, no insert statement: nothing here may write, not even to an older db. */
-    if (sqlite3_open_v2(path, &db->h, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
-        rc = db_fail_sql(db, err, "cannot open");
-    else
+    int rc = mlk_check_regular(path, "db", false, err);
+    char *uri = rc ? NULL : db_ro_uri(path);
+    if (!rc && (!uri || sqlite3_open_v2(uri, &db->h, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL) != SQLITE_OK))
+        rc = uri ? db_fail_sql(db, err, "cannot open") : mlk_fail(err, MLK_E_NOMEM, "db: out of memory");
+    free(uri);
+    if (!rc)
         sqlite3_busy_timeout(db->h, DB_BUSY_MS);
     if (!rc && (rc = db_exec(db, "PRAGMA query_only = 1", err)) == MLK_OK) {
         *out = db;
