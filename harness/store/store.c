@@ -39,7 +39,7 @@ static int enter_wal(db_store *db, mlk_error *err)
             break;
         sqlite3_sleep(10);
     }
-    return db_fail_sql(db, err, "PRAGMA journal_mode=WAL");
+    return db_fail_cause(db->h, db->path, "cannot switch it to WAL", err); /* the -wal, -shm files: say why */
 }
 
 /* The steps from each schema version to the next, for dbs written by an older memleak-run (the new tables were
