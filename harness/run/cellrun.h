@@ -64,6 +64,9 @@ typedef struct mlk_cellrun_opts {
 int mlk_cellrun_exec(const mlk_plan *p, const mlk_cell *c, const mlk_cellrun_opts *o, mlk_cellrun *r,
                      mlk_error *err);
 void mlk_cellrun_free(mlk_cellrun *r);
+/* The record of tool cell c's environment, as its worker gets it (mlk_tool_env_record; malloc'd, NULL when out of
+ * memory). */
+char *mlk_cellrun_tool_env(const mlk_plan *p, const mlk_cell *c, const struct mlk_tool_run *t);
 
 /* One "W" line of the worker (worker/sites.h gives the format; line without its newline, modified) into r. Returns
  * 0, or -1 for a malformed line (ignored, as any unknown line). */

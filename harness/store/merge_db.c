@@ -291,7 +291,7 @@ static int merge_cells(const ctx *x, mlk_merge_counts *c)
     /* Every table hanging off a cell by cell_id alone: copied, or replaced with the cell. */
     static const char *const tables[] = {"samples", "metrics", "step_stats", "leaks", "heap_peaks",
                                          "heap_peak_sites", "tool_frames", "series_results", "site_reports",
-                                         "growth_sites", "growth_site_frames", "sample_resolution"};
+                                         "growth_sites", "growth_site_frames", "sample_resolution", "tool_exec"};
     enum { N_CELL_TABLES = sizeof tables / sizeof tables[0] };
     for (int i = 0; i < N_CELL_TABLES && !rc; i++) {
         char sql[160];
@@ -308,7 +308,7 @@ static int merge_cells(const ctx *x, mlk_merge_counts *c)
     int64_t series_rows = 0; /* with the cell's verdict, sites and kept resolution: not counted on their own */
     int64_t *counts[N_CELL_TABLES] = {&c->samples, &c->metrics, &c->step_stats, &c->tool_rows, &c->tool_rows,
                                       &c->tool_rows, &c->tool_rows, &series_rows, &series_rows, &series_rows,
-                                      &series_rows, &series_rows};
+                                      &series_rows, &series_rows, &series_rows};
     static const char *const no_cell[] = {"cell_id", NULL};
     for (int i = 0; i < N_CELL_TABLES && !rc; i++) {
         char head[64];
