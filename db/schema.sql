@@ -246,6 +246,18 @@ CREATE TABLE IF NOT EXISTS tool_frames (
   PRIMARY KEY (cell_id, source, seq, depth)
 ) WITHOUT ROWID;
 
+-- Tool cells: what ran (issue 25). program: the tool's executable as exec'd (valgrind's own binary: Debian's
+-- /usr/bin/valgrind is a sh wrapper that would add LD_LIBRARY_PATH and GLIBCXX_FORCE_NEW to the measured process;
+-- the lsan worker); args: the tool's arguments before the worker's own, one a line; env: the entries of the worker's
+-- environment a tool, the loader or the allocator reads (LD_*, VALGRIND_*, *SAN_OPTIONS, GLIBCXX_FORCE_NEW, MALLOC_*,
+-- GLIBC_TUNABLES), one a line, and nothing else of it.
+CREATE TABLE IF NOT EXISTS tool_exec (
+  cell_id INTEGER PRIMARY KEY REFERENCES cells(id),
+  program TEXT NOT NULL,
+  args    TEXT NOT NULL,
+  env     TEXT NOT NULL
+);
+
 -- Where heap and mappings grow, at normal speed (issue 9, heap_sites: sample | exact): per plain cell, how its
 -- allocation sites were recorded. The shim records the stack of sampled (or all) allocations and of every mmap, and
 -- the worker snapshots each site's live bytes at a few checkpoints of the measured iterations. mode 'maps': no stacks

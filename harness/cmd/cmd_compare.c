@@ -297,6 +297,16 @@ int mlk_cmd_compare(int argc, char **argv)
         (rc = db_run_scenario(x.db, x.run.id, &s, &err)))
         goto out;
     x.s = s;
+    if (a.baseline_engine) {
+        bool has = false;
+        char *names = NULL;
+        if (!(rc = db_run_engines(x.db, x.run.id, a.baseline_engine, &has, &names, &err)) && !has)
+            rc = mlk_fail(&err, MLK_E_USAGE, "--baseline-engine %s: run %lld has no cell of that engine (its engines: "
+                          "%s)", a.baseline_engine, (long long)x.run.id, names && names[0] ? names : "none");
+        free(names);
+        if (rc)
+            goto out;
+    }
     if (strcmp(a.baseline, "auto")) {
         mlk_run_info b;
         if ((rc = mlk_runs_find(x.db, a.baseline, &b, &err)))
@@ -312,7 +322,7 @@ int mlk_cmd_compare(int argc, char **argv)
 out:
     if (rc) {
         fprintf(stderr, "memleak-run compare: %s\n", err.msg);
-        code = rc == MLK_E_NOTFOUND || rc == MLK_E_USAGE ? 2 : 3;
+        code = rc == MLK_E_NOTFOUND || rc == MLK_E_USAGE || rc == MLK_E_PARSE ? 2 : 3;
     }
     mlk_scenario_free(s);
     db_close(x.db);

@@ -170,7 +170,7 @@ int mlk_cmd_history(int argc, char **argv)
     db_close(db);
     if (rc) {
         fprintf(stderr, "memleak-run history: %s\n", err.msg);
-        return rc == MLK_E_NOTFOUND || rc == MLK_E_USAGE ? 2 : 3;
+        return rc == MLK_E_NOTFOUND || rc == MLK_E_USAGE || rc == MLK_E_PARSE ? 2 : 3;
     }
     if (a.all)
         printf("%d new change point(s)\n", n_new);

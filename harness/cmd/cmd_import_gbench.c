@@ -7,6 +7,7 @@
 
 #include "cmd_util.h"
 #include "commands.h"
+#include "files.h"
 #include "gbench_import.h"
 #include "meta.h"
 #include "strbuf.h"
@@ -88,7 +89,8 @@ int mlk_cmd_import_gbench(int argc, char **argv)
     mlk_gbench_import_result res;
     mlk_error err = {0};
     db_store *db = NULL;
-    if (!(rc = db_open(a.db_path, &db, &err)))
+    /* the file first: a FIFO or a folder creates no db */
+    if (!(rc = mlk_check_regular(a.file, "report", false, &err)) && !(rc = db_open(a.db_path, &db, &err)))
         rc = mlk_gbench_import_file(db, a.file, &o, &res, &err);
     db_close(db);
     free(cmd);

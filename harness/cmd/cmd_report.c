@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "files.h"
 #include "report.h"
 
 enum { EXIT_OK = 0, EXIT_INPUT = 2, EXIT_INTERNAL = 3 };
@@ -81,27 +82,11 @@ static int parse_args(int argc, char **argv, report_args *a)
     return 0;
 }
 
-/* mkdir -p path. */
+/* mkdir -p path: a FIFO or a file in the way is the user's input (exit 2). */
 static int make_dirs(const char *path, mlk_error *err)
 {
-    char buf[PATH_MAX];
-    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
-        return mlk_fail(err, MLK_E_USAGE, "report: output path too long: %.200s", path);
-    for (char *p = buf + 1;; p++) {
-        if (*p == '/' || !*p) {
-            char c = *p;
-            *p = '\0';
-            if (mkdir(buf, 0777) && errno != EEXIST)
-                return mlk_fail(err, MLK_E_IO, "report: cannot create folder %s: %s", buf, strerror(errno));
-            *p = c;
-            if (!c)
-                break;
-        }
-    }
-    struct stat sb;
-    if (stat(path, &sb) || !S_ISDIR(sb.st_mode))
-        return mlk_fail(err, MLK_E_IO, "report: %s is not a folder", path);
-    return MLK_OK;
+    int rc = mlk_mkdirs(path, err);
+    return rc ? mlk_fail_prefix(err, "report: ") : MLK_OK;
 }
 
 static bool starts_with(const char *s, const char *head)
@@ -215,8 +200,8 @@ static int report(const report_args *a, mlk_error *err)
         goto out;
     printf("report of run %lld (%s) written to %s/index.html\n", (long long)r->run_id, r->scenario, dir);
     if (plot_rc) /* the rest of the report is written: still an error, the plots are missing */
-        rc = mlk_fail(err, MLK_E_INTERNAL, "report: %.900s (index.html, summary.md and junit.xml were written)",
-                      perr.msg);
+        rc = mlk_fail(err, plot_rc == MLK_E_PARSE ? MLK_E_PARSE : MLK_E_INTERNAL, /* a FIFO as a script: input */
+                      "report: %.900s (index.html, summary.md and junit.xml were written)", perr.msg);
 out:
     mlk_rep_free(r);
     db_close(db);

@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <string.h>
 
+#include "files.h"
 #include "plugin.h"
 
 /* The calls a pipeline cannot run without; every other member is optional (NULL = absent). */
@@ -25,6 +26,11 @@ static int refuse(mlk_plugin *p, mlk_error *err, const char *path, const char *w
 int mlk_plugin_init(mlk_plugin *p, const char *path, mlk_error *err)
 {
     memset(p, 0, sizeof *p);
+    /* dlopen would block in open() on a FIFO, and read a device; a bare name is looked up by dlopen itself, and a
+     * missing file is left to its message */
+    int rc = strchr(path, '/') ? mlk_check_regular(path, "engine plugin", true, err) : MLK_OK;
+    if (rc)
+        return rc;
     p->dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!p->dl) {
         const char *e = dlerror();

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "db_import.h"
+#include "files.h"
 #include "gbench_import.h"
 #include "gbench_report.h"
 #include "quantile.h"
@@ -426,28 +427,13 @@ int mlk_gbench_import_text(db_store *db, const char *text, size_t len, const cha
 int mlk_gbench_import_file(db_store *db, const char *path, const mlk_gbench_import_opts *o,
                            mlk_gbench_import_result *out, mlk_error *err)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return mlk_fail(err, MLK_E_IO, "cannot read %s: %s", path, strerror(errno));
-    mlk_buf b = {0};
-    char chunk[1 << 16];
-    size_t n, total = 0;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0 && total <= MAX_FILE_BYTES) {
-        mlk_buf_printf(&b, "%.*s", (int)n, chunk);
-        total += n;
-    }
-    bool bad = ferror(f) != 0;
-    fclose(f);
-    int rc;
-    if (bad)
-        rc = mlk_fail(err, MLK_E_IO, "cannot read %s", path);
-    else if (total > MAX_FILE_BYTES)
-        rc = mlk_fail(err, MLK_E_IO, "%s: larger than %u MiB", path, MAX_FILE_BYTES >> 20);
-    else if (b.failed || (total && b.len != total))
-        rc = mlk_fail(err, b.failed ? MLK_E_NOMEM : MLK_E_PARSE, "%s: %s", path,
-                      b.failed ? "out of memory" : "holds a NUL byte: not a JSON report");
-    else
-        rc = mlk_gbench_import_text(db, b.s ? b.s : "", total, path, o, out, err);
-    mlk_buf_free(&b);
+    char *text = NULL;
+    size_t len = 0;
+    int rc = mlk_read_regular(path, "report", MAX_FILE_BYTES, &text, &len, err);
+    if (!rc && strlen(text) != len)
+        rc = mlk_fail(err, MLK_E_PARSE, "%s: holds a NUL byte: not a JSON report", path);
+    if (!rc)
+        rc = mlk_gbench_import_text(db, text, len, path, o, out, err);
+    free(text);
     return rc;
 }

@@ -12,6 +12,7 @@
 #include "allocators.h"
 #include "files.h"
 #include "interrupt.h"
+#include "model_cache.h"
 #include "model_id.h"
 #include "plan.h"
 #include "spawn.h"
@@ -92,17 +93,21 @@ static int find_engine(mlk_plan *p, const mlk_plan_opts *o, const char *engine, 
     mlk_buf tried = {0};
     int rc = MLK_OK;
     *out = NULL;
-    for (int i = 0; i < n && !*out; i++) {
+    for (int i = 0; i < n && !*out && !rc; i++) {
         mlk_buf b = {0};
         mlk_buf_printf(&b, "%s/engine_%s.so", dirs[i], engine);
         char *cand = mlk_buf_take(&b);
-        if (cand && access(cand, R_OK) == 0)
+        struct stat st;
+        /* something there that is no plugin (a FIFO, a link to nothing) is an error, not a reason to look on */
+        if (cand && !lstat(cand, &st) && (rc = mlk_check_regular(cand, "engine plugin", false, err)))
+            mlk_fail_prefix(err, "%s:%d:%d: ", p->s->path, where.line, where.col);
+        if (cand && !rc && access(cand, R_OK) == 0)
             *out = cand;
         else
             free(cand);
         mlk_buf_printf(&tried, "%s%s", i ? ", " : "", dirs[i]);
     }
-    if (!*out) {
+    if (!*out && !rc) {
         const char *hint = !strcmp(engine, "ort")
                                ? "fetch ONNX Runtime with engines/ort/fetch.sh (ci/setup.sh does it) and rebuild"
                                : "build it, or point --engine-dir / MLK_ENGINE_DIR at the folder holding it";
@@ -177,34 +182,39 @@ static int generate_model(mlk_plan *p, const mlk_plan_opts *o, const mlk_model_s
     int n = 3 + gen_argv(m, argv + 3, 30, key, sizeof key);
     char hex[17];
     snprintf(hex, sizeof hex, "%016llx", (unsigned long long)fnv1a(1469598103934665603ULL, key, strlen(key)));
-    const char *home = getenv("HOME");
-    mlk_buf dir = {0}, file = {0}, gen = {0}, tmp = {0}, tmp_file = {0};
-    if (o->model_cache)
-        mlk_buf_printf(&dir, "%s", o->model_cache);
-    else if (getenv("XDG_CACHE_HOME"))
-        mlk_buf_printf(&dir, "%s/memleak/models", getenv("XDG_CACHE_HOME"));
-    else
-        mlk_buf_printf(&dir, "%s/.cache/memleak/models", home ? home : "/tmp");
-    mlk_buf_printf(&file, "%s/%s-%s.onnx", dir.s, m->generate, hex);
+    mlk_buf file = {0}, gen = {0}, tmp = {0}, tmp_file = {0};
+    char *dir = NULL;
+    int rc = mlk_model_cache_dir(o->model_cache, &dir, err), code = 0;
+    if (rc)
+        return rc;
+    mlk_buf_printf(&file, "%s/%s-%s.onnx", dir, m->generate, hex);
     if (o->refengine)
         mlk_buf_printf(&gen, "%s", o->refengine);
     else if (getenv("MLK_REFENGINE"))
         mlk_buf_printf(&gen, "%s", getenv("MLK_REFENGINE"));
     else
         mlk_buf_printf(&gen, "%s/refengine", o->self_dir);
-    int rc = MLK_OK, code = 0;
-    if (dir.failed || file.failed || gen.failed) {
+    if (file.failed || gen.failed) {
         rc = mlk_fail(err, MLK_E_NOMEM, "out of memory");
         goto out;
     }
-    if (access(file.s, R_OK) != 0) {
-        if ((rc = mlk_mkdirs(dir.s, err))) {
-            mlk_fail_prefix(err, "the model cache: ");
-            goto out;
-        }
-        /* Generated in a folder of its own, then renamed into the cache (its .data first, the model last): a
-         * generator stopped or killed half way, or two runs at once, never leave the cache a partial model. */
-        mlk_buf_printf(&tmp, "%s/.gen-%ld-%s", dir.s, (long)getpid(), hex);
+    mlk_model_cache_sweep(dir); /* what runs killed while generating left behind */
+    /* A cached model is used only when it still hashes to what was sealed beside it at generation. */
+    bool cached = false;
+    if (access(file.s, F_OK) == 0 && (rc = mlk_model_cache_verify(file.s, &cached, err)))
+        goto out;
+    if (!cached && access(file.s, F_OK) == 0) {
+        char sealed[4200];
+        snprintf(sealed, sizeof sealed, "%s.hash", file.s);
+        fprintf(stderr, "memleak-run: the cached model %s %s: generating it again\n", file.s,
+                access(sealed, F_OK) ? "has no hash beside it (an older memleak-run cached it)"
+                                     : "does not match the hash written when it was generated");
+    }
+    if (!cached) {
+        /* Generated in a folder of its own, then renamed into the cache (its .data and .hash first, the model last):
+         * a generator stopped or killed half way, or two runs at once, never leave the cache a partial model, and
+         * the folder goes with whatever the generator left in it (its .tmp files). */
+        mlk_buf_printf(&tmp, "%s/.gen-%ld-%s", dir, (long)getpid(), hex);
         mlk_buf_printf(&tmp_file, "%s/%s-%s.onnx", tmp.s ? tmp.s : "", m->generate, hex);
         if (tmp.failed || tmp_file.failed) {
             rc = mlk_fail(err, MLK_E_NOMEM, "out of memory");
@@ -220,25 +230,27 @@ static int generate_model(mlk_plan *p, const mlk_plan_opts *o, const mlk_model_s
             if (!rc)
                 rc = mlk_fail(err, MLK_E_PARSE, "%s:%d:%d: generating the model failed (%s exited with %d)",
                               p->s->path, m->loc.line, m->loc.col, gen.s, code);
-        } else {
-            char from[4200], to[4200];
-            snprintf(from, sizeof from, "%s.data", tmp_file.s);
-            snprintf(to, sizeof to, "%s.data", file.s);
-            if ((access(from, F_OK) == 0 && rename(from, to)) || rename(tmp_file.s, file.s))
-                rc = mlk_fail(err, MLK_E_IO, "cannot move the generated model into the cache %s: %s", dir.s,
+        } else if (!(rc = mlk_model_cache_seal(tmp_file.s, err))) {
+            static const char *const sides[] = {".data", ".hash"};
+            for (size_t i = 0; i < 2 && !rc; i++) {
+                char from[4200], to[4200];
+                snprintf(from, sizeof from, "%s%s", tmp_file.s, sides[i]);
+                snprintf(to, sizeof to, "%s%s", file.s, sides[i]);
+                if (access(from, F_OK) == 0 ? rename(from, to) != 0 : unlink(to) != 0 && errno != ENOENT)
+                    rc = mlk_fail(err, MLK_E_IO, "cannot move the generated model into the cache %s: %s", dir,
+                                  strerror(errno));
+            }
+            if (!rc && rename(tmp_file.s, file.s))
+                rc = mlk_fail(err, MLK_E_IO, "cannot move the generated model into the cache %s: %s", dir,
                               strerror(errno));
         }
-        char data[4200];
-        snprintf(data, sizeof data, "%s.data", tmp_file.s);
-        unlink(data);
-        unlink(tmp_file.s);
-        rmdir(tmp.s);
+        mlk_model_cache_remove(tmp.s);
         if (rc)
             goto out;
     }
     pm->path = mlk_buf_take(&file);
 out:
-    mlk_buf_free(&dir);
+    free(dir);
     mlk_buf_free(&file);
     mlk_buf_free(&gen);
     mlk_buf_free(&tmp);

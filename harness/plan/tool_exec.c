@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "files.h"
 #include "plan.h"
 #include "strbuf.h"
 #include "tool.h"
@@ -65,6 +66,43 @@ static char *lsan_twin(const char *lib)
     return mlk_buf_take(&b);
 }
 
+/* 1 when path starts with magic (its first n bytes), read without blocking (files.h). */
+static int starts_with_bytes(const char *path, const char *magic, size_t n)
+{
+    int fd;
+    int64_t size;
+    mlk_error ignore = {0};
+    char head[8] = {0};
+    if (n > sizeof head || mlk_open_regular(path, "program", &fd, &size, &ignore))
+        return 0;
+    ssize_t got = read(fd, head, n);
+    close(fd);
+    return got == (ssize_t)n && !memcmp(head, magic, n);
+}
+
+/* The valgrind executable itself, never a script: Debian's /usr/bin/valgrind is a #!/bin/sh wrapper that appends
+ * /usr/lib/debug to LD_LIBRARY_PATH and sets GLIBCXX_FORCE_NEW=1 and GLIBCPP_FORCE_NEW=1 for the measured process
+ * before it execs $0.bin. Its $0.bin runs instead, so a tool cell's worker gets the environment every other cell
+ * gets (the tool's own entries aside: mlk_tool_env), and nothing runs through a shell. $MLK_VALGRIND names it. */
+static int real_valgrind(const mlk_plan *p, const char *found, char **out, mlk_error *err)
+{
+    char real[PATH_MAX], bin[PATH_MAX + 8];
+    if (!realpath(found, real))
+        return mlk_fail(err, MLK_E_NOTFOUND, "%s: valgrind %s: %s", p->s->path, found, strerror(errno));
+    const char *use = real;
+    if (!starts_with_bytes(real, "\177ELF", 4)) {
+        snprintf(bin, sizeof bin, "%s.bin", real);
+        if (!starts_with_bytes(real, "#!", 2) || !starts_with_bytes(bin, "\177ELF", 4) || access(bin, X_OK))
+            return mlk_fail(err, MLK_E_NOTFOUND,
+                            "%s: valgrind %s is not an executable file%s%s: set MLK_VALGRIND to valgrind's own "
+                            "executable (Debian: /usr/bin/valgrind.bin)", p->s->path, found,
+                            starts_with_bytes(real, "#!", 2) ? ", but a script without an executable " : "",
+                            starts_with_bytes(real, "#!", 2) ? bin : "");
+        use = bin;
+    }
+    return (*out = strdup(use)) ? MLK_OK : mlk_fail(err, MLK_E_NOMEM, "out of memory");
+}
+
 static int resolve_valgrind(const mlk_plan *p, mlk_tool_paths *t, const char *tool, mlk_error *err)
 {
     /* An ASan build of memleak-run is also the worker valgrind would have to run: valgrind cannot run it. */
@@ -73,12 +111,18 @@ static int resolve_valgrind(const mlk_plan *p, mlk_tool_paths *t, const char *to
                         "%s: tool %s: this memleak-run is an AddressSanitizer build, which valgrind cannot run; use a "
                         "build configured without -DMLK_SANITIZE=ON",
                         p->s->path, tool);
-    if (!t->valgrind && !(t->valgrind = find_in_path("valgrind")))
+    if (t->valgrind)
+        return MLK_OK;
+    const char *env = getenv("MLK_VALGRIND");
+    char *found = env && env[0] ? strdup(env) : find_in_path("valgrind");
+    if (!found)
         return mlk_fail(err, MLK_E_NOTFOUND,
                         "%s: tool %s needs valgrind, which is not in PATH: install the Debian package valgrind "
                         "(apt-get install valgrind)",
                         p->s->path, tool);
-    return MLK_OK;
+    int rc = real_valgrind(p, found, &t->valgrind, err);
+    free(found);
+    return rc;
 }
 
 static int resolve_supp(const mlk_plan *p, mlk_tool_paths *t, const char *self_dir, mlk_error *err)
@@ -302,4 +346,40 @@ bool mlk_tool_env_controlled(const char *entry)
         if (!strncmp(entry, keys[i], strlen(keys[i])))
             return true;
     return false;
+}
+
+int mlk_tool_describe(const mlk_plan *p, const mlk_cell *c, const mlk_tool_run *t, const char *self, char **program,
+                      char **args)
+{
+    const char *v[32];
+    int n = mlk_tool_argv(p, t, v, 32);
+    mlk_buf prog = {0}, a = {0};
+    mlk_buf_printf(&prog, "%s", n ? v[0] : mlk_tool_worker(p, c, self));
+    mlk_buf_printf(&a, "%s", "");
+    for (int i = 1; i < n; i++)
+        mlk_buf_printf(&a, "%s%s", i > 1 ? "\n" : "", v[i]);
+    *program = mlk_buf_take(&prog);
+    *args = mlk_buf_take(&a);
+    if (*program && *args)
+        return MLK_OK;
+    free(*program);
+    free(*args);
+    *program = *args = NULL;
+    return MLK_E_NOMEM;
+}
+
+char *mlk_tool_env_record(char *const *env)
+{
+    static const char *const keys[] = {"LD_", "VALGRIND_", "ASAN_OPTIONS=", "LSAN_OPTIONS=", "UBSAN_OPTIONS=",
+                                       "GLIBCXX_FORCE_NEW=", "GLIBCPP_FORCE_NEW=", "MALLOC_", "GLIBC_TUNABLES=",
+                                       NULL};
+    mlk_buf b = {0};
+    mlk_buf_printf(&b, "%s", "");
+    for (int i = 0; env && env[i]; i++)
+        for (int k = 0; keys[k]; k++)
+            if (!strncmp(env[i], keys[k], strlen(keys[k]))) {
+                mlk_buf_printf(&b, "%s%s", b.len ? "\n" : "", env[i]);
+                break;
+            }
+    return mlk_buf_take(&b);
 }

@@ -60,6 +60,15 @@ const char *mlk_tool_engine_lib(const struct mlk_plan *p, const struct mlk_cell 
 /* Environment entries the tool needs ("KEY=VALUE", borrowed from t): LD_PRELOAD of libmemleak_keep.so for
  * valgrind, ASAN_OPTIONS and LSAN_OPTIONS for lsan. Returns how many (at most max). */
 int mlk_tool_env(const mlk_tool_run *t, const char **v, int max);
+/* What tool cell c runs, for the record (malloc'd; NULL when out of memory): *program the executable (valgrind's
+ * own binary, never Debian's sh wrapper; the lsan worker), *args the tool's arguments before the worker's own, one
+ * a line. */
+int mlk_tool_describe(const struct mlk_plan *p, const struct mlk_cell *c, const mlk_tool_run *t, const char *self,
+                      char **program, char **args);
+/* The entries of env (a worker's final environment) that a tool, the loader or the allocator reads (LD_*,
+ * VALGRIND_*, ASAN_/LSAN_/UBSAN_OPTIONS, GLIBCXX_/GLIBCPP_FORCE_NEW, MALLOC_*, GLIBC_TUNABLES), one a line,
+ * malloc'd; nothing else of the environment (tokens, paths) is ever recorded. NULL when out of memory. */
+char *mlk_tool_env_record(char *const *env);
 /* True for an inherited environment entry the tool cell sets or must not pass on (LD_PRELOAD, ASAN_OPTIONS, ...). */
 bool mlk_tool_env_controlled(const char *entry);
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "files.h"
 #include "report.h"
 #include "series.h"
 
@@ -19,8 +20,8 @@ static int open_data(const char *dir, const char *base, const char *suffix, char
 {
     if (snprintf(path, len, "%s/data/%s%s.tsv", dir, base, suffix) >= (int)len)
         return mlk_fail(err, MLK_E_IO, "report: output path too long: %.200s...", path);
-    if (!(*out = fopen(path, "w")))
-        return mlk_fail(err, MLK_E_IO, "report: cannot create %s: %s", path, strerror(errno));
+    if (mlk_create_file(path, "report file", out, err))
+        return mlk_fail_prefix(err, "report: ");
     return MLK_OK;
 }
 

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "files.h"
 #include "report.h"
 
 static const char *style =
@@ -316,9 +317,9 @@ static void plots_of_kind(FILE *f, const mlk_report *r, int kind, const char *he
 
 int mlk_rep_write_html(const mlk_report *r, const char *path, mlk_error *err)
 {
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return mlk_fail(err, MLK_E_IO, "report: cannot create %s: %s", path, strerror(errno));
+    FILE *f = NULL;
+    if (mlk_create_file(path, "report file", &f, err))
+        return mlk_fail_prefix(err, "report: ");
     head(f, r);
     counts(f, r);
     fputs("<p><a href=\"#regressions\">regressions</a> &middot; <a href=\"#change-points\">change points</a> "

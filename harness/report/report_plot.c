@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "report.h"
+#include "files.h"
 #include "spawn.h"
 
 /* Whether prog would be found by execvp. */
@@ -89,13 +90,16 @@ static int render_one(const mlk_report *r, mlk_rep_plot *p, const char *dir, con
             argv[n++] = rest[i];
     }
     argv[n] = NULL;
-    int code = 0;
-    int rc = mlk_spawn(argv, NULL, 0, 0, &code, err);
-    if (!rc && code != 0)
-        rc = mlk_fail(err, MLK_E_CHILD, "gnuplot failed (exit %d) on %s for plots/%s", code, script, p->base);
+    int code = 0, rc = MLK_OK;
     char png[4200], svg[4200];
     snprintf(png, sizeof png, "%s.png", out);
     snprintf(svg, sizeof svg, "%s.svg", out);
+    /* gnuplot would block writing into a FIFO left where a plot goes */
+    if ((rc = mlk_check_regular(png, "plot", true, err)) || (rc = mlk_check_regular(svg, "plot", true, err)))
+        return rc;
+    rc = mlk_spawn(argv, NULL, 0, 0, &code, err);
+    if (!rc && code != 0)
+        rc = mlk_fail(err, MLK_E_CHILD, "gnuplot failed (exit %d) on %s for plots/%s", code, script, p->base);
     p->png = nonempty(png);
     p->svg = nonempty(svg);
     return rc;
@@ -116,10 +120,11 @@ int mlk_rep_render(mlk_report *r, const char *dir, const char *plots_dir, mlk_er
     for (size_t i = 0; i < sizeof scripts / sizeof *scripts; i++) {
         char path[4096];
         snprintf(path, sizeof path, "%s/%s", plots_dir, scripts[i]);
-        if (access(path, R_OK)) {
-            snprintf(msg, sizeof msg, "gnuplot script %.700s: %s (give --plots-dir DIR, or set MLK_PLOTS_DIR)", path,
-                     strerror(errno));
-            return set_plot_error(r, msg, MLK_E_NOTFOUND, err);
+        mlk_error why = {0};
+        int rc = mlk_check_regular(path, "gnuplot script", false, &why); /* gnuplot would block on a FIFO */
+        if (rc) {
+            snprintf(msg, sizeof msg, "%.800s (give --plots-dir DIR, or set MLK_PLOTS_DIR)", why.msg);
+            return set_plot_error(r, msg, rc == MLK_E_PARSE ? MLK_E_PARSE : MLK_E_NOTFOUND, err);
         }
     }
     int first_rc = MLK_OK, failed = 0;

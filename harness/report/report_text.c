@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "fmt.h"
+#include "files.h"
 #include "report.h"
 
 #define MD_MAX_ITEMS 15 /* per list; the rest is counted and left to index.html */
@@ -191,9 +192,9 @@ static void md_failures(FILE *f, const mlk_report *r)
 
 int mlk_rep_write_summary(const mlk_report *r, const char *path, mlk_error *err)
 {
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return mlk_fail(err, MLK_E_IO, "report: cannot create %s: %s", path, strerror(errno));
+    FILE *f = NULL;
+    if (mlk_create_file(path, "report file", &f, err))
+        return mlk_fail_prefix(err, "report: ");
     fputs("### memleak: ", f);
     mlk_rep_md(f, r->scenario);
     fprintf(f, ", run %lld", (long long)r->run_id);
@@ -324,9 +325,9 @@ static void testcase(FILE *f, const mlk_report *r, int i)
 
 int mlk_rep_write_junit(const mlk_report *r, const char *path, mlk_error *err)
 {
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return mlk_fail(err, MLK_E_IO, "report: cannot create %s: %s", path, strerror(errno));
+    FILE *f = NULL;
+    if (mlk_create_file(path, "report file", &f, err))
+        return mlk_fail_prefix(err, "report: ");
     int failures = 0, skipped = 0;
     double seconds = 0;
     for (int i = 0; i < r->n_cells; i++) {

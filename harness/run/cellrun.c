@@ -715,3 +715,15 @@ void mlk_cellrun_free(mlk_cellrun *r)
     r->metrics = NULL;
     r->n_metrics = r->cap_metrics = 0;
 }
+
+char *mlk_cellrun_tool_env(const mlk_plan *p, const mlk_cell *c, const mlk_tool_run *t)
+{
+    argvec *ev = calloc(1, sizeof *ev);
+    if (!ev)
+        return NULL;
+    build_env(p->s, c, NULL, t, ev); /* tool cells get no heap shim */
+    char *text = ev->failed ? NULL : mlk_tool_env_record(ev->v);
+    free_vec(ev);
+    free(ev);
+    return text;
+}

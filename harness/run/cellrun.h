@@ -64,6 +64,9 @@ typedef struct mlk_cellrun_opts {
 int mlk_cellrun_exec(const mlk_plan *p, const mlk_cell *c, const mlk_cellrun_opts *o, mlk_cellrun *r,
                      mlk_error *err);
 void mlk_cellrun_free(mlk_cellrun *r);
+/* The record of tool cell c's environment, as its worker gets it (mlk_tool_env_record; malloc'd, NULL when out of
+ * memory). */
+char *mlk_cellrun_tool_env(const mlk_plan *p, const mlk_cell *c, const struct mlk_tool_run *t);
 
 /* Whether cell c's worker could be started: its arguments and environment, built as mlk_cellrun_exec builds them
  * (a tool's own options aside), within what execve takes. MLK_E_USAGE naming the cell and the string or total that

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cellrun.h"
 #include "fmt.h"
 #include "store_tools.h"
 #include "tool_collect.h"
@@ -148,11 +149,23 @@ int mlk_tool_collect(db_store *db, int64_t cell_id, const mlk_plan *p, const mlk
                              NULL};
     if (!harness[1])
         harness[1] = "memleak-worker-lsan";
+    int rc;
     switch (c->tool) {
     case MLK_TOOL_MEMCHECK:
-    case MLK_TOOL_LSAN: return collect_leaks(db, cell_id, c, t, harness, finished, res, err);
-    case MLK_TOOL_MASSIF: return collect_massif(db, cell_id, t, res, err);
+    case MLK_TOOL_LSAN: rc = collect_leaks(db, cell_id, c, t, harness, finished, res, err); break;
+    case MLK_TOOL_MASSIF: rc = collect_massif(db, cell_id, t, res, err); break;
     default: return MLK_OK;
     }
+    /* what ran, beside what it found (issue 25): the tool's own executable, its arguments, the environment it read;
+     * after the findings, whose store replaces the cell's tool rows */
+    char *program = NULL, *args = NULL, *env = rc ? NULL : mlk_cellrun_tool_env(p, c, t);
+    if (!rc)
+        rc = !env || mlk_tool_describe(p, c, t, self_exe, &program, &args)
+                 ? mlk_fail(err, MLK_E_NOMEM, "out of memory recording what cell %d ran", c->idx)
+                 : db_tool_exec_store(db, cell_id, program, args, env, err);
+    free(program);
+    free(args);
+    free(env);
+    return rc;
 }
 

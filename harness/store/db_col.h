@@ -28,13 +28,16 @@ static inline int db_fail_sql(db_store *db, mlk_error *err, const char *what)
                     h ? sqlite3_errmsg(h) : "no handle");
 }
 
-/* Runs sql (no parameters, any number of statements); on failure err names the statement. MLK_E_DB. */
+/* Runs sql (no parameters, any number of statements); on failure err gives SQLite's reason whole, then the start
+ * of the statement (never a whole schema: a message is one line). MLK_E_DB. */
 static inline int db_exec(db_store *db, const char *sql, mlk_error *err)
 {
     char *msg = NULL;
     if (sqlite3_exec(db_sqlite(db), sql, NULL, NULL, &msg) == SQLITE_OK)
         return MLK_OK;
-    mlk_fail(err, MLK_E_DB, "%s: %s: %s", db_path(db), sql, msg ? msg : "?");
+    size_t n = strcspn(sql, "\n");
+    mlk_fail(err, MLK_E_DB, "%s: %s (running %.*s%s)", db_path(db), msg ? msg : "?", n > 60 ? 60 : (int)n, sql,
+             n > 60 || sql[n] ? "..." : "");
     sqlite3_free(msg);
     return MLK_E_DB;
 }

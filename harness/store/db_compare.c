@@ -77,6 +77,29 @@ int db_engine_peer(db_store *db, int64_t run_id, int64_t cell_id, const char *en
                   run_id, engine, true, cell_id, cells, n, err);
 }
 
+int db_run_engines(db_store *db, int64_t run_id, const char *engine, bool *has, char **names, mlk_error *err)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db_sqlite(db),
+                           "SELECT group_concat(engine, ', '), coalesce(sum(engine = ?2), 0) FROM "
+                           "(SELECT DISTINCT engine FROM cells WHERE run_id = ?1 ORDER BY engine)",
+                           -1, &st, NULL) != SQLITE_OK)
+        return db_fail_sql(db, err, "listing the run's engines");
+    sqlite3_bind_int64(st, 1, run_id);
+    sqlite3_bind_text(st, 2, engine, -1, SQLITE_STATIC);
+    int rc = MLK_OK;
+    if (sqlite3_step(st) != SQLITE_ROW)
+        rc = db_fail_sql(db, err, "listing the run's engines");
+    else {
+        const char *s = (const char *)sqlite3_column_text(st, 0);
+        *has = sqlite3_column_int(st, 1) > 0;
+        if (!(*names = strdup(s ? s : "")))
+            rc = mlk_fail(err, MLK_E_NOMEM, "out of memory");
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
 /* Prepare sql, let bind fill it, step it to the end: MLK_OK or MLK_E_DB naming what. */
 static int write_one(db_store *db, const char *sql, const char *what, void (*bind)(sqlite3_stmt *, const void *),
                      const void *arg, mlk_error *err)

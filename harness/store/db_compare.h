@@ -25,6 +25,9 @@ int db_cell_in_run(db_store *db, int64_t run_id, const char *config_key, int64_t
 int db_engine_peer(db_store *db, int64_t run_id, int64_t cell_id, const char *engine, int64_t *cells, int *n,
                         mlk_error *err);
 
+/* *has: run_id has a cell of engine; *names (the caller frees it): the run's engines, "opencv, ort, ref". MLK_E_DB. */
+int db_run_engines(db_store *db, int64_t run_id, const char *engine, bool *has, char **names, mlk_error *err);
+
 /* Start a comparison of run_id against baseline (a description); *id gets its id. MLK_E_DB. */
 int db_begin_comparison(db_store *db, int64_t run_id, const char *baseline, int64_t *id, mlk_error *err);
 /* Store (or replace) one finding of comparison_id about f's cell and step. NaN rel, abs and p store NULL. MLK_E_DB. */

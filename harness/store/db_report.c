@@ -5,26 +5,29 @@
 #include <sys/stat.h>
 
 #include "db_col.h"
+#include "db_open_ro.h"
 #include "db_report.h"
 
 int db_report_open(const char *path, db_store **out, mlk_error *err)
 {
-    struct stat sb;
-    if (stat(path, &sb))
-        return mlk_fail(err, MLK_E_NOTFOUND, "report: no db at %s: %s", path, strerror(errno));
-    /* Look before db_open does: it would give any SQLite file the memleak schema. */
+    /* Look before db_open_readonly does, and name the cause: a read-only folder or no descriptors left is not
+     * "not a memleak db". */
     sqlite3 *h = NULL;
-    int rc = MLK_OK;
     sqlite3_stmt *st = NULL;
-    if (sqlite3_open_v2(path, &h, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
-        rc = mlk_fail(err, MLK_E_DB, "report: cannot open %s: %s", path, h ? sqlite3_errmsg(h) : "no memory");
-    else if (sqlite3_prepare_v2(h, "SELECT 1 FROM runs, cells, samples, step_stats LIMIT 0", -1, &st, NULL) !=
-             SQLITE_OK)
-        rc = mlk_fail(err, MLK_E_NOTFOUND, "report: %s is not a memleak db: %s", path, sqlite3_errmsg(h));
+    int rc = db_sqlite_open_ro(path, &h, err);
+    if (!rc)
+        rc = db_check_memleak(h, path, err);
+    if (!rc && sqlite3_prepare_v2(h, "SELECT 1 FROM runs, cells, samples, step_stats LIMIT 0", -1, &st, NULL) !=
+                   SQLITE_OK) {
+        char why[512];
+        rc = mlk_fail(err, MLK_E_PARSE, "%s is not a memleak db: %s", path, db_cause(h, path, why, sizeof why));
+    }
     sqlite3_finalize(st);
     sqlite3_close(h);
+    if (rc)
+        return mlk_fail_prefix(err, "report: ");
     db_store *db = NULL;
-    if (rc || (rc = db_open_readonly(path, &db, err)))
+    if ((rc = db_open_readonly(path, &db, err)))
         return rc;
     *out = db;
     return MLK_OK;

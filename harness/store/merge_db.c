@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "db_col.h"
+#include "db_open_ro.h"
 #include "merge_db.h"
 #include "scenario.h"
 #include "strbuf.h"
@@ -26,58 +27,19 @@ void mlk_merge_setup(void)
 
 /* ---- opening an input read-only ----------------------------------------------------------------------- */
 
-/* A read-only URI for path: "file:" and the path with every byte outside [A-Za-z0-9/._~-] percent-encoded.
- * Without a -wal file beside it no connection has the db open (memleak dbs are always in WAL mode, and the
- * last connection to close removes it) and every row is in the main file: then immutable=1, so reading it
- * creates no -wal and -shm files beside it and works in a read-only folder. With a -wal file (a shard killed,
- * or still running), mode=ro, which reads the WAL too. */
-static char *ro_uri(const char *path)
-{
-    mlk_buf b = {0};
-    mlk_buf_printf(&b, "%s-wal", path);
-    struct stat sb;
-    bool wal = b.s && stat(b.s, &sb) == 0;
-    mlk_buf_free(&b);
-    mlk_buf_printf(&b, "file:");
-    for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
-        if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || strchr("/._~-", *p))
-            mlk_buf_printf(&b, "%c", *p);
-        else
-            mlk_buf_printf(&b, "%%%02X", *p);
-    }
-    mlk_buf_printf(&b, wal ? "?mode=ro" : "?mode=ro&immutable=1");
-    return mlk_buf_take(&b);
-}
-
 /* ---- checking an input ---------------------------------------------------------------------------------- */
 
 static int read_version(sqlite3 *h, const char *path, mlk_error *err)
 {
+    int rc = db_check_memleak(h, path, err);
+    if (rc)
+        return rc;
     sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(h, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'",
-                           -1, &st, NULL) != SQLITE_OK || sqlite3_step(st) != SQLITE_ROW) {
-        int rc = mlk_fail(err, MLK_E_PARSE, "%s: not a memleak db (%s)", path, sqlite3_errmsg(h));
-        sqlite3_finalize(st);
-        return rc;
-    }
-    bool has = sqlite3_column_int(st, 0) > 0;
+    int v = 0;
+    if (sqlite3_prepare_v2(h, "SELECT max(version) FROM schema_version", -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+        v = sqlite3_column_int(st, 0);
     sqlite3_finalize(st);
-    if (!has)
-        return mlk_fail(err, MLK_E_PARSE, "%s: not a memleak db (no schema_version table)", path);
-    if (sqlite3_prepare_v2(h, "SELECT max(version) FROM schema_version", -1, &st, NULL) != SQLITE_OK ||
-        sqlite3_step(st) != SQLITE_ROW) {
-        int rc = mlk_fail(err, MLK_E_PARSE, "%s: reading schema_version: %s", path, sqlite3_errmsg(h));
-        sqlite3_finalize(st);
-        return rc;
-    }
-    bool null = sqlite3_column_type(st, 0) == SQLITE_NULL;
-    int v = sqlite3_column_int(st, 0);
-    sqlite3_finalize(st);
-    if (null)
-        return mlk_fail(err, MLK_E_PARSE, "%s: not a memleak db (schema_version is empty)", path);
-    if (v > DB_SCHEMA_VERSION)
-        return mlk_fail(err, MLK_E_PARSE, "%s: schema version %d is newer than this memleak-run's (%d): merge with "
-                        "a newer memleak-run", path, v, DB_SCHEMA_VERSION);
     if (v < DB_SCHEMA_VERSION)
         return mlk_fail(err, MLK_E_PARSE, "%s: schema version %d is older than this memleak-run's (%d)", path, v,
                         DB_SCHEMA_VERSION);
@@ -86,22 +48,11 @@ static int read_version(sqlite3 *h, const char *path, mlk_error *err)
 
 int mlk_merge_check(const char *path, mlk_error *err)
 {
-    struct stat sb;
-    if (stat(path, &sb) != 0)
-        return mlk_fail(err, MLK_E_IO, "%s: cannot read: %s", path, strerror(errno));
-    if (!S_ISREG(sb.st_mode))
-        return mlk_fail(err, MLK_E_IO, "%s: not a regular file", path);
-    char *uri = ro_uri(path);
-    if (!uri)
-        return mlk_fail(err, MLK_E_NOMEM, "%s: out of memory", path);
     sqlite3 *h = NULL;
-    int rc;
-    if (sqlite3_open_v2(uri, &h, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL) != SQLITE_OK)
-        rc = mlk_fail(err, MLK_E_IO, "%s: cannot open: %s", path, h ? sqlite3_errmsg(h) : "out of memory");
-    else
+    int rc = db_sqlite_open_ro(path, &h, err);
+    if (!rc)
         rc = read_version(h, path, err);
     sqlite3_close(h);
-    free(uri);
     return rc;
 }
 
@@ -340,7 +291,7 @@ static int merge_cells(const ctx *x, mlk_merge_counts *c)
     /* Every table hanging off a cell by cell_id alone: copied, or replaced with the cell. */
     static const char *const tables[] = {"samples", "metrics", "step_stats", "leaks", "heap_peaks",
                                          "heap_peak_sites", "tool_frames", "series_results", "site_reports",
-                                         "growth_sites", "growth_site_frames", "sample_resolution"};
+                                         "growth_sites", "growth_site_frames", "sample_resolution", "tool_exec"};
     enum { N_CELL_TABLES = sizeof tables / sizeof tables[0] };
     for (int i = 0; i < N_CELL_TABLES && !rc; i++) {
         char sql[160];
@@ -357,7 +308,7 @@ static int merge_cells(const ctx *x, mlk_merge_counts *c)
     int64_t series_rows = 0; /* with the cell's verdict, sites and kept resolution: not counted on their own */
     int64_t *counts[N_CELL_TABLES] = {&c->samples, &c->metrics, &c->step_stats, &c->tool_rows, &c->tool_rows,
                                       &c->tool_rows, &c->tool_rows, &series_rows, &series_rows, &series_rows,
-                                      &series_rows, &series_rows};
+                                      &series_rows, &series_rows, &series_rows};
     static const char *const no_cell[] = {"cell_id", NULL};
     for (int i = 0; i < N_CELL_TABLES && !rc; i++) {
         char head[64];
@@ -419,7 +370,7 @@ static int merge_history(const ctx *x, mlk_merge_counts *c)
 static int attach(const ctx *x)
 {
     bool uri = uri_on || sqlite3_compileoption_used("USE_URI");
-    char *name = uri ? ro_uri(x->path) : strdup(x->path);
+    char *name = uri ? db_ro_uri(x->path) : strdup(x->path);
     if (!name)
         return mlk_fail(x->err, MLK_E_NOMEM, "%s: out of memory", x->path);
     sqlite3_stmt *st;

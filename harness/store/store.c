@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 #include "db_col.h"
+#include "db_open_ro.h"
+#include "files.h"
 #include "schema_sql.h"
 #include "store.h"
 
@@ -39,7 +41,7 @@ static int enter_wal(db_store *db, mlk_error *err)
             break;
         sqlite3_sleep(10);
     }
-    return db_fail_sql(db, err, "PRAGMA journal_mode=WAL");
+    return db_fail_cause(db->h, db->path, "cannot switch it to WAL", err); /* the -wal, -shm files: say why */
 }
 
 /* The steps from each schema version to the next, for dbs written by an older memleak-run (the new tables were
@@ -159,6 +161,20 @@ static int check_version(db_store *db, mlk_error *err)
     return rc;
 }
 
+/* Before anything is written (WAL, schema): a db that holds tables is memleak's, else it is left as it is. */
+static int check_ours(db_store *db, mlk_error *err)
+{
+    sqlite3_stmt *st = NULL;
+    int n = -1;
+    if (sqlite3_prepare_v2(db->h, "SELECT count(*) FROM sqlite_schema WHERE type = 'table'", -1, &st, NULL) ==
+            SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+        n = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    if (n < 0)
+        return db_fail_cause(db->h, db->path, "cannot open it", err);
+    return n ? db_check_memleak(db->h, db->path, err) : MLK_OK;
+}
+
 /* A name SQLite would not keep as a file ("" is a temporary db, ":memory:" lives in memory): results written
  * there vanish at exit, so the name is refused before anything is run or created. */
 int db_check_name(const char *path, mlk_error *err)
@@ -183,12 +199,17 @@ static int open_rw(const char *path, bool create, db_store **out, mlk_error *err
         rc = mlk_fail(err, MLK_E_NOTFOUND, "%s: no such db (%s); nothing was created", path, strerror(errno));
         goto fail;
     }
+    /* SQLite would block on a FIFO, fail on a folder with "disk I/O error", and make a link's missing target */
+    if ((rc = mlk_check_regular(path, "db", create, err)))
+        goto fail;
     if (sqlite3_open_v2(path, &db->h, SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0), NULL) !=
         SQLITE_OK) {
-        rc = db_fail_sql(db, err, "cannot open");
+        rc = db_fail_cause(db->h, path, "cannot open it", err);
         goto fail;
     }
     sqlite3_busy_timeout(db->h, DB_BUSY_MS);
+    if ((rc = check_ours(db, err)))
+        goto fail;
     if ((rc = enter_wal(db, err)) || (rc = db_exec(db, "PRAGMA synchronous=NORMAL", err)) ||
         (rc = db_exec(db, "PRAGMA foreign_keys=ON", err)) ||
         (rc = db_exec(db, "BEGIN IMMEDIATE", err)))
@@ -227,11 +248,13 @@ int db_open_readonly(const char *path, db_store **out, mlk_error *err)
         free(db);
         return mlk_fail(err, MLK_E_NOMEM, "db: out of memory");
     }
-    int rc = MLK_OK;
     /* No schema, no WAL switch, no insert statement: nothing here may write, not even to an older db. */
-    if (sqlite3_open_v2(path, &db->h, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
-        rc = db_fail_sql(db, err, "cannot open");
-    else
+    int rc = mlk_check_regular(path, "db", false, err);
+    char *uri = rc ? NULL : db_ro_uri(path);
+    if (!rc && (!uri || sqlite3_open_v2(uri, &db->h, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL) != SQLITE_OK))
+        rc = uri ? db_fail_sql(db, err, "cannot open") : mlk_fail(err, MLK_E_NOMEM, "db: out of memory");
+    free(uri);
+    if (!rc)
         sqlite3_busy_timeout(db->h, DB_BUSY_MS);
     if (!rc && (rc = db_exec(db, "PRAGMA query_only = 1", err)) == MLK_OK) {
         *out = db;

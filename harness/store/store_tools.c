@@ -20,7 +20,8 @@ static int clear(sqlite3 *h, int64_t cell_id)
     static const char *const sql[] = {"DELETE FROM tool_frames WHERE cell_id = ?1",
                                       "DELETE FROM leaks WHERE cell_id = ?1",
                                       "DELETE FROM heap_peak_sites WHERE cell_id = ?1",
-                                      "DELETE FROM heap_peaks WHERE cell_id = ?1"};
+                                      "DELETE FROM heap_peaks WHERE cell_id = ?1",
+                                      "DELETE FROM tool_exec WHERE cell_id = ?1"};
     for (size_t i = 0; i < sizeof sql / sizeof *sql; i++) {
         sqlite3_stmt *st;
         if (sqlite3_prepare_v2(h, sql[i], -1, &st, NULL) != SQLITE_OK)
@@ -144,5 +145,23 @@ int db_heap_peak_store(db_store *db, int64_t cell_id, const mlk_heap_peak *p, in
     sqlite3_finalize(frame);
     if (!rc && sqlite3_exec(h, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
         rc = fail(h, err, "committing the heap peak", cell_id);
+    return rc;
+}
+
+int db_tool_exec_store(db_store *db, int64_t cell_id, const char *program, const char *args, const char *env,
+                       mlk_error *err)
+{
+    sqlite3 *h = db_sqlite(db);
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(h, "INSERT OR REPLACE INTO tool_exec(cell_id, program, args, env) VALUES (?1,?2,?3,?4)",
+                           -1, &st, NULL) != SQLITE_OK)
+        return mlk_fail(err, MLK_E_DB, "db: recording what cell %lld ran: %s", (long long)cell_id, sqlite3_errmsg(h));
+    sqlite3_bind_int64(st, 1, cell_id);
+    sqlite3_bind_text(st, 2, program, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, args, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 4, env, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(st) == SQLITE_DONE ? MLK_OK
+             : mlk_fail(err, MLK_E_DB, "db: recording what cell %lld ran: %s", (long long)cell_id, sqlite3_errmsg(h));
+    sqlite3_finalize(st);
     return rc;
 }

@@ -316,7 +316,7 @@ static void check_refusals(db_store *db)
     CHECK(counts().runs == 2);
     mlk_error err = {0};
     mlk_gbench_import_result r;
-    CHECK(mlk_gbench_import_file(db, "/nonexistent/x.json", NULL, &r, &err) == MLK_E_IO);
+    CHECK(mlk_gbench_import_file(db, "/nonexistent/x.json", NULL, &r, &err) == MLK_E_NOTFOUND);
     CHECK(strstr(err.msg, "/nonexistent/x.json") != NULL);
 }
 

@@ -289,7 +289,7 @@ static void test_db(const char *dir)
     CHECK(x && strstr(x, "data/memory-cell-0.tsv") && strstr(x, "(not rendered)"));
     free(x);
     snprintf(path, sizeof path, "%s/nodir/junit.xml", dir);
-    CHECK(mlk_rep_write_junit(r, path, &err) == MLK_E_IO && strstr(err.msg, "nodir/junit.xml"));
+    CHECK(mlk_rep_write_junit(r, path, &err) == MLK_E_NOTFOUND && strstr(err.msg, "nodir/junit.xml"));
     mlk_rep_free(r);
     mlk_rep_free(NULL);
     db_close(store);

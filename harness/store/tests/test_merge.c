@@ -317,9 +317,9 @@ static void test_errors(void)
     sqlite3_close(h);
     CHECK(mlk_merge_check(at("other.db"), &err) == MLK_E_PARSE);
     CHECK(strstr(err.msg, "other.db") && strstr(err.msg, "no schema_version"));
-    CHECK(mlk_merge_check(at("missing.db"), &err) == MLK_E_IO);
+    CHECK(mlk_merge_check(at("missing.db"), &err) == MLK_E_NOTFOUND);
     CHECK(strstr(err.msg, "missing.db") != NULL);
-    CHECK(mlk_merge_check(dir, &err) == MLK_E_IO);
+    CHECK(mlk_merge_check(dir, &err) == MLK_E_PARSE && strstr(err.msg, "is a folder"));
     make_shard("new.db", "u9", scenario, 0, 1, "x");
     sqlite3_open(at("new.db"), &h);
     sqlite3_exec(h, "UPDATE schema_version SET version = 99", NULL, NULL, NULL);

@@ -302,10 +302,10 @@ int main(void)
     sqlite3_exec(db_sqlite(db), "UPDATE schema_version SET version = 99", NULL, NULL, NULL);
     db_close(db);
     db = NULL;
-    CHECK(db_open(path, &db, &err) == MLK_E_DB); /* made by a newer memleak */
+    CHECK(db_open(path, &db, &err) == MLK_E_PARSE); /* made by a newer memleak: the user's input, exit 2 */
     CHECK(strstr(err.msg, "newer") != NULL);
     db_close(db);
-    CHECK(db_open("/nonexistent-dir/x.db", &db, &err) == MLK_E_DB);
+    CHECK(db_open("/nonexistent-dir/x.db", &db, &err) == MLK_E_NOTFOUND && strstr(err.msg, "/nonexistent-dir/x.db"));
     char wal[80], shm[80];
     snprintf(wal, sizeof wal, "%s-wal", path);
     snprintf(shm, sizeof shm, "%s-shm", path);
