@@ -298,6 +298,6 @@ int mlk_guide_n_tested(const mlk_guide *g)
 {
     int n = 0;
     for (int row = 0; g && row < MLK_GUIDE_N_ROWS; row++)
-        n += g->rows[row].v != GV_UNTESTED;
+        n += mlk_guide_keys[row] && g->rows[row].v != GV_UNTESTED;
     return n;
 }

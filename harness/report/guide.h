@@ -30,7 +30,8 @@ typedef struct mlk_guide mlk_guide;
 int mlk_guide_build(const db_guide_run *r, mlk_guide **out, mlk_error *err);
 void mlk_guide_free(mlk_guide *g);
 
-/* Rows whose cells were found in the run (0: the run tests nothing the guide recommends). */
+/* Rows comparing cells that differ in one of the guide's knobs (mmap, compile_threads, malloc_trim, the tunables,
+ * the allocator) found in the run; 0: the run varies none of them (`report` then writes no guide.md). */
 int mlk_guide_n_tested(const mlk_guide *g);
 
 /* The guide as Markdown: the recommendations table, the thresholds, the per-cell figures, and the two detectors side
