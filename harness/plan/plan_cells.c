@@ -236,10 +236,13 @@ int mlk_plan_keys(mlk_plan *p, mlk_error *err)
     return MLK_OK;
 }
 
-/* Keys of allocator_env must be allocator tunables; "K=V K2=V2". */
+/* Keys of allocator_env must be allocator tunables; "K=V K2=V2". TBB_ENABLE_SANITIZERS=1 belongs with them: oneTBB
+ * dlopens its tbbbind with RTLD_DEEPBIND, so the hwloc it loads frees with glibc's free what libc allocated through
+ * a preloaded allocator (OpenVINO's wheels abort under jemalloc, tcmalloc and mimalloc: oneTBB issue 1645); that
+ * variable makes oneTBB load it without DEEPBIND. */
 static const char *bad_env(const char *list)
 {
-    static const char *const prefixes[] = {"TCMALLOC_", "MIMALLOC_", "MALLOC_", "JE_", NULL};
+    static const char *const prefixes[] = {"TCMALLOC_", "MIMALLOC_", "MALLOC_", "JE_", "TBB_ENABLE_SANITIZERS=", NULL};
     for (const char *p = list; *p;) {
         while (*p == ' ')
             p++;
@@ -252,7 +255,7 @@ static const char *bad_env(const char *list)
         for (int i = 0; prefixes[i]; i++)
             ok |= !strncmp(p, prefixes[i], strlen(prefixes[i]));
         if (!ok)
-            return "keys must start with TCMALLOC_, MIMALLOC_, MALLOC_ or JE_";
+            return "keys must start with TCMALLOC_, MIMALLOC_, MALLOC_ or JE_, or be TBB_ENABLE_SANITIZERS";
         p = sp ? sp : p + strlen(p);
     }
     return NULL;

@@ -160,6 +160,13 @@ static guide_verdict combine(const guide_verdict *v, int n)
     return !n ? GV_UNTESTED : holds == n ? GV_HOLDS : nots == n ? GV_NOT : GV_PARTLY;
 }
 
+/* Cells that ran to the end: a crashed, timed out or failed cell measured nothing to compare. */
+static bool measured(const guide_fig *f)
+{
+    const char *st = f->c->status;
+    return st && (!strcmp(st, "pass") || !strcmp(st, "leak") || !strcmp(st, "plateau"));
+}
+
 static void pair_row(mlk_guide *g, int row, const char *const *keys, int n_keys)
 {
     guide_row *r = &g->rows[row];
@@ -168,6 +175,14 @@ static void pair_row(mlk_guide *g, int row, const char *const *keys, int n_keys)
         for (int b = 0; b < g->n_figs && r->n_pairs < 32; b++) {
             if (t == b || !differ_only_in(g, keys, n_keys, t, b, mlk_guide_keys[row]) || !is_pair(g, row, t, b))
                 continue;
+            if (!measured(&g->figs[t]) || !measured(&g->figs[b])) {
+                const guide_fig *f = measured(&g->figs[t]) ? &g->figs[b] : &g->figs[t];
+                if (!r->unmeasured[0])
+                    snprintf(r->unmeasured, sizeof r->unmeasured, "%s %s: %.160s", f->label,
+                             f->c->status ? f->c->status : "unfinished", f->c->detail && *f->c->detail ? f->c->detail
+                                                                          : f->c->error ? f->c->error : "");
+                continue;
+            }
             guide_pair *p = &r->pairs[r->n_pairs];
             p->test = t;
             p->base = b;

@@ -161,11 +161,13 @@ static void label_of(const mlk_scenario *s, const db_guide_cell *c, guide_fig *f
     size_t len = 0;
     f->label[0] = '\0';
     for (int a = 0; a < s->n_axes && len < sizeof f->label; a++) {
+        if (s->axes[a].n_values == 1)
+            continue; /* the same in every cell: it tells no cell apart */
         const char *v = mlk_scenario_cell_value(s, c->idx, c->engine, s->axes[a].name);
-        len += (size_t)snprintf(f->label + len, sizeof f->label - len, "%s%s=%s", a ? " " : "", s->axes[a].name,
+        len += (size_t)snprintf(f->label + len, sizeof f->label - len, "%s%s=%s", len ? " " : "", s->axes[a].name,
                                 v && *v ? v : "\"\"");
     }
-    if (!s->n_axes)
+    if (!f->label[0])
         snprintf(f->label, sizeof f->label, "cell %d", c->idx);
 }
 

@@ -65,6 +65,7 @@ typedef struct guide_row {
     guide_pair pairs[32];
     int n_pairs;
     char verdict_text[256];
+    char unmeasured[320];     /* a pair the run meant to test whose cell did not finish: "guide=je crashed: ..." */
 } guide_row;
 
 struct mlk_guide {

@@ -120,7 +120,11 @@ static void table(FILE *o, const mlk_guide *g)
     for (int row = 0; row < MLK_GUIDE_N_ROWS; row++) {
         const guide_row *r = &g->rows[row];
         fprintf(o, "| %d | %s |", row + 1, mlk_guide_claims[row]);
-        if (r->v == GV_UNTESTED)
+        if (r->v == GV_UNTESTED && r->unmeasured[0]) {
+            fprintf(o, " ");
+            mlk_rep_md(o, r->unmeasured);
+            fprintf(o, " | | | | | **not measured** (a cell did not finish) |\n");
+        } else if (r->v == GV_UNTESTED)
             fprintf(o, " no cell of this run tests it | | | | | not tested |\n");
         else {
             if (row == MLK_GUIDE_LATENCY)

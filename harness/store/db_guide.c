@@ -97,7 +97,7 @@ static int load_infers(db_store *db, db_guide_cell *c, mlk_error *err)
 
 static int load_cells(db_store *db, db_guide_run *r, mlk_error *err)
 {
-    const char *sql = "SELECT id, idx, engine, model, allocator, allocator_active, status, detail FROM cells "
+    const char *sql = "SELECT id, idx, engine, model, allocator, allocator_active, status, detail, error FROM cells "
                       "WHERE run_id = ?1 ORDER BY idx";
     sqlite3_stmt *st = NULL;
     int rc = prepare(db, sql, r->id, &st, err, "reading the cells of run");
@@ -120,6 +120,7 @@ static int load_cells(db_store *db, db_guide_run *r, mlk_error *err)
         c->allocator_active = db_col_dup(st, 5, &oom);
         c->status = db_col_dup(st, 6, &oom);
         c->detail = db_col_dup(st, 7, &oom);
+        c->error = db_col_dup(st, 8, &oom);
     }
     if ((rc = finish(db, st, rc, oom, err, "reading the cells of run", r->id)))
         return rc;
@@ -177,6 +178,7 @@ void db_guide_free(db_guide_run *r)
         free(c->allocator_active);
         free(c->status);
         free(c->detail);
+        free(c->error);
         free(c->steps);
         free(c->compiles);
         free(c->infers);

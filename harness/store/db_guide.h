@@ -36,7 +36,7 @@ typedef struct db_guide_infer {
 typedef struct db_guide_cell {
     int64_t id;
     int idx;
-    char *engine, *model, *allocator, *allocator_active, *status, *detail; /* NULL when NULL */
+    char *engine, *model, *allocator, *allocator_active, *status, *detail, *error; /* NULL when NULL */
     db_guide_step *steps;     /* in the order the steps first ran */
     int n_steps;
     db_guide_compile *compiles; /* by iteration */
