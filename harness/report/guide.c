@@ -177,10 +177,12 @@ static void pair_row(mlk_guide *g, int row, const char *const *keys, int n_keys)
                 continue;
             if (!measured(&g->figs[t]) || !measured(&g->figs[b])) {
                 const guide_fig *f = measured(&g->figs[t]) ? &g->figs[b] : &g->figs[t];
-                if (!r->unmeasured[0])
-                    snprintf(r->unmeasured, sizeof r->unmeasured, "%s %s: %.160s", f->label,
-                             f->c->status ? f->c->status : "unfinished", f->c->detail && *f->c->detail ? f->c->detail
-                                                                          : f->c->error ? f->c->error : "");
+                const char *why = f->c->detail && *f->c->detail ? f->c->detail : f->c->error ? f->c->error : "";
+                size_t n = strlen(why);
+                if (!r->unmeasured[0]) /* nested exceptions name the cause last: keep the end of a long message */
+                    snprintf(r->unmeasured, sizeof r->unmeasured, "%s %s: %s%s", f->label,
+                             f->c->status ? f->c->status : "unfinished", n > 200 ? "..." : "",
+                             n > 200 ? why + n - 200 : why);
                 continue;
             }
             guide_pair *p = &r->pairs[r->n_pairs];
