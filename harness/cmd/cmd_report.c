@@ -12,21 +12,25 @@
 
 #include "commands.h"
 #include "files.h"
+#include "guide.h"
 #include "report.h"
 
 enum { EXIT_OK = 0, EXIT_INPUT = 2, EXIT_INTERNAL = 3 };
 
 typedef struct {
     const char *run, *db, *out, *step, *plots_dir, *link_base;
-    int no_plots;
+    int no_plots, guide;
 } report_args;
 
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: memleak-run report [--run ID] --out DIR [options]\n\n"
+            "usage: memleak-run report [--run ID] --out DIR [options]\n"
+            "       memleak-run report --guide [--run ID] [--db PATH]\n\n"
             "Writes a report of one run into DIR: plots/ (PNG and SVG, drawn by gnuplot from the TSV files in\n"
-            "data/), index.html (static, no network references), summary.md (for a PR comment) and junit.xml.\n\n"
+            "data/), index.html (static, no network references), summary.md (for a PR comment) and junit.xml,\n"
+            "and guide.md when the run tests recommendations of OpenVINO's memory guide (scenarios/openvino-guide.yaml).\n"
+            "--guide prints only that section (Markdown) on stdout and writes nothing.\n\n"
             "options:\n"
             "  --run ID          run id, uuid or 'latest' (default: the newest run)\n"
             "  --db PATH         results database (default ./memleak.db)\n"
@@ -37,6 +41,9 @@ static void usage(FILE *f)
             "  --link-base URL   prefix of the links in summary.md, for a PR comment: where CI publishes DIR,\n"
             "                    ending in '/' (default: links relative to DIR; index.html is always offline)\n"
             "  --no-plots        write the data, html, summary and junit without running gnuplot\n"
+            "  --guide           print the guide section: each recommendation of OpenVINO's memory guide, the\n"
+            "                    cells that test it, their figures and a verdict; memleak's detector beside\n"
+            "                    detector: openvino per cell\n"
             "  --help\n\n"
             "gnuplot comes from the Debian package gnuplot-nox ($MLK_GNUPLOT names another program).\n"
             "exit status: 0 written, 2 usage or input error (no such db or run), 3 internal error (including\n"
@@ -62,6 +69,8 @@ static int parse_args(int argc, char **argv, report_args *a)
             return 1;
         } else if (!strcmp(k, "--no-plots")) {
             a->no_plots = 1;
+        } else if (!strcmp(k, "--guide")) {
+            a->guide = 1;
         } else if (slot) {
             if (!v || !*v) {
                 fprintf(stderr, "memleak-run report: %s needs a value\n", k);
@@ -75,7 +84,7 @@ static int parse_args(int argc, char **argv, report_args *a)
             return -1;
         }
     }
-    if (!a->out) {
+    if (!a->out && !a->guide) {
         fprintf(stderr, "memleak-run report: --out DIR is required (see --help)\n");
         return -1;
     }
@@ -163,6 +172,46 @@ static int write_outputs(const mlk_report *r, const char *dir, mlk_error *err)
     return mlk_rep_write_junit(r, path, err);
 }
 
+/* The guide section of run_id into f (what names it in messages), or into what/guide.md when f is NULL; with
+ * only_if_tested, nothing when the run varies none of the guide's knobs. */
+static int write_guide(db_store *db, int64_t run_id, FILE *f, const char *what, bool only_if_tested, mlk_error *err)
+{
+    db_guide_run *gr = NULL;
+    mlk_guide *g = NULL;
+    int rc = db_guide_load(db, run_id, &gr, err);
+    if (!rc)
+        rc = mlk_guide_build(gr, &g, err);
+    if (!rc && (!only_if_tested || mlk_guide_n_tested(g) > 0)) {
+        FILE *out = f ? f : NULL;
+        char path[PATH_MAX + 16];
+        if (!out) {
+            snprintf(path, sizeof path, "%s/guide.md", what);
+            if (!(out = fopen(path, "w")))
+                rc = mlk_fail(err, MLK_E_IO, "report: cannot write %s: %s", path, strerror(errno));
+        }
+        if (!rc)
+            rc = mlk_guide_write_md(g, out, f ? what : path, err);
+        if (!f && out) {
+            int crc = mlk_rep_close(out, path, err);
+            rc = rc ? rc : crc;
+        }
+    }
+    mlk_guide_free(g);
+    db_guide_free(gr);
+    return rc;
+}
+
+static int guide_only(const report_args *a, mlk_error *err)
+{
+    db_store *db = NULL;
+    int64_t run_id = 0;
+    int rc = db_report_open(a->db, &db, err);
+    if (!rc && !(rc = db_report_find_run(db, a->run, &run_id, err)))
+        rc = write_guide(db, run_id, stdout, "stdout", false, err);
+    db_close(db);
+    return rc;
+}
+
 static int report(const report_args *a, mlk_error *err)
 {
     db_store *db = NULL;
@@ -198,6 +247,9 @@ static int report(const report_args *a, mlk_error *err)
         plot_rc = mlk_rep_render(r, dir, plots_dir, &perr);
     if ((rc = write_outputs(r, dir, err)))
         goto out;
+    mlk_error gerr = {0};
+    if (write_guide(db, run_id, NULL, dir, true, &gerr)) /* the rest of the report stands without it */
+        fprintf(stderr, "memleak-run report: no guide.md: %s\n", gerr.msg);
     printf("report of run %lld (%s) written to %s/index.html\n", (long long)r->run_id, r->scenario, dir);
     if (plot_rc) /* the rest of the report is written: still an error, the plots are missing */
         rc = mlk_fail(err, plot_rc == MLK_E_PARSE ? MLK_E_PARSE : MLK_E_INTERNAL, /* a FIFO as a script: input */
@@ -215,7 +267,7 @@ int mlk_cmd_report(int argc, char **argv)
     if (prc)
         return prc > 0 ? EXIT_OK : EXIT_INPUT;
     mlk_error err = {0};
-    int rc = report(&a, &err);
+    int rc = a.guide ? guide_only(&a, &err) : report(&a, &err);
     if (!rc)
         return EXIT_OK;
     fprintf(stderr, "memleak-run %s\n", err.msg);

@@ -126,11 +126,40 @@ static int cell_options(mlk_plan *p, mlk_cell *c, const int *pick, mlk_error *er
         const mlk_variant *var = &ax->variants[pick[a]];
         for (int i = 0; i < var->n_options && !rc; i++) {
             const char *k = scoped_key(p, var->options[i].key, c->engine);
-            if (k)
+            if (k && !mlk_scenario_variant_harness_key(k))
                 rc = add_opt(c, k, var->options[i].value, err);
         }
     }
     return rc;
+}
+
+/* A harness setting of the cell, from its axis or a variant (scenario.h: mlk_scenario_variant_harness_key). */
+static void set_harness(mlk_cell *c, const char *key, const char *v)
+{
+    if (!strcmp(key, "allocator"))
+        c->allocator = v;
+    else if (!strcmp(key, "malloc_trim"))
+        c->trim = mlk_scenario_bool(v) == 1;
+    else if (!strcmp(key, "glibc_tunables"))
+        c->glibc_tunables = v;
+    else if (!strcmp(key, "malloc_conf"))
+        c->malloc_conf = v;
+    else if (!strcmp(key, "allocator_env"))
+        c->allocator_env = v;
+}
+
+/* Harness settings carried by the cell's variants (the parser made sure no axis sets them too). */
+static void variant_harness(const mlk_scenario *s, mlk_cell *c, const int *pick)
+{
+    for (int a = 0; a < s->n_axes; a++) {
+        const mlk_axis *ax = &s->axes[a];
+        if (!ax->variants || !strcmp(ax->name, "model") || !strcmp(ax->name, "allocator"))
+            continue;
+        const mlk_variant *var = &ax->variants[pick[a]];
+        for (int i = 0; i < var->n_options; i++)
+            if (mlk_scenario_variant_harness_key(var->options[i].key))
+                set_harness(c, var->options[i].key, var->options[i].value);
+    }
 }
 
 static int build_cell(mlk_plan *p, mlk_cell *c, const int *pick, mlk_error *err)
@@ -157,18 +186,13 @@ static int build_cell(mlk_plan *p, mlk_cell *c, const int *pick, mlk_error *err)
             c->allocator = v;
             c->allocator_preload = mlk_scenario_allocator_preload(ax, pick[a]);
         }
-        else if (!strcmp(ax->name, "malloc_trim"))
-            c->trim = mlk_scenario_bool(v) == 1;
-        else if (!strcmp(ax->name, "glibc_tunables"))
-            c->glibc_tunables = v;
-        else if (!strcmp(ax->name, "malloc_conf"))
-            c->malloc_conf = v;
-        else if (!strcmp(ax->name, "allocator_env"))
-            c->allocator_env = v;
+        else if (mlk_scenario_variant_harness_key(ax->name))
+            set_harness(c, ax->name, v);
         else if (!strcmp(ax->name, "tool"))
             c->tool = mlk_tool_from_name(v);
     }
     mlk_buf_printf(&json, "}");
+    variant_harness(s, c, pick);
     if (!s->n_axes)
         mlk_buf_printf(&label, "(single cell)");
     c->axes_json = mlk_buf_take(&json);
@@ -212,10 +236,13 @@ int mlk_plan_keys(mlk_plan *p, mlk_error *err)
     return MLK_OK;
 }
 
-/* Keys of allocator_env must be allocator tunables; "K=V K2=V2". */
+/* Keys of allocator_env must be allocator tunables; "K=V K2=V2". TBB_ENABLE_SANITIZERS=1 belongs with them: oneTBB
+ * dlopens its tbbbind with RTLD_DEEPBIND, so the hwloc it loads frees with glibc's free what libc allocated through
+ * a preloaded allocator (OpenVINO's wheels abort under jemalloc, tcmalloc and mimalloc: oneTBB issue 1645); that
+ * variable makes oneTBB load it without DEEPBIND. */
 static const char *bad_env(const char *list)
 {
-    static const char *const prefixes[] = {"TCMALLOC_", "MIMALLOC_", "MALLOC_", "JE_", NULL};
+    static const char *const prefixes[] = {"TCMALLOC_", "MIMALLOC_", "MALLOC_", "JE_", "TBB_ENABLE_SANITIZERS=", NULL};
     for (const char *p = list; *p;) {
         while (*p == ' ')
             p++;
@@ -228,7 +255,7 @@ static const char *bad_env(const char *list)
         for (int i = 0; prefixes[i]; i++)
             ok |= !strncmp(p, prefixes[i], strlen(prefixes[i]));
         if (!ok)
-            return "keys must start with TCMALLOC_, MIMALLOC_, MALLOC_ or JE_";
+            return "keys must start with TCMALLOC_, MIMALLOC_, MALLOC_ or JE_, or be TBB_ENABLE_SANITIZERS";
         p = sp ? sp : p + strlen(p);
     }
     return NULL;
@@ -287,7 +314,7 @@ static int check_with(const mlk_plan *p, const engine_api *api, const char *engi
             const mlk_variant *var = &ax->variants[i];
             for (int j = 0; j < var->n_options && !rc; j++) {
                 const char *k = scoped_key(p, var->options[j].key, engine);
-                if (k)
+                if (k && !mlk_scenario_variant_harness_key(k))
                     rc = check_one(api, s->path, k, var->options[j].value, var->options[j].loc, err);
             }
         }
@@ -296,14 +323,17 @@ static int check_with(const mlk_plan *p, const engine_api *api, const char *engi
 }
 
 /* Tool cells (issue 6) run on glibc's malloc: valgrind and ASan replace malloc themselves, so a preloaded
- * allocator would be measured by nothing, or break the tool. Only the allocator axis can set another one. */
+ * allocator would be measured by nothing, or break the tool. The allocator axis or a variant can set another one. */
 static int check_tool_allocator(const mlk_plan *p, mlk_error *err)
 {
     const mlk_axis *ax = mlk_scenario_axis(p->s, "allocator");
-    for (int i = 0; ax && i < p->n_cells; i++) {
+    for (int i = 0; i < p->n_cells; i++) {
         const mlk_cell *c = &p->cells[i];
         if (c->tool == MLK_TOOL_NONE || (!c->allocator_preload && !strcmp(c->allocator, "glibc")))
             continue;
+        if (!ax) /* set by a variant */
+            return mlk_fail(err, MLK_E_PARSE, "%s: allocator %s in cell %d under tool %s: tool cells run on glibc",
+                            p->s->path, c->allocator, c->idx, mlk_tool_name(c->tool));
         int j = 0;
         while (j < ax->n_values - 1 && strcmp(ax->values[j], c->allocator))
             j++;
@@ -316,6 +346,24 @@ static int check_tool_allocator(const mlk_plan *p, mlk_error *err)
     return MLK_OK;
 }
 
+/* An allocator or allocator_env a variant sets, checked as its axis would be. */
+static int check_variant_harness(const mlk_scenario *s, const mlk_axis *ax, mlk_error *err)
+{
+    for (int j = 0; j < ax->n_values; j++) {
+        for (int i = 0; i < ax->variants[j].n_options; i++) {
+            const mlk_kv *kv = &ax->variants[j].options[i];
+            mlk_error e = {0};
+            const mlk_allocator_info *a = NULL;
+            if (!strcmp(kv->key, "allocator") && (!(a = mlk_allocator_find(kv->value, &e)) || mlk_allocator_check(a, &e)))
+                return mlk_fail(err, MLK_E_PARSE, "%s:%d:%d: %s", s->path, kv->loc.line, kv->loc.col, e.msg);
+            if (!strcmp(kv->key, "allocator_env") && bad_env(kv->value))
+                return mlk_fail(err, MLK_E_PARSE, "%s:%d:%d: allocator_env '%s': %s", s->path, kv->loc.line,
+                                kv->loc.col, kv->value, bad_env(kv->value));
+        }
+    }
+    return MLK_OK;
+}
+
 int mlk_plan_check_cells(mlk_plan *p, mlk_error *err)
 {
     const mlk_scenario *s = p->s;
@@ -323,6 +371,8 @@ int mlk_plan_check_cells(mlk_plan *p, mlk_error *err)
     for (int a = 0; a < s->n_axes && !rc; a++)
         if (mlk_scenario_is_harness_axis(s->axes[a].name))
             rc = check_harness_axis(s, &s->axes[a], err);
+        else if (s->axes[a].variants)
+            rc = check_variant_harness(s, &s->axes[a], err);
     for (int e = 0; e < p->n_engines && !rc; e++) {
         mlk_plugin plug;
         rc = mlk_plugin_init(&plug, p->engine_libs[e], err);

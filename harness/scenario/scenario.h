@@ -188,6 +188,18 @@ bool mlk_scenario_is_harness_axis(const char *name);
  * NULL for the registry's allocator of that name. */
 const char *mlk_scenario_allocator_preload(const mlk_axis *a, int j);
 
+/* Whether a variant may set this harness setting beside its engine options (allocator, malloc_trim, glibc_tunables,
+ * malloc_conf, allocator_env): one axis can then change one thing at a time, e.g.
+ *     guide: [{name: default}, {name: mmap_off, mmap: off}, {name: trim, malloc_trim: on}, {name: je, allocator: jemalloc}]
+ * The parser refuses such a key where it is also an axis or set by another variant axis. */
+bool mlk_scenario_variant_harness_key(const char *key);
+
+/* The value cell idx (0 .. mlk_scenario_n_cells - 1, the last axis varying fastest, as the plan numbers cells) gets
+ * for key: a variant's option, else a scalar axis value, else engine_options' (a key "ENGINE.KEY" counts as KEY for
+ * that engine; engine may be NULL); for the axes `model` and `allocator`, the value's name. NULL when nothing sets
+ * it (the engine's or harness's default applies). Borrowed from s. */
+const char *mlk_scenario_cell_value(const mlk_scenario *s, int64_t idx, const char *engine, const char *key);
+
 /* The axis named name, or NULL. */
 const mlk_axis *mlk_scenario_axis(const mlk_scenario *s, const char *name);
 

@@ -343,6 +343,37 @@ static const mlk_kv *variant_option(const mlk_scenario *s, const mlk_axis *befor
     return NULL;
 }
 
+/* Harness settings a variant may carry beside engine options, so that one axis can change one thing at a time
+ * (`{name: trim, malloc_trim: on}`, `{name: je, allocator: jemalloc}`) instead of a product of harness axes. The
+ * engine, the model and the tool stay axes: they change what runs, not how memory is handed out. */
+static const char *const variant_harness[] = {"allocator", "malloc_trim", "glibc_tunables", "malloc_conf",
+                                              "allocator_env"};
+
+bool mlk_scenario_variant_harness_key(const char *key)
+{
+    return in_list(key, variant_harness, sizeof variant_harness / sizeof variant_harness[0]);
+}
+
+/* A harness setting in a variant: one the variant may set, with a value checked as its axis would be. */
+static int variant_harness_value(const mlk_axis *a, const mlk_kv *kv, const char *name, mlk_error *err)
+{
+    if (!is_harness_axis(kv->key))
+        return MLK_OK;
+    if (!mlk_scenario_variant_harness_key(kv->key))
+        return mlk_yfail(err, name, kv->loc,
+                         "matrix.%.64s: '%.64s' is a harness setting a variant cannot change (expected it as an "
+                         "axis; a variant may set engine options, allocator, malloc_trim, glibc_tunables, "
+                         "malloc_conf and allocator_env)",
+                         a->name, kv->key);
+    if (!strcmp(kv->key, "allocator") && mlk_alloc_from_name(kv->value) < 0)
+        return mlk_yfail(err, name, kv->loc, "matrix.%.64s: allocator: expected one of %s, got '%.64s'", a->name,
+                         mlk_alloc_names(), kv->value);
+    if (!strcmp(kv->key, "malloc_trim") && mlk_scenario_bool(kv->value) < 0)
+        return mlk_yfail(err, name, kv->loc, "matrix.%.64s: malloc_trim: expected a boolean (on/off), got '%.64s'",
+                         a->name, kv->value);
+    return MLK_OK;
+}
+
 static int check_variant_options(const mlk_scenario *s, const mlk_axis *a, const char *name, mlk_error *err)
 {
     for (int j = 0; j < a->n_values; j++) {
@@ -350,12 +381,10 @@ static int check_variant_options(const mlk_scenario *s, const mlk_axis *a, const
             const mlk_kv *kv = &a->variants[j].options[o];
             const mlk_axis *other = mlk_scenario_axis(s, kv->key);
             const mlk_kv *twice = variant_option(s, a, kv->key);
-            if (is_harness_axis(kv->key))
-                return mlk_yfail(
-                    err, name, kv->loc,
-                    "matrix.%.64s: '%.64s' is a harness setting, not an engine option (expected it as an axis)",
-                    a->name, kv->key);
-            if (other && !other->variants)
+            int rc = variant_harness_value(a, kv, name, err);
+            if (rc)
+                return rc;
+            if (other && (!other->variants || is_harness_axis(kv->key)))
                 return mlk_yfail(err, name, kv->loc,
                                  "matrix.%.64s: option '%.64s' is also the axis at %d:%d (expected it in one place)",
                                  a->name, kv->key, other->loc.line, other->loc.col);
@@ -396,4 +425,44 @@ int mlk_scn_check_options(const mlk_scenario *s, const char *name, mlk_error *er
             return rc;
     }
     return MLK_OK;
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * What one cell gets
+ * ---------------------------------------------------------------------------------------------- */
+
+static const char *kv_value(const mlk_kv *kv, int n, const char *engine, const char *key)
+{
+    const char *v = NULL;
+    size_t el = engine ? strlen(engine) : 0;
+    for (int i = 0; i < n; i++) {
+        const char *k = kv[i].key;
+        if (!strcmp(k, key) || (el && !strncmp(k, engine, el) && k[el] == '.' && !strcmp(k + el + 1, key)))
+            v = kv[i].value; /* the last one wins, as the plan hands them to the engine in order */
+    }
+    return v;
+}
+
+const char *mlk_scenario_cell_value(const mlk_scenario *s, int64_t idx, const char *engine, const char *key)
+{
+    if (!s || !key || idx < 0 || idx >= mlk_scenario_n_cells(s))
+        return NULL;
+    const char *v = kv_value(s->engine_options, s->n_engine_options, engine, key), *from_variant = NULL;
+    for (int a = s->n_axes - 1; a >= 0; a--) { /* the last axis varies fastest */
+        const mlk_axis *ax = &s->axes[a];
+        int j = (int)(idx % ax->n_values);
+        idx /= ax->n_values;
+        if (!ax->variants) {
+            if (!strcmp(ax->name, key) ||
+                (engine && !strncmp(ax->name, engine, strlen(engine)) && ax->name[strlen(engine)] == '.' &&
+                 !strcmp(ax->name + strlen(engine) + 1, key)))
+                v = ax->values[j];
+        } else if (!strcmp(ax->name, key)) {
+            v = ax->values[j]; /* a model or allocator axis: its value's name */
+        } else if (strcmp(ax->name, "model") && strcmp(ax->name, "allocator")) {
+            const char *x = kv_value(ax->variants[j].options, ax->variants[j].n_options, engine, key);
+            from_variant = x ? x : from_variant;
+        }
+    }
+    return from_variant ? from_variant : v;
 }

@@ -352,8 +352,8 @@ static void test_variants(void)
               "unknown key 'threads' (expected name and preload)", __LINE__);
     parse_bad(MINIMAL "matrix:\n  f: [{name: a, x: 1}]\n  g: [{name: b, x: 2}]\n", 7, 20,
               "option 'x' is also set by another variant axis at 6:20", __LINE__);
-    parse_bad(MINIMAL "matrix:\n  f: [{name: a, malloc_trim: on}]\n", 6, 30, "'malloc_trim' is a harness setting",
-              __LINE__);
+    parse_bad(MINIMAL "matrix:\n  f: [{name: a, tool: memcheck}]\n", 6, 23, "'tool' is a harness setting a variant "
+              "cannot change", __LINE__);
     parse_bad(MINIMAL "matrix:\n  f: [a, {name: b}]\n", 6, 10, "expected a scalar value", __LINE__);
 }
 
