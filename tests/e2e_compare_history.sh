@@ -27,27 +27,27 @@ check "first run: says so" grep -q "no baseline yet" "$work/cmp.txt"
 run c2
 compare
 check "same code again: exit 0" eq "$code" 0
-check "same code again: no memory regression" eq "$(grep -c '^regression' "$work/cmp.txt" || true)" 0
+check "same code again: no memory alert" eq "$(grep -c 'REGRESSION memory' "$work/cmp.txt" || true)" 0
 last=$(q "SELECT max(id) FROM runs")
 q "UPDATE step_stats SET peak_kib = peak_kib * 2 + 4096 WHERE cell_id IN (SELECT id FROM cells WHERE run_id = $last)"
 compare
 check "a grown peak is a regression: exit 1" eq "$code" 1
-check "the regression names peak_kib" grep -q "^regression.*peak_kib" "$work/cmp.txt"
+check "the regression names peak_kib" grep -qE "^ +regression +memory +[a-z_]+ peak_kib" "$work/cmp.txt"
 check "findings are stored" test "$(q "SELECT count(*) FROM findings WHERE kind = 'regression' AND metric = 'peak_kib'")" -ge 2
 q "UPDATE step_stats SET peak_kib = peak_kib / 4 WHERE cell_id IN (SELECT id FROM cells WHERE run_id = $last)"
 compare
 check "improvements only: exit 0" eq "$code" 0
-check "improvements are listed" grep -q "^improvement.*peak_kib" "$work/cmp.txt"
+check "improvements are listed" grep -qE "^ +improvement +memory +[a-z_]+ peak_kib" "$work/cmp.txt"
 # Every judged series is tracked: fds leaking now and in no baseline cell is a regression, named series.fds.
 q "UPDATE series_results SET verdict = 'leak', late_slope_per_iter = 1 WHERE series = 'fds' AND cell_id IN (SELECT id FROM cells WHERE run_id = $last)"
 compare
 check "a series that starts leaking is a regression: exit 1" eq "$code" 1
-check "the regression names the series" grep -q "^regression.*series.fds .*leaks now, did not in the baseline" "$work/cmp.txt"
+check "the regression names the series" grep -qE "^ +regression +memory +iteration series.fds .*leaks now, did not in the baseline" "$work/cmp.txt"
 check "series findings are stored" test "$(q "SELECT count(*) FROM findings WHERE kind = 'regression' AND metric = 'series.fds'")" -ge 2
 q "UPDATE series_results SET verdict = 'pass', late_slope_per_iter = 0 WHERE series = 'fds' AND cell_id IN (SELECT id FROM cells WHERE run_id = $last)"
 q "UPDATE series_results SET verdict = 'leak' WHERE series = 'fds' AND cell_id IN (SELECT id FROM cells WHERE run_id < $last)"
 compare
-check "a series that stops leaking is an improvement" grep -q "^improvement.*series.fds .*no longer leaks" "$work/cmp.txt"
+check "a series that stops leaking is an improvement" grep -qE "^ +improvement +memory +iteration series.fds .*no longer leaks" "$work/cmp.txt"
 q "UPDATE series_results SET verdict = 'pass' WHERE series = 'fds'"
 compare --baseline 1
 check "against run 1 explicitly: exit 0" eq "$code" 0
