@@ -69,14 +69,16 @@ in_runs() { echo "SELECT c.id FROM cells c JOIN runs r ON r.id = c.run_id WHERE 
 q "UPDATE step_stats SET peak_kib = peak_kib * 1.08 WHERE step = 'iteration' AND cell_id IN ($(in_runs "$k1" "'h6','h7','h8','h9','h10'"))"
 q "UPDATE step_stats SET peak_kib = peak_kib * 1.30 WHERE step = 'iteration' AND cell_id IN ($(in_runs "$k2" "'h4'"))"
 "$bin/memleak-run" history --db "$db" --config "$k1" --metric peak_kib > "$work/hist.txt"
-check "step: one change point in the series" eq "$(grep -c 'change point:' "$work/hist.txt")" 1
-check "step: at run 6, naming commit h6" grep -q "at run 6 (commit h6)" "$work/hist.txt"
+check "step: one change point in the series" eq "$(grep -c '<- change point' "$work/hist.txt")" 1
+check "step: one alert at run 6, naming commit h6 and the metric" grep -q "REGRESSION memory: threads=1 at commit h6 (run 6 of 10): iteration peak_kib" "$work/hist.txt"
 "$bin/memleak-run" history --db "$db" --config "$k2" --metric peak_kib > "$work/hist2.txt"
-check "outlier: no change point" eq "$(grep -c 'change point:' "$work/hist2.txt" || true)" 0
+check "outlier: no change point" eq "$(grep -c '<- change point' "$work/hist2.txt" || true)" 0
+check "outlier: no alert" grep -q "^ALERTS: none" "$work/hist2.txt"
 check "outlier: the night is in the series" grep -q "^4 .*130" "$work/hist2.txt"
 "$bin/memleak-run" history --db "$db" --all --quiet > "$work/all.txt"
 check "--all stores the step once, for threads=1 only" eq "$(q "SELECT count(*) || ':' || max(config_key = '$k1') FROM change_points WHERE metric = 'peak_kib' AND step = 'iteration'")" "1:1"
 "$bin/memleak-run" history --db "$db" --all --quiet > "$work/all2.txt"
-check "a second scan reports nothing new" grep -q "^0 new change point" "$work/all2.txt"
+check "a second scan reports nothing new" grep -q ", 0 new$" "$work/all2.txt"
+check "--quiet: known change points are no alerts" grep -q "^ALERTS: none" "$work/all2.txt"
 check "still stored once" eq "$(q "SELECT count(*) FROM change_points WHERE metric = 'peak_kib' AND step = 'iteration'")" 1
 finish

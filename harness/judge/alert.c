@@ -175,6 +175,15 @@ int mlk_alert_level(const mlk_alert_floors *f, const char *metric, double cur, d
     return verdict(cur, base, lo, hi, floor, effect);
 }
 
+int mlk_alert_step(const mlk_alert_floors *f, const char *metric, double before, double after, double *effect)
+{
+    if (mlk_metric_family(metric) == MLK_FAM_LATENCY) {
+        double floor = fmax(f->latency_rel * fabs(before), f->latency_abs_ms);
+        return verdict(after, before, before, before, floor, effect);
+    }
+    return mlk_alert_level(f, metric, after, before, before, before, effect);
+}
+
 int mlk_alert_latency_runs(const mlk_alert_floors *f, double cur, double *base_runs, int n, double *effect)
 {
     *effect = 0;

@@ -56,6 +56,9 @@ mlk_family mlk_metric_family(const char *metric);
  * the spread), and *effect how many floors the move cleared (0 when inside). */
 int mlk_alert_level(const mlk_alert_floors *f, const char *metric, double cur, double base, double lo, double hi,
                     double *effect);
+/* The verdict of a level change between two means of runs (history's change points, whose t-test already weighed
+ * the noise): the family's floors only (latency: latency_rel and latency_abs_ms). +1, -1 or 0; *effect as above. */
+int mlk_alert_step(const mlk_alert_floors *f, const char *metric, double before, double after, double *effect);
 /* The verdict of a median latency cur against the medians of n baseline runs (base_runs, sorted in place): +1
  * slower, -1 faster, 0 when n < latency_min_runs, inside the floors or inside their range. *effect as above. */
 int mlk_alert_latency_runs(const mlk_alert_floors *f, double cur, double *base_runs, int n, double *effect);
