@@ -203,11 +203,14 @@ void mlk_alerts_json(mlk_buf *b, const mlk_alert *a, int na, const mlk_finding *
 void mlk_floors_json(mlk_buf *b, const mlk_alert_floors *f, mlk_gate g)
 {
     static const char *gates[] = {"memory", "latency", "all", "none"};
+    mlk_buf_printf(b, "\"gate\":\"%s\",\"floors\":{\"metrics\":{", gates[g]);
+    for (int m = 0, k = 0; m < MLK_M_COUNT; m++)
+        if (m != MLK_M_WALL)
+            mlk_buf_printf(b, "%s\"%s\":{\"rel\":%.17g,\"abs\":%.17g,\"unit\":\"%s\"}", k++ ? "," : "",
+                           mlk_metric_name(m), f->rel[m], f->abs[m], mlk_metric_unit(m));
     mlk_buf_printf(b,
-                   "\"gate\":\"%s\",\"floors\":{\"memory_rel\":%.17g,\"memory_abs_kib\":%.17g,\"growth_bytes\":%.17g,"
-                   "\"latency_rel\":%.17g,\"latency_abs_ms\":%.17g,\"latency_alpha\":%.17g,\"latency_runs\":%d}",
-                   gates[g], f->level_rel, f->level_abs_kib, f->growth_bytes_per_iter, f->latency_rel,
-                   f->latency_abs_ms, f->latency_alpha, f->latency_min_runs);
+                   "},\"latency\":{\"rel\":%.17g,\"abs_ms\":%.17g,\"alpha\":%.17g,\"min_runs\":%d}}",
+                   f->latency_rel, f->latency_abs_ms, f->latency_alpha, f->latency_min_runs);
 }
 
 int mlk_alerts_json_emit(const mlk_alert_opts *o, mlk_buf *b, mlk_error *err)

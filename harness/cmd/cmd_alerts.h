@@ -24,8 +24,9 @@ int mlk_alert_opt(const char *cmd, int argc, char **argv, int *i, mlk_alert_opts
 /* The options' lines for a usage text. */
 #define MLK_ALERT_OPTS_USAGE                                                                                          \
     "  --gate memory|latency|all|none  which alerts fail the exit code (default memory)\n"                          \
-    "  --floor KEY=VALUE,...   override the floors: memory_rel=0.05, memory_abs=1MiB, growth_bytes=1024,\n"          \
-    "                          latency_rel=0.10, latency_abs_ms=0.05, latency_alpha=0.05, latency_runs=3\n"           \
+    "  --floor KEY=VALUE,...   override the floors: memory_rel=0.05 and memory_abs=1MiB (every memory level),\n"  \
+    "                          METRIC_rel / METRIC_abs (peak_kib_abs=2MiB), growth_bytes=1024, latency_rel=0.10,\n" \
+    "                          latency_abs_ms=0.05, latency_alpha=0.05, latency_runs=3\n"                           \
     "  --format text|json      json: the alerts as one JSON document on stdout (docs/alerts.schema.json)\n"         \
     "  --json FILE             the same JSON into FILE, text on stdout\n"
 

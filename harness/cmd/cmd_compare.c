@@ -169,7 +169,7 @@ static int judge_series(compare_ctx *x, const mlk_step_figures *f, const int64_t
         char metric[40];
         snprintf(metric, sizeof metric, "series.%s", c->series);
         /* the judge's own floor decided the verdict: the effect is the slope over the growth floor, at least 1 */
-        double effect = fmax(1, fabs(now - b) / fmax(x->floors.growth_bytes_per_iter, 1));
+        double effect = fmax(1, fabs(now - b) / fmax(x->floors.abs[MLK_M_GROWTH], 1));
         if (leaks && !leaked)
             rc = finding_named(x, f, metric, 1, now, b, effect, NAN, "leaks now, did not in the baseline", err);
         else if (!leaks && leaked == judged)
@@ -221,26 +221,40 @@ static int latency_reps(compare_ctx *x, const mlk_step_figures *f, const int64_t
     return rc;
 }
 
-/* Latency across runs: the run's median against each baseline run's median (one figure per run). */
+/* Latency across runs: the run's median against each baseline run's median (one figure per run), and the same for
+ * CPU time when every run measured it: a step that got slower but did no more work waited for the machine. */
 static int judge_latency(compare_ctx *x, const mlk_step_figures *f, const int64_t *cells, int n, mlk_error *err)
 {
     if (x->repetitions)
         return latency_reps(x, f, cells, n, err);
-    double meds[MAX_WINDOW], effect;
-    int k = 0;
+    double meds[MAX_WINDOW], cpus[MAX_WINDOW], effect, cpu_effect;
+    int k = 0, kc = 0;
     for (int i = 0; i < n; i++) {
         double v = mlk_runs_cell_figure(x->db, cells[i], f->step, MLK_M_WALL);
+        double c = mlk_runs_cell_cpu_ms(x->db, cells[i], f->step);
         if (!isnan(v))
             meds[k++] = v;
+        if (!isnan(c))
+            cpus[kc++] = c;
     }
-    double cur = f->v[MLK_M_WALL];
+    double cur = f->v[MLK_M_WALL], cur_cpu = mlk_runs_cell_cpu_ms(x->db, f->cell_id, f->step);
     if (!k || isnan(cur))
         return MLK_OK;
     int dir = mlk_alert_latency_runs(&x->floors, cur, meds, k, &effect);
     double base = mlk_median(meds, k);
+    char extra[96] = "";
+    if (dir && !isnan(cur_cpu) && kc == k) {
+        int cdir = mlk_alert_latency_runs(&x->floors, cur_cpu, cpus, kc, &cpu_effect);
+        double cpu_base = mlk_median(cpus, kc);
+        /* the work must account for at least half of the time: one thread busy for all of it moves both alike */
+        if (cdir != dir || fabs(cur_cpu - cpu_base) < 0.5 * fabs(cur - base)) {
+            snprintf(extra, sizeof extra, " (CPU time %.3g -> %.3g ms did not move with it: load, not work)",
+                     cpu_base, cur_cpu);
+            dir = 0;
+        }
+    }
     if (dir)
-        return finding_named(x, f, "wall_ms", dir, cur, base, effect, NAN, NULL, err);
-    char extra[64] = "";
+        return finding_named(x, f, "wall_ms", dir, cur, base, effect, NAN, "CPU time moved with it", err);
     if (k < x->floors.latency_min_runs)
         snprintf(extra, sizeof extra, " (%d baseline run(s): too few to judge latency)", k);
     print_ok(x, f, "wall_ms", base, cur, extra);

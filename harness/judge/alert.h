@@ -26,26 +26,40 @@ typedef enum { MLK_GATE_MEMORY, MLK_GATE_LATENCY, MLK_GATE_ALL, MLK_GATE_NONE } 
 /* "memory", "latency", "all", "none" -> gate; -1 when unknown. */
 int mlk_gate_from_name(const char *name);
 
-/* The practical floors. A level (peak/final RSS, RssAnon, heap bytes, requested peaks) must move by more than
- * both level_rel of the baseline and level_abs_kib; growth per iteration by more than growth_bytes_per_iter;
- * latency by more than latency_rel and latency_abs_ms. Every move must also leave the range the baseline's own
- * runs spanned (their spread is noise by definition). Latency needs latency_min_runs baseline runs (one figure
- * per run: a run's back-to-back iterations are not independent, neighbours and frequency move them together)
- * unless the samples are repetitions (imported benchmarks), where the U test at latency_alpha decides. */
+/* Default floors per metric, in one table: X(ENUM of names.h's MLK_M_, relative, absolute in the metric's unit).
+ * Why each: see alert.c. Latency's come from the scenario (latency_rel, latency_abs_ms). */
+#define MLK_FLOOR_LIST(X)                                                                                            \
+    X(PEAK, 0.05, 1024.0)                      /* KiB: VmHWM */                                                    \
+    X(FINAL_RSS, 0.10, 4096.0)                 /* KiB: what the allocator keeps after free */                      \
+    X(FINAL_ANON, 0.10, 4096.0)                /* KiB */                                                           \
+    X(FINAL_HEAP, 0.05, 1024.0 * 1024)         /* bytes: live heap, counted exactly */                             \
+    X(GROWTH, 0.0, 1024.0)                     /* bytes/iter: leak_bytes_per_iter */                               \
+    X(REQ_HEAP, 0.05, 1024.0 * 1024)           /* bytes: requested heap peak, counted exactly */                   \
+    X(REQ_MAPPED, 0.10, 16.0 * 1024 * 1024)    /* bytes: requested mappings, the allocator's own chunks included */
+
+/* The practical floors. A figure must move by more than both rel[m] of the baseline and abs[m] (in its unit);
+ * growth per iteration by more than abs[GROWTH]; latency by more than latency_rel and latency_abs_ms. Every move
+ * must also leave the range the baseline's own runs spanned (their spread is noise by definition). Latency needs
+ * latency_min_runs baseline runs (one figure per run: a run's back-to-back iterations share the machine's load and
+ * are not independent), and its CPU time must move too when measured (load from neighbours moves wall time, not the
+ * work done), unless the samples are repetitions (imported benchmarks), where the U test at latency_alpha decides. */
 typedef struct mlk_alert_floors {
-    double level_rel, level_abs_kib, growth_bytes_per_iter;
+    double rel[MLK_M_COUNT], abs[MLK_M_COUNT];
     double latency_rel, latency_abs_ms, latency_alpha;
     int latency_min_runs;
 } mlk_alert_floors;
 
-/* The floors from the scenario's thresholds (regression_rel, regression_abs_kib, leak_bytes_per_iter, latency_*);
- * s may be NULL for the defaults of MLK_SCENARIO_DEFAULTS. */
+/* The table's floors; a scenario that sets thresholds.regression_rel or regression_abs_kib away from their defaults
+ * sets that floor for every memory level, leak_bytes_per_iter the growth floor, latency_* the latency floors.
+ * s may be NULL for the defaults. */
 void mlk_alert_floors_init(mlk_alert_floors *f, const mlk_scenario *s);
-/* Override floors from "KEY=VALUE,..." (the command line's --floor): memory_rel, memory_abs_kib (also memory_abs
- * with a unit: 1MiB, 512KiB), growth_bytes, latency_rel, latency_abs_ms, latency_alpha, latency_runs.
- * MLK_E_USAGE naming the key or value; f is left partly updated only on success. */
+/* Override floors from "KEY=VALUE,..." (the command line's --floor): memory_rel and memory_abs (every memory level),
+ * METRIC_rel and METRIC_abs for one metric (peak_kib_abs=2MiB, mapped_peak_bytes_rel=20%), growth_bytes,
+ * latency_rel, latency_abs_ms, latency_alpha, latency_runs. Sizes take B, KiB, MiB, GiB (bare: KiB for memory_abs
+ * and _kib metrics, bytes for _bytes ones); fractions take %. MLK_E_USAGE naming the key or value; f is unchanged
+ * on failure. */
 int mlk_alert_floors_parse(mlk_alert_floors *f, const char *spec, mlk_error *err);
-/* "memory_rel=5% memory_abs=1.0 MiB growth=1.0 KiB/iter latency_rel=10% latency_abs=50 µs" for headers. */
+/* "memory: peak_kib +5% and +1.0 MiB, ...; latency: +10% and +50 µs over >= 3 runs" for headers. */
 void mlk_alert_floors_text(const mlk_alert_floors *f, char *out, size_t len);
 
 /* The family of a metric name (compare's and history's: peak_kib, ..., wall_ms, series.NAME). */
