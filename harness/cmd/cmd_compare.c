@@ -1,7 +1,7 @@
 /* cmd_compare.c: "memleak-run compare": one run against a baseline (a pinned run, or the rolling median of recent runs
  * of each config on a branch), per cell, step and metric; stores the findings and prints them as alert summaries
  * (alert.h), one per cell; exits 1 when an alert fails the gate. It must never call a difference a finding unless it
- * clears its floors and leaves the baseline runs' own range (latency: across runs or repetitions, never iterations). */
+ * clears its floors and the baseline runs' own spread (latency: across runs or repetitions, never iterations). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,11 +46,12 @@ static void usage(FILE *f)
                "                           [--format text|json] [--json FILE]\n"
                "  Judges every cell and step of the run against a baseline: the run pinned for the branch (memleak-run\n"
                "  baseline pin), or else the median of the last N (--window, default 5) finished runs of the same config\n"
-               "  on the branch (--branch, default the run's own). A figure is a finding only past its floors and outside\n"
-               "  the range the baseline runs spanned: memory (peak VmHWM, final VmRSS, RssAnon, heap bytes, requested\n"
-               "  peaks) by more than regression_rel (5%%) and max(regression_abs_kib, 1 MiB); growth per iteration by\n"
-               "  more than leak_bytes_per_iter; latency (the run's median) by more than latency_rel and latency_abs_ms\n"
-               "  against at least 3 baseline runs' medians (imported benchmarks: a U test over repetitions). A judged\n"
+               "  on the branch (--branch, default the run's own). A figure is a finding only past its floors and the\n"
+               "  baseline runs' own spread (3 x 1.48 MAD): memory (peak VmHWM, final VmRSS, RssAnon, heap bytes, requested\n"
+               "  peaks) by more than each metric's floors (peak 5%% and 1 MiB, final RSS 10%% and 4 MiB, requested mapped\n"
+               "  peak 10%% and 16 MiB: see --floor); growth per iteration by more than leak_bytes_per_iter; latency (the\n"
+               "  run's median) by more than latency_rel and latency_abs_ms against at least 3 baseline runs' medians,\n"
+               "  its CPU time accounting for half the move (imported benchmarks: a U test over repetitions). A judged\n"
                "  series (heap, anon, mapped, fds, threads, mappings) that leaks now and leaked in no baseline cell is a\n"
                "  finding too (series.NAME). Findings of one cell collapse into one alert summary, ranked by effect\n"
                "  size, memory before latency; improvements are listed apart. --all also prints every comparison.\n"
@@ -275,20 +276,18 @@ static int compare_row(compare_ctx *x, const mlk_step_figures *f, mlk_error *err
     for (int m = 0; m < MLK_M_COUNT && !rc; m++) {
         if (m == MLK_M_WALL || isnan(f->v[m]))
             continue;
-        double vals[MAX_WINDOW], lo = INFINITY, hi = -INFINITY, effect;
+        double vals[MAX_WINDOW], effect;
         int k = 0;
         for (int i = 0; i < n; i++) {
             double v = mlk_runs_cell_figure(x->db, cells[i], f->step, (mlk_metric)m);
-            if (!isnan(v)) {
+            if (!isnan(v))
                 vals[k++] = v;
-                lo = fmin(lo, v), hi = fmax(hi, v);
-            }
         }
         if (!k)
             continue;
         const char *name = mlk_metric_name(m);
-        double base = mlk_median(vals, k);
-        int dir = mlk_alert_level(&x->floors, name, f->v[m], base, lo, hi, &effect);
+        double spread = mlk_alert_spread(vals, k), base = mlk_median(vals, k);
+        int dir = mlk_alert_level(&x->floors, name, f->v[m], base, spread, &effect);
         if (dir)
             rc = finding_named(x, f, name, dir, f->v[m], base, effect, NAN, NULL, err);
         else

@@ -216,18 +216,33 @@ mlk_family mlk_metric_family(const char *metric)
     return metric && !strcmp(metric, "wall_ms") ? MLK_FAM_LATENCY : MLK_FAM_MEMORY;
 }
 
-/* +1/-1/0 for a move of cur from base past floor and outside lo..hi; *effect the move over the floor. */
-static int verdict(double cur, double base, double lo, double hi, double floor, double *effect)
+/* +1/-1/0 for a move of cur from base past floor; *effect the move over the floor. */
+static int verdict(double cur, double base, double floor, double *effect)
 {
     double d = cur - base;
     *effect = 0;
-    if (isnan(d) || fabs(d) <= floor || (d > 0 ? cur <= hi : cur >= lo))
+    if (isnan(d) || fabs(d) <= floor)
         return 0;
     *effect = floor > 0 ? fabs(d) / floor : INFINITY;
     return d > 0 ? 1 : -1;
 }
 
-int mlk_alert_level(const mlk_alert_floors *f, const char *metric, double cur, double base, double lo, double hi,
+double mlk_alert_spread(const double *v, int n)
+{
+    double tmp[MLK_ALERT_MAX_RUNS], dev[MLK_ALERT_MAX_RUNS];
+    if (n < 2)
+        return 0;
+    n = n > MLK_ALERT_MAX_RUNS ? MLK_ALERT_MAX_RUNS : n;
+    memcpy(tmp, v, sizeof *v * (size_t)n);
+    double med = mlk_median(tmp, n);
+    for (int i = 0; i < n; i++)
+        dev[i] = fabs(v[i] - med);
+    /* 1.4826 MAD estimates sigma for normal noise, and a minority of runs at another level (a step inside the
+     * window, one odd night) does not widen it: a regression stays one until the baseline takes it in */
+    return 3 * 1.4826 * mlk_median(dev, n);
+}
+
+int mlk_alert_level(const mlk_alert_floors *f, const char *metric, double cur, double base, double spread,
                     double *effect)
 {
     int m = mlk_metric_from_name(metric ? metric : "");
@@ -236,17 +251,31 @@ int mlk_alert_level(const mlk_alert_floors *f, const char *metric, double cur, d
         return 0;
     }
     /* growth sits near 0 when nothing leaks: its relative floor is 0 */
-    double floor = fmax(f->rel[m] * fabs(base), f->abs[m]);
-    return verdict(cur, base, lo, hi, floor, effect);
+    double floor = fmax(fmax(f->rel[m] * fabs(base), f->abs[m]), spread);
+    return verdict(cur, base, floor, effect);
 }
 
 int mlk_alert_step(const mlk_alert_floors *f, const char *metric, double before, double after, double *effect)
 {
     if (mlk_metric_family(metric) == MLK_FAM_LATENCY) {
         double floor = fmax(f->latency_rel * fabs(before), f->latency_abs_ms);
-        return verdict(after, before, before, before, floor, effect);
+        return verdict(after, before, floor, effect);
     }
-    return mlk_alert_level(f, metric, after, before, before, before, effect);
+    return mlk_alert_level(f, metric, after, before, 0, effect);
+}
+
+double mlk_alert_effect(const mlk_alert_floors *f, const char *metric, double cur, double base)
+{
+    int m = mlk_metric_from_name(metric ? metric : "");
+    double d = fabs(cur - base), floor;
+    if (m == MLK_M_WALL)
+        floor = fmax(f->latency_rel * fabs(base), f->latency_abs_ms);
+    else if (m >= 0)
+        floor = fmax(f->rel[m] * fabs(base), f->abs[m]);
+    else
+        floor = f->abs[MLK_M_GROWTH];
+    double e = floor > 0 ? d / floor : INFINITY;
+    return isnan(e) || e < 1 ? 1 : e;
 }
 
 int mlk_alert_latency_runs(const mlk_alert_floors *f, double cur, double *base_runs, int n, double *effect)
@@ -254,13 +283,11 @@ int mlk_alert_latency_runs(const mlk_alert_floors *f, double cur, double *base_r
     *effect = 0;
     if (n < f->latency_min_runs || n < 1 || isnan(cur))
         return 0;
-    double lo = base_runs[0], hi = base_runs[0];
-    for (int i = 1; i < n; i++)
-        lo = fmin(lo, base_runs[i]), hi = fmax(hi, base_runs[i]);
-    double base = mlk_median(base_runs, n);
     /* the runs' own spread is what load does to this step on this machine: a move must exceed it too */
-    double floor = fmax(fmax(f->latency_rel * fabs(base), f->latency_abs_ms), hi - lo);
-    return verdict(cur, base, lo, hi, floor, effect);
+    double spread = mlk_alert_spread(base_runs, n);
+    double base = mlk_median(base_runs, n);
+    double floor = fmax(fmax(f->latency_rel * fabs(base), f->latency_abs_ms), spread);
+    return verdict(cur, base, floor, effect);
 }
 
 int mlk_alert_latency_reps(const mlk_alert_floors *f, double *cur_reps, int nc, double *base_reps, int nb,
@@ -275,5 +302,5 @@ int mlk_alert_latency_reps(const mlk_alert_floors *f, double *cur_reps, int nc, 
     if (!(*p < f->latency_alpha))
         return 0;
     double floor = fmax(f->latency_rel * fabs(mb), f->latency_abs_ms);
-    return verdict(mc, mb, mb, mb, floor, effect);
+    return verdict(mc, mb, floor, effect);
 }

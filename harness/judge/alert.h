@@ -39,7 +39,7 @@ int mlk_gate_from_name(const char *name);
 
 /* The practical floors. A figure must move by more than both rel[m] of the baseline and abs[m] (in its unit);
  * growth per iteration by more than abs[GROWTH]; latency by more than latency_rel and latency_abs_ms. Every move
- * must also leave the range the baseline's own runs spanned (their spread is noise by definition). Latency needs
+ * must also exceed the baseline runs' own spread (mlk_alert_spread: their noise). Latency needs
  * latency_min_runs baseline runs (one figure per run: a run's back-to-back iterations share the machine's load and
  * are not independent), and its CPU time must move too when measured (load from neighbours moves wall time, not the
  * work done), unless the samples are repetitions (imported benchmarks), where the U test at latency_alpha decides. */
@@ -65,16 +65,24 @@ void mlk_alert_floors_text(const mlk_alert_floors *f, char *out, size_t len);
 /* The family of a metric name (compare's and history's: peak_kib, ..., wall_ms, series.NAME). */
 mlk_family mlk_metric_family(const char *metric);
 
-/* The verdict of a level or growth figure: cur against base (the baseline's median) with the baseline's values
- * spanning lo..hi (lo = hi = base for one value). Returns +1 (worse: larger), -1 (better), 0 (inside the floors or
- * the spread), and *effect how many floors the move cleared (0 when inside). */
-int mlk_alert_level(const mlk_alert_floors *f, const char *metric, double cur, double base, double lo, double hi,
+#define MLK_ALERT_MAX_RUNS 64 /* baseline runs a spread is taken over; more are ignored */
+/* The noise of a baseline's values v[0..n): 3 x 1.4826 x their median absolute deviation (3 sigma for normal
+ * noise), 0 for fewer than 2. A minority of runs at another level does not widen it. */
+double mlk_alert_spread(const double *v, int n);
+/* The verdict of a level or growth figure: cur against base (the baseline's median), with spread its noise
+ * (mlk_alert_spread; 0 when unknown). Returns +1 (worse: larger), -1 (better), 0 (inside the floors or the
+ * spread), and *effect how many floors the move cleared (0 when inside). series.NAME: always 0. */
+int mlk_alert_level(const mlk_alert_floors *f, const char *metric, double cur, double base, double spread,
                     double *effect);
 /* The verdict of a level change between two means of runs (history's change points, whose t-test already weighed
  * the noise): the family's floors only (latency: latency_rel and latency_abs_ms). +1, -1 or 0; *effect as above. */
 int mlk_alert_step(const mlk_alert_floors *f, const char *metric, double before, double after, double *effect);
+/* How many floors a stored move of metric from base to cur cleared (the ranking of findings read back from a db):
+ * levels and growth by their floors, latency by latency_rel and latency_abs_ms, series.NAME by the growth floor;
+ * at least 1 (it was a finding). */
+double mlk_alert_effect(const mlk_alert_floors *f, const char *metric, double cur, double base);
 /* The verdict of a median latency cur against the medians of n baseline runs (base_runs, sorted in place): +1
- * slower, -1 faster, 0 when n < latency_min_runs, inside the floors or inside their range. *effect as above. */
+ * slower, -1 faster, 0 when n < latency_min_runs, inside the floors or inside their spread. *effect as above. */
 int mlk_alert_latency_runs(const mlk_alert_floors *f, double cur, double *base_runs, int n, double *effect);
 /* The same over repetitions: cur_reps[0..nc) against base_reps[0..nb) (both sorted in place), medians compared,
  * a two-sided U test with p < latency_alpha required too (*p gets it, NaN when not run); *median_cur and
@@ -94,6 +102,7 @@ typedef struct mlk_finding {
     double effect;     /* floors cleared, for ranking */
     double p;          /* the test's p, NaN when none ran */
     long long cell_id; /* the caller's id of the cell (compare's cells.id), 0 when none */
+    int ref;           /* the caller's index of what this finding stands for (the report's finding), -1 none */
 } mlk_finding;
 
 /* A summary of the findings with one cause: same key, where and direction. */

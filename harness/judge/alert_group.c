@@ -23,6 +23,7 @@ mlk_finding *mlk_finding_set(mlk_finding *f, const char *key, const char *cell, 
     f->rel = base != 0 && !isnan(base) ? (cur - base) / fabs(base) : NAN;
     f->effect = effect;
     f->p = NAN;
+    f->ref = -1;
     return f;
 }
 
