@@ -128,7 +128,7 @@ int mlk_alerts_print(FILE *out, const mlk_alert *a, int na, const mlk_finding *v
 static void json_num(mlk_buf *b, double v)
 {
     if (isfinite(v))
-        mlk_buf_printf(b, "%.17g", v);
+        mlk_buf_printf(b, "%.15g", v);
     else
         mlk_buf_printf(b, "null");
 }
@@ -206,10 +206,10 @@ void mlk_floors_json(mlk_buf *b, const mlk_alert_floors *f, mlk_gate g)
     mlk_buf_printf(b, "\"gate\":\"%s\",\"floors\":{\"metrics\":{", gates[g]);
     for (int m = 0, k = 0; m < MLK_M_COUNT; m++)
         if (m != MLK_M_WALL)
-            mlk_buf_printf(b, "%s\"%s\":{\"rel\":%.17g,\"abs\":%.17g,\"unit\":\"%s\"}", k++ ? "," : "",
+            mlk_buf_printf(b, "%s\"%s\":{\"rel\":%.15g,\"abs\":%.15g,\"unit\":\"%s\"}", k++ ? "," : "",
                            mlk_metric_name(m), f->rel[m], f->abs[m], mlk_metric_unit(m));
     mlk_buf_printf(b,
-                   "},\"latency\":{\"rel\":%.17g,\"abs_ms\":%.17g,\"alpha\":%.17g,\"min_runs\":%d}}",
+                   "},\"latency\":{\"rel\":%.15g,\"abs_ms\":%.15g,\"alpha\":%.15g,\"min_runs\":%d}}",
                    f->latency_rel, f->latency_abs_ms, f->latency_alpha, f->latency_min_runs);
 }
 

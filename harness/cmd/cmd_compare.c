@@ -342,7 +342,7 @@ static int run_compare(compare_ctx *x, int *failing, mlk_error *err)
     int n = 0, rc = mlk_runs_figures(x->db, x->run.id, &rows, &n, err);
     if (rc)
         return rc;
-    char desc[256], floors[256];
+    char desc[256], floors[640];
     describe_baseline(x, desc, sizeof desc);
     if ((rc = db_begin_comparison(x->db, x->run.id, desc, &x->comparison_id, err))) {
         free(rows);

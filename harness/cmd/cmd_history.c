@@ -96,16 +96,34 @@ static void where_of(const mlk_series *s, int i, char *out, size_t len)
         snprintf(out, len, "run %.8s (run %d of %d)", s->uuid[i], i + 1, s->n);
 }
 
-/* Change point i as a finding unless another one already recovered it: a later opposite step back to within the
- * floor of the level before it makes i's note name the recovery, and is consumed. */
-static int add_findings(history_ctx *x, const char *key, const char *label, const char *step, mlk_metric m,
-                        const mlk_series *s, const mlk_change_point *cps, const int *dirs, const double *effects,
-                        int n, int fore, mlk_error *err)
+/* The first run after change point cp from which two runs in a row are back at the level before it (within the
+ * floor of that level, nearer it than the new one), or -1. Two, as the change-point test wants two runs of a new
+ * level: one night back is not a recovery. The t-test alone misses a short excursion's way back (its before-window
+ * mixes both levels), hence this look at the runs themselves. */
+static int recovery(const history_ctx *x, const char *metric, const mlk_series *s, const mlk_change_point *cp)
 {
-    bool used[MAX_CPS] = {false};
+    for (int j = cp->index + 1; j + 1 < s->n; j++) {
+        bool back = true;
+        for (int k = j; k <= j + 1 && back; k++) {
+            double e;
+            back = fabs(s->v[k] - cp->before) < fabs(s->v[k] - cp->after) &&
+                   !mlk_alert_step(&x->floors, metric, cp->before, s->v[k], &e);
+        }
+        if (back)
+            return j;
+    }
+    return -1;
+}
+
+/* Each change point past the floors as a finding; one whose level came back names its recovery, and a change point
+ * at that recovery (the way back) is not a finding of its own. */
+static int add_findings(history_ctx *x, const char *key, const char *label, const char *step, mlk_metric m,
+                        const mlk_series *s, const mlk_change_point *cps, int *dirs, const double *effects, int n,
+                        int fore, mlk_error *err)
+{
     const char *name = mlk_metric_name(m);
     for (int i = 0; i < n; i++) {
-        if (!dirs[i] || used[i])
+        if (!dirs[i])
             continue;
         mlk_finding *f = mlk_findings_add(&x->found);
         if (!f)
@@ -113,18 +131,17 @@ static int add_findings(history_ctx *x, const char *key, const char *label, cons
         char where[160];
         where_of(s, cps[i].index, where, sizeof where);
         mlk_finding_set(f, key, label, where, step, name, dirs[i], cps[i].after, cps[i].before, effects[i]);
-        for (int j = i + 1; j < n; j++) {
-            double e;
-            if (dirs[j] != -dirs[i] || mlk_alert_step(&x->floors, name, cps[i].before, cps[j].after, &e))
-                continue;
-            char back[160];
-            where_of(s, cps[j].index, back, sizeof back);
-            snprintf(f->note, sizeof f->note, "recovered at %.140s", back);
-            used[j] = true;
-            break;
-        }
-        if (!f->note[0] && cps[i].index > s->n - fore)
+        int back = recovery(x, name, s, &cps[i]);
+        if (back >= 0) {
+            char at[160];
+            where_of(s, back, at, sizeof at);
+            snprintf(f->note, sizeof f->note, "recovered at %.140s", at);
+            for (int j = i + 1; j < n; j++) /* the way back, found by the t-test too */
+                if (dirs[j] == -dirs[i] && abs(cps[j].index - back) < fore)
+                    dirs[j] = 0;
+        } else if (cps[i].index > s->n - fore) {
             snprintf(f->note, sizeof f->note, "provisional: %d run(s) on the new level so far", s->n - cps[i].index);
+        }
     }
     return MLK_OK;
 }
@@ -269,7 +286,10 @@ static int emit_json(history_ctx *x, const mlk_alert *al, int na, mlk_error *err
 {
     mlk_buf b = {0};
     mlk_buf_printf(&b, "{\"schema\":\"memleak-alerts/1\",\"command\":\"history\",\"config\":");
-    mlk_buf_json(&b, x->a->config);
+    if (x->a->config)
+        mlk_buf_json(&b, x->a->config);
+    else
+        mlk_buf_printf(&b, "null");
     mlk_buf_printf(&b, ",");
     mlk_floors_json(&b, &x->floors, x->a->ao.gate);
     mlk_buf_printf(&b, ",\"series\":%d,\"change_points\":%d,\"new_change_points\":%d,\"exit_code\":0,", x->n_series,
@@ -298,7 +318,7 @@ int mlk_cmd_history(int argc, char **argv)
         !(rc = db_open_db(a.db_path, &x.db, &err)) && !(rc = scan(&x, m, &err)))
         rc = mlk_alerts_build(x.found.v, x.found.n, &al, &na, &err);
     if (!rc && x.out) {
-        char floors[256];
+        char floors[640];
         mlk_alert_floors_text(&x.floors, floors, sizeof floors);
         fprintf(x.out, "floors: %s\n", floors);
         mlk_alerts_print(x.out, al, na, x.found.v, a.ao.gate);
