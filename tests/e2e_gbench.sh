@@ -107,10 +107,12 @@ check "fixture c2 imports as run 2" grep -q "^run 2 stored" "$work/imp.txt"
 check "fixture c2 round-trips" "$py" "$work/roundtrip.py" "$work/c2.json" "$db" 2
 set +e; "$bin/memleak-run" compare --db "$db" --run latest > "$work/cmp.txt" 2>&1; code=$?; set -e
 check "compare: 30% slower is a regression, exit 1" eq "$code" 1
-check "compare: BM_Slower wall_ms flagged by the U test" grep -q "^regression  benchmark=BM_Slower/1024 .* iteration *wall_ms .*+30.0% (U test)" "$work/cmp.txt"
+check "compare: BM_Slower wall_ms flagged by the U test over repetitions" grep -qE "^ +regression +latency +iteration wall_ms .*\(\+30\.0%\) \(U test p=" "$work/cmp.txt"
+check "compare: ... in BM_Slower's alert" grep -q "REGRESSION latency: benchmark=BM_Slower/1024 .*iteration wall_ms" "$work/cmp.txt"
 check "compare: BM_Steady's latency is not flagged" eq "$(grep -c "BM_Steady.*wall_ms" "$work/cmp.txt" || true)" 0
-check "compare: BM_Steady's heap counter 4x is flagged" grep -q "^regression  benchmark=BM_Steady/64 .* iteration *final_heap_bytes " "$work/cmp.txt"
-check "compare: nothing else" eq "$(grep -c "^regression\|^improvement" "$work/cmp.txt")" 2
+check "compare: BM_Steady's heap counter 4x is flagged" grep -q "REGRESSION memory: benchmark=BM_Steady/64 .*iteration final_heap_bytes " "$work/cmp.txt"
+check "compare: memory leads" eq "$(grep -A1 "^ALERTS" "$work/cmp.txt" | sed -n 2p | grep -c "REGRESSION memory")" 1
+check "compare: nothing else" eq "$(grep -cE "^ +(regression|improvement) " "$work/cmp.txt")" 2
 "$bin/memleak-run" history --db "$db" --config BM_Slower --metric wall_ms > "$work/hist.txt"
 check "history: both runs of BM_Slower" grep -q "^2 .*c2 .*0.0013" "$work/hist.txt"
 set +e; "$bin/memleak-run" history --db "$db" --all > "$work/hall.txt" 2>&1; code=$?; set -e

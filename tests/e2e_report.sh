@@ -26,14 +26,14 @@ matrix:
   fault:
     - {name: none}
     - {name: leak, inject_leak_bytes: 65536}
-    - {name: bloat, inject_retention_bytes: 65536, inject_retention_cap: $1}
+    - {name: bloat, inject_retention_bytes: 262144, inject_retention_cap: $1}
 YAML
 }
 scenario 512K
-scenario 1536K
+scenario 4M
 for i in 1 2 3 4 5 6 7 8; do
   cap=512K
-  [ "$i" -ge 6 ] && cap=1536K
+  [ "$i" -ge 6 ] && cap=4M
   set +e
   "$mlk" --db "$db" --quiet --commit "c${i}${i}${i}${i}${i}${i}${i}" --branch main "$work/s-$cap.yaml" > /dev/null
   code=$?
@@ -114,12 +114,14 @@ check "the trend data has one row per run, change point in block 1" eq "$(awk 'B
 
 want=$( (echo "$leaks"; q "SELECT DISTINCT (SELECT group_concat(key || '=' || value, ' ') FROM json_each(c.axes)) FROM findings f JOIN cells c ON c.id = f.cell_id WHERE f.kind = 'regression' AND f.comparison_id = (SELECT max(id) FROM comparisons WHERE run_id = 8)") | tr ' ' '\n' | sort -u | tr '\n' ' ' | sed 's/ $//')
 check "junit of run 8: failures are the leaks and the regressions" junit_check "$out/junit.xml" 3 "$want"
-check "the regression's failure message has its delta" grep -qE "regression: iteration [a-zA-Z ]+: [0-9.]+ [KM]iB vs baseline [0-9.]+ [KM]iB \(\+[0-9.]+%\) and [0-9]+ more" \
+check "the regression's failure message is its alert" grep -qE "regression: REGRESSION memory: fault=bloat at run 8: [a-z_]+ [a-z_]+ [0-9.]+ [KM]iB -> [0-9.]+ [KM]iB \(\+[0-9.]+%\) \(\+[0-9]+ more moved with it\)" \
   <(failure_message "$out/junit.xml" fault=bloat)
 sum="$out/summary.md"
-reg=$(grep -n '^\*\*Regressions' "$sum" | cut -d: -f1)
+reg=$(grep -n '^\*\*Alerts: 1\*\*' "$sum" | cut -d: -f1)
 leak=$(grep -n '^\*\*Leaks and failures' "$sum" | cut -d: -f1)
-check "summary.md lists regressions before leaks" test "${reg:-99}" -lt "${leak:-0}"
+check "index.html leads with the alerts" test "$(grep -n 'id="alerts"' "$html" | cut -d: -f1)" -lt "$(grep -n 'id="regressions"' "$html" | cut -d: -f1)"
+check "summary.md: the bloat's alert, its peak first" grep -qE "^1\. \*\*REGRESSION memory\*\* \(fails the gate\): fault=bloat" "$sum"
+check "summary.md lists alerts before leaks" test "${reg:-99}" -lt "${leak:-0}"
 check "summary.md ends with the count of passing cells" grep -q "^2 of 3 cells pass" "$sum"
 check "summary.md is short" test "$(wc -l < "$sum")" -lt 40
 # every judged signal (issue 9): a panel plot per judged cell, and the verdicts in summary.md and junit.xml

@@ -1,15 +1,17 @@
 /* cmd_compare.c: "memleak-run compare": one run against a baseline (a pinned run, or the rolling median of recent runs
- * of each config on a branch), per cell, step and metric; prints a table, stores findings, exits 1 on a regression.
- * It must never call a difference a regression unless it clears both floors (and, for latency, the U test). */
+ * of each config on a branch), per cell, step and metric; stores the findings and prints them as alert summaries
+ * (alert.h), one per cell; exits 1 when an alert fails the gate. It must never call a difference a finding unless it
+ * clears its floors and the baseline runs' own spread (latency: across runs or repetitions, never iterations). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "alert.h"
+#include "cmd_alerts.h"
 #include "cmd_util.h"
 #include "commands.h"
 #include "quantile.h"
-#include "regress.h"
 #include "runs.h"
 #include "scenario.h"
 
@@ -19,32 +21,43 @@ typedef struct {
     const char *db_path, *run, *baseline, *branch, *baseline_engine;
     int window;
     bool all;
+    mlk_alert_opts ao;
 } compare_args;
 
 typedef struct {
     db_store *db;
     const compare_args *a;
     const mlk_scenario *s;   /* the run's scenario: its thresholds */
+    mlk_alert_floors floors; /* its thresholds as floors, --floor over them */
+    FILE *out;               /* the text (stdout), NULL under --format json */
     mlk_run_info run;
     int64_t pinned_run;      /* 0: rolling */
     int64_t comparison_id;
-    int n_regressions, n_improvements, n_compared, n_no_baseline;
+    bool repetitions;        /* latency samples are repetitions (imported benchmarks), not back-to-back iterations */
+    char where[160];
+    mlk_findings found;
+    int n_compared, n_no_baseline;
 } compare_ctx;
 
 static void usage(FILE *f)
 {
     fprintf(f, "usage: memleak-run compare [--db PATH] [--run ID|latest] [--baseline ID|auto] [--branch B] [--window N]\n"
-               "                           [--baseline-engine NAME] [--all]\n"
+               "                           [--baseline-engine NAME] [--all] [--gate G] [--floor K=V,...]\n"
+               "                           [--format text|json] [--json FILE]\n"
                "  Judges every cell and step of the run against a baseline: the run pinned for the branch (memleak-run\n"
                "  baseline pin), or else the median of the last N (--window, default 5) finished runs of the same config\n"
-               "  on the branch (--branch, default the run's own). Memory (peak VmHWM, final VmRSS, RssAnon, heap bytes)\n"
-               "  must move by more than the scenario's regression_rel and regression_abs_kib; growth per iteration by\n"
-               "  more than regression_rel and leak_bytes_per_iter; latency by more than latency_rel and latency_abs_ms\n"
-               "  with a Mann-Whitney p below latency_alpha. Every judged series (heap, anon, mapped, fds, threads,\n"
-               "  mappings) is tracked too: one that leaks now and leaked in no baseline cell is a regression (series.NAME).\n"
+               "  on the branch (--branch, default the run's own). A figure is a finding only past its floors and the\n"
+               "  baseline runs' own spread (3 x 1.48 MAD): memory (peak VmHWM, final VmRSS, RssAnon, heap bytes, requested\n"
+               "  peaks) by more than each metric's floors (peak 5%% and 1 MiB, final RSS 10%% and 4 MiB, requested mapped\n"
+               "  peak 10%% and 16 MiB: see --floor); growth per iteration by more than leak_bytes_per_iter; latency (the\n"
+               "  run's median) by more than latency_rel and latency_abs_ms against at least 3 baseline runs' medians,\n"
+               "  its CPU time accounting for half the move (imported benchmarks: a U test over repetitions). A judged\n"
+               "  series (heap, anon, mapped, fds, threads, mappings) that leaks now and leaked in no baseline cell is a\n"
+               "  finding too (series.NAME). Findings of one cell collapse into one alert summary, ranked by effect\n"
+               "  size, memory before latency; improvements are listed apart. --all also prints every comparison.\n"
                "  --baseline-engine NAME compares with that engine's cells of the same run.\n"
-               "  Prints the findings (--all: every comparison), stores them in the db.\n"
-               "  exit status: 1 a regression, 0 none (or no baseline yet), 2 usage error, 3 internal error\n");
+               MLK_ALERT_OPTS_USAGE
+               "  exit status: 1 an alert that fails the gate, 0 none (or no baseline yet), 2 usage error, 3 internal\n");
 }
 
 static int parse(int argc, char **argv, compare_args *a)
@@ -62,6 +75,11 @@ static int parse(int argc, char **argv, compare_args *a)
                             : !strcmp(k, "--branch")          ? &a->branch
                             : !strcmp(k, "--baseline-engine") ? &a->baseline_engine
                                                               : NULL;
+        int took = mlk_alert_opt("compare", argc, argv, &i, &a->ao);
+        if (took < 0)
+            return -1;
+        if (took)
+            continue;
         if (!strcmp(k, "--help") || !strcmp(k, "-h")) {
             usage(stdout);
             return 1;
@@ -93,27 +111,34 @@ static int baseline_cells(compare_ctx *x, const mlk_step_figures *f, int64_t *ce
     return mlk_runs_recent(x->db, f->config_key, branch, &x->run, x->a->window, runs, cells, n, err);
 }
 
-/* Store one finding and print it. */
-static int finding_named(compare_ctx *x, const mlk_step_figures *f, const char *metric, const char *kind, double cur,
-                         double base, double p, const char *why, mlk_error *err)
+/* Collect one finding and store it with the comparison. */
+static int finding_named(compare_ctx *x, const mlk_step_figures *f, const char *metric, int dir, double cur,
+                         double base, double effect, double p, const char *why, mlk_error *err)
 {
-    double rel = base != 0 ? (cur - base) / fabs(base) : NAN;
-    char detail[300];
-    snprintf(detail, sizeof detail, "%s %s: %.6g -> %.6g (%+.1f%%)%s%s", f->step, metric, base, cur, 100 * rel,
-             why ? ": " : "", why ? why : "");
-    if (!strcmp(kind, "regression"))
-        x->n_regressions++;
-    else
-        x->n_improvements++;
-    printf("%-11s %-52.52s %-16s %-16s %14.6g %14.6g %+8.1f%%%s%s%s\n", kind, f->label, f->step, metric, base, cur,
-           100 * rel, isnan(p) ? "" : " (U test)", why ? "  " : "", why ? why : "");
-    return db_store_finding(x->db, x->comparison_id, f, metric, kind, cur, base, rel, cur - base, p, detail, err);
+    mlk_finding *v = mlk_findings_add(&x->found);
+    if (!v)
+        return mlk_fail(err, MLK_E_NOMEM, "out of memory");
+    mlk_finding_set(v, f->config_key, f->label, x->where, f->step, metric, dir, cur, base, effect);
+    v->p = p;
+    v->cell_id = f->cell_id;
+    snprintf(v->note, sizeof v->note, "%s", why ? why : "");
+    char detail[600];
+    mlk_finding_text(detail, sizeof detail, v);
+    return db_store_finding(x->db, x->comparison_id, f, metric, dir > 0 ? "regression" : "improvement", cur, base,
+                            v->rel, cur - base, p, detail, err);
 }
 
-static int finding(compare_ctx *x, const mlk_step_figures *f, mlk_metric m, const char *kind, double cur, double base,
-                   double p, mlk_error *err)
+/* --all: a comparison that is no finding, one line. */
+static void print_ok(compare_ctx *x, const mlk_step_figures *f, const char *metric, double base, double cur,
+                     const char *extra)
 {
-    return finding_named(x, f, mlk_metric_name(m), kind, cur, base, p, NULL, err);
+    if (!x->out || !x->a->all)
+        return;
+    char b[40], c[40], r[24];
+    mlk_fmt_metric_value(b, sizeof b, metric, base);
+    mlk_fmt_metric_value(c, sizeof c, metric, cur);
+    mlk_fmt_rel(r, sizeof r, cur, base);
+    fprintf(x->out, "ok  %s | %s %s: %s -> %s (%s)%s\n", f->label, f->step, metric, b, c, r, extra ? extra : "");
 }
 
 /* The verdict of each judged series (issue 9): a series that leaks now and leaked in none of the baseline cells is
@@ -144,13 +169,17 @@ static int judge_series(compare_ctx *x, const mlk_step_figures *f, const int64_t
         double b = mlk_median(slopes, judged), now = isnan(c->late_slope) ? 0 : c->late_slope;
         char metric[40];
         snprintf(metric, sizeof metric, "series.%s", c->series);
+        /* the judge's own floor decided the verdict: the effect is the slope over the growth floor, at least 1 */
+        double effect = fmax(1, fabs(now - b) / fmax(x->floors.abs[MLK_M_GROWTH], 1));
         if (leaks && !leaked)
-            rc = finding_named(x, f, metric, "regression", now, b, NAN, "leaks now, did not in the baseline", err);
+            rc = finding_named(x, f, metric, 1, now, b, effect, NAN, "leaks now, did not in the baseline", err);
         else if (!leaks && leaked == judged)
-            rc = finding_named(x, f, metric, "improvement", now, b, NAN, "no longer leaks", err);
-        else if (x->a->all)
-            printf("%-11s %-52.52s %-16s %-16s %14.6g %14.6g  %s (baseline: %d of %d leaked)\n", "ok", f->label,
-                   f->step, metric, b, now, c->verdict, leaked, judged);
+            rc = finding_named(x, f, metric, -1, now, b, effect, NAN, "no longer leaks", err);
+        else if (x->out && x->a->all) {
+            char extra[96];
+            snprintf(extra, sizeof extra, " %s (baseline: %d of %d leaked)", c->verdict, leaked, judged);
+            print_ok(x, f, metric, b, now, extra);
+        }
     }
     free(cur);
     for (int i = 0; i < n; i++)
@@ -158,25 +187,8 @@ static int judge_series(compare_ctx *x, const mlk_step_figures *f, const int64_t
     return rc;
 }
 
-/* Memory and growth: both floors. */
-static const char *judge_level(const compare_ctx *x, mlk_metric m, double cur, double base)
-{
-    double floor_abs;
-    if (m == MLK_M_GROWTH)
-        floor_abs = (double)x->s->leak_bytes_per_iter;
-    else if (m == MLK_M_FINAL_HEAP || m == MLK_M_REQ_HEAP || m == MLK_M_REQ_MAPPED) /* bytes */
-        floor_abs = (double)x->s->regression_abs_kib * 1024.0;
-    else
-        floor_abs = (double)x->s->regression_abs_kib;
-    double floor = fmax(x->s->regression_rel * fabs(base), floor_abs);
-    if (cur - base > floor)
-        return "regression";
-    if (base - cur > floor)
-        return "improvement";
-    return NULL;
-}
-
-static int judge_latency(compare_ctx *x, const mlk_step_figures *f, const int64_t *cells, int n, mlk_error *err)
+/* Latency over repetitions (imported benchmarks): every baseline cell's samples pooled, the U test decides too. */
+static int latency_reps(compare_ctx *x, const mlk_step_figures *f, const int64_t *cells, int n, mlk_error *err)
 {
     double *cur = NULL, *base = NULL;
     int nc = 0, nb = 0, rc = mlk_runs_latency(x->db, f->cell_id, f->step, &cur, &nc, err);
@@ -196,19 +208,58 @@ static int judge_latency(compare_ctx *x, const mlk_step_figures *f, const int64_
         nb += k;
         free(one);
     }
-    double u, p;
-    if (!rc && nc >= 3 && nb >= 3 && mlk_mann_whitney(cur, nc, base, nb, &u, &p) == 0) {
-        double mc = mlk_median(cur, nc), mb = mlk_median(base, nb);
-        double rel = mb > 0 ? (mc - mb) / mb : 0;
-        if (p < x->s->latency_alpha && fabs(rel) > x->s->latency_rel && fabs(mc - mb) > x->s->latency_abs_ms)
-            rc = finding(x, f, MLK_M_WALL, rel > 0 ? "regression" : "improvement", mc, mb, p, err);
-        else if (x->a->all)
-            printf("%-11s %-52.52s %-16s %-16s %14.6g %14.6g %+8.1f%% (p=%.2g)\n", "ok", f->label, f->step,
-                   "wall_ms", mb, mc, 100 * rel, p);
+    double effect, p, mc, mb;
+    int dir = rc ? 0 : mlk_alert_latency_reps(&x->floors, cur, nc, base, nb, &effect, &p, &mc, &mb);
+    if (dir)
+        rc = finding_named(x, f, "wall_ms", dir, mc, mb, effect, p, NULL, err);
+    else if (!rc && !isnan(p)) {
+        char extra[32];
+        snprintf(extra, sizeof extra, " p=%.2g", p);
+        print_ok(x, f, "wall_ms", mb, mc, extra);
     }
     free(cur);
     free(base);
     return rc;
+}
+
+/* Latency across runs: the run's median against each baseline run's median (one figure per run), and the same for
+ * CPU time when every run measured it: a step that got slower but did no more work waited for the machine. */
+static int judge_latency(compare_ctx *x, const mlk_step_figures *f, const int64_t *cells, int n, mlk_error *err)
+{
+    if (x->repetitions)
+        return latency_reps(x, f, cells, n, err);
+    double meds[MAX_WINDOW], cpus[MAX_WINDOW], effect, cpu_effect;
+    int k = 0, kc = 0;
+    for (int i = 0; i < n; i++) {
+        double v = mlk_runs_cell_figure(x->db, cells[i], f->step, MLK_M_WALL);
+        double c = mlk_runs_cell_cpu_ms(x->db, cells[i], f->step);
+        if (!isnan(v))
+            meds[k++] = v;
+        if (!isnan(c))
+            cpus[kc++] = c;
+    }
+    double cur = f->v[MLK_M_WALL], cur_cpu = mlk_runs_cell_cpu_ms(x->db, f->cell_id, f->step);
+    if (!k || isnan(cur))
+        return MLK_OK;
+    int dir = mlk_alert_latency_runs(&x->floors, cur, meds, k, &effect);
+    double base = mlk_median(meds, k);
+    char extra[96] = "";
+    if (dir && !isnan(cur_cpu) && kc == k) {
+        int cdir = mlk_alert_latency_runs(&x->floors, cur_cpu, cpus, kc, &cpu_effect);
+        double cpu_base = mlk_median(cpus, kc);
+        /* the work must account for at least half of the time: one thread busy for all of it moves both alike */
+        if (cdir != dir || fabs(cur_cpu - cpu_base) < 0.5 * fabs(cur - base)) {
+            snprintf(extra, sizeof extra, " (CPU time %.3g -> %.3g ms did not move with it: load, not work)",
+                     cpu_base, cur_cpu);
+            dir = 0;
+        }
+    }
+    if (dir)
+        return finding_named(x, f, "wall_ms", dir, cur, base, effect, NAN, "CPU time moved with it", err);
+    if (k < x->floors.latency_min_runs)
+        snprintf(extra, sizeof extra, " (%d baseline run(s): too few to judge latency)", k);
+    print_ok(x, f, "wall_ms", base, cur, extra);
+    return MLK_OK;
 }
 
 static int compare_row(compare_ctx *x, const mlk_step_figures *f, mlk_error *err)
@@ -225,7 +276,7 @@ static int compare_row(compare_ctx *x, const mlk_step_figures *f, mlk_error *err
     for (int m = 0; m < MLK_M_COUNT && !rc; m++) {
         if (m == MLK_M_WALL || isnan(f->v[m]))
             continue;
-        double vals[MAX_WINDOW];
+        double vals[MAX_WINDOW], effect;
         int k = 0;
         for (int i = 0; i < n; i++) {
             double v = mlk_runs_cell_figure(x->db, cells[i], f->step, (mlk_metric)m);
@@ -234,53 +285,98 @@ static int compare_row(compare_ctx *x, const mlk_step_figures *f, mlk_error *err
         }
         if (!k)
             continue;
-        double base = mlk_median(vals, k);
-        const char *kind = judge_level(x, (mlk_metric)m, f->v[m], base);
-        if (kind)
-            rc = finding(x, f, (mlk_metric)m, kind, f->v[m], base, NAN, err);
-        else if (x->a->all)
-            printf("%-11s %-52.52s %-16s %-16s %14.6g %14.6g\n", "ok", f->label, f->step,
-                   mlk_metric_name((mlk_metric)m), base, f->v[m]);
+        const char *name = mlk_metric_name(m);
+        double spread = mlk_alert_spread(vals, k), base = mlk_median(vals, k);
+        int dir = mlk_alert_level(&x->floors, name, f->v[m], base, spread, &effect);
+        if (dir)
+            rc = finding_named(x, f, name, dir, f->v[m], base, effect, NAN, NULL, err);
+        else
+            print_ok(x, f, name, base, f->v[m], NULL);
     }
     if (!rc && !strcmp(f->step, "iteration"))
         rc = judge_series(x, f, cells, n, err);
     return rc ? rc : judge_latency(x, f, cells, n, err);
 }
 
-static int run_compare(compare_ctx *x, mlk_error *err)
+static void describe_baseline(const compare_ctx *x, char *desc, size_t len)
+{
+    if (x->a->baseline_engine)
+        snprintf(desc, len, "engine %s in the same run", x->a->baseline_engine);
+    else if (x->pinned_run)
+        snprintf(desc, len, "run %lld (pinned)", (long long)x->pinned_run);
+    else
+        snprintf(desc, len, "rolling median of up to %d runs on %s", x->a->window,
+                 x->a->branch ? x->a->branch : x->run.branch[0] ? x->run.branch : "any branch");
+}
+
+/* The JSON document of the comparison (docs/alerts.schema.json). */
+static int emit_json(compare_ctx *x, const char *desc, const mlk_alert *al, int na, int failing, mlk_error *err)
+{
+    mlk_buf b = {0};
+    mlk_buf_printf(&b, "{\"schema\":\"memleak-alerts/1\",\"command\":\"compare\",\"run\":{\"id\":%lld,\"uuid\":",
+                   (long long)x->run.id);
+    mlk_buf_json(&b, x->run.uuid);
+    mlk_buf_printf(&b, ",\"scenario\":");
+    mlk_buf_json(&b, x->run.scenario);
+    mlk_buf_printf(&b, ",\"commit\":");
+    mlk_buf_json(&b, x->run.commit);
+    mlk_buf_printf(&b, ",\"branch\":");
+    mlk_buf_json(&b, x->run.branch);
+    mlk_buf_printf(&b, "},\"baseline\":");
+    mlk_buf_json(&b, desc);
+    mlk_buf_printf(&b, ",");
+    mlk_floors_json(&b, &x->floors, x->a->ao.gate);
+    mlk_buf_printf(&b, ",\"cell_steps\":%d,\"without_baseline\":%d,\"failing\":%d,\"exit_code\":%d,",
+                   x->n_compared, x->n_no_baseline, failing, failing ? 1 : 0);
+    mlk_alerts_json(&b, al, na, x->found.v, x->a->ao.gate);
+    mlk_buf_printf(&b, "}");
+    int rc = mlk_alerts_json_emit(&x->a->ao, &b, err);
+    mlk_buf_free(&b);
+    return rc;
+}
+
+/* Compare every row, then the alerts; *failing how many fail the gate. */
+static int run_compare(compare_ctx *x, int *failing, mlk_error *err)
 {
     mlk_step_figures *rows = NULL;
     int n = 0, rc = mlk_runs_figures(x->db, x->run.id, &rows, &n, err);
     if (rc)
         return rc;
-    char desc[256];
-    if (x->a->baseline_engine)
-        snprintf(desc, sizeof desc, "engine %s in the same run", x->a->baseline_engine);
-    else if (x->pinned_run)
-        snprintf(desc, sizeof desc, "run %lld (pinned)", (long long)x->pinned_run);
-    else
-        snprintf(desc, sizeof desc, "rolling median of up to %d runs on %s", x->a->window,
-                 x->a->branch ? x->a->branch : x->run.branch[0] ? x->run.branch : "any branch");
+    char desc[256], floors[640];
+    describe_baseline(x, desc, sizeof desc);
     if ((rc = db_begin_comparison(x->db, x->run.id, desc, &x->comparison_id, err))) {
         free(rows);
         return rc;
     }
-    printf("compare run %lld (%s, commit %.12s) against %s\n", (long long)x->run.id, x->run.scenario,
-           x->run.commit[0] ? x->run.commit : "?", desc);
-    printf("%-11s %-52s %-16s %-16s %14s %14s %9s\n", "finding", "cell", "step", "metric", "baseline", "current",
-           "delta");
+    snprintf(x->where, sizeof x->where, "run %lld", (long long)x->run.id);
+    mlk_alert_floors_text(&x->floors, floors, sizeof floors);
+    if (x->out)
+        fprintf(x->out, "compare run %lld (%s, commit %.12s) against %s\nfloors: %s\n", (long long)x->run.id,
+                x->run.scenario, x->run.commit[0] ? x->run.commit : "?", desc, floors);
     for (int i = 0; i < n && !rc; i++)
         rc = compare_row(x, &rows[i], err);
     int rows_n = n;
     free(rows);
-    if (rc)
+    mlk_alert *al = NULL;
+    int na = 0;
+    if (rc || (rc = mlk_alerts_build(x->found.v, x->found.n, &al, &na, err)))
         return rc;
-    if (!x->n_compared)
-        printf("no baseline yet: none of the run's %d cell steps has a finished run to compare with\n", rows_n);
-    else
-        printf("%d regression(s), %d improvement(s) over %d cell steps (%d without a baseline)\n", x->n_regressions,
-               x->n_improvements, x->n_compared, x->n_no_baseline);
-    return MLK_OK;
+    *failing = 0;
+    for (int i = 0; i < na; i++)
+        *failing += mlk_alert_fails(&al[i], x->found.v, x->a->ao.gate);
+    if (x->out) {
+        mlk_alerts_print(x->out, al, na, x->found.v, x->a->ao.gate);
+        if (!x->n_compared)
+            fprintf(x->out, "no baseline yet: none of the run's %d cell steps has a finished run to compare with\n",
+                    rows_n);
+        else
+            fprintf(x->out, "%d alert(s) from %d finding(s) over %d cell steps (%d without a baseline)\n", na,
+                    x->found.n, x->n_compared, x->n_no_baseline);
+    }
+    if (x->a->ao.json || x->a->ao.json_path)
+        rc = emit_json(x, desc, al, na, *failing, err);
+    free(al);
+    return rc;
 }
 
 int mlk_cmd_compare(int argc, char **argv)
@@ -290,9 +386,9 @@ int mlk_cmd_compare(int argc, char **argv)
     if (rc)
         return rc > 0 ? 0 : 2;
     mlk_error err = {0};
-    compare_ctx x = {.a = &a};
+    compare_ctx x = {.a = &a, .out = a.ao.json ? NULL : stdout};
     mlk_scenario *s = NULL;
-    int code = 3;
+    int code = 3, failing = 0;
     if ((rc = db_open_db(a.db_path, &x.db, &err)) || (rc = mlk_runs_find(x.db, a.run, &x.run, &err)) ||
         (rc = db_run_scenario(x.db, x.run.id, &s, &err)))
         goto out;
@@ -307,6 +403,10 @@ int mlk_cmd_compare(int argc, char **argv)
         if (rc)
             goto out;
     }
+    x.repetitions = s->engine && !strcmp(s->engine, "gbench");
+    mlk_alert_floors_init(&x.floors, s);
+    if (a.ao.floor_spec && (rc = mlk_alert_floors_parse(&x.floors, a.ao.floor_spec, &err)))
+        goto out;
     if (strcmp(a.baseline, "auto")) {
         mlk_run_info b;
         if ((rc = mlk_runs_find(x.db, a.baseline, &b, &err)))
@@ -317,13 +417,14 @@ int mlk_cmd_compare(int argc, char **argv)
         if ((rc = db_pinned_baseline(x.db, branch, x.run.id, &x.pinned_run, &err)))
             goto out;
     }
-    if (!(rc = run_compare(&x, &err)))
-        code = x.n_regressions ? 1 : 0;
+    if (!(rc = run_compare(&x, &failing, &err)))
+        code = failing ? 1 : 0;
 out:
     if (rc) {
         fprintf(stderr, "memleak-run compare: %s\n", err.msg);
         code = rc == MLK_E_NOTFOUND || rc == MLK_E_USAGE || rc == MLK_E_PARSE ? 2 : 3;
     }
+    mlk_findings_free(&x.found);
     mlk_scenario_free(s);
     db_close(x.db);
     return code;

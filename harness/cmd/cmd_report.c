@@ -18,7 +18,7 @@
 enum { EXIT_OK = 0, EXIT_INPUT = 2, EXIT_INTERNAL = 3 };
 
 typedef struct {
-    const char *run, *db, *out, *step, *plots_dir, *link_base;
+    const char *run, *db, *out, *step, *plots_dir, *link_base, *gate;
     int no_plots, guide;
 } report_args;
 
@@ -40,6 +40,8 @@ static void usage(FILE *f)
             "                    ../share/memleak/plots and ../../plots next to the executable)\n"
             "  --link-base URL   prefix of the links in summary.md, for a PR comment: where CI publishes DIR,\n"
             "                    ending in '/' (default: links relative to DIR; index.html is always offline)\n"
+            "  --gate G          which alerts of the run's newest comparison fail junit.xml's cases: memory\n"
+            "                    (default), latency, all or none (the same as compare's --gate)\n"
             "  --no-plots        write the data, html, summary and junit without running gnuplot\n"
             "  --guide           print the guide section: each recommendation of OpenVINO's memory guide, the\n"
             "                    cells that test it, their figures and a verdict; memleak's detector beside\n"
@@ -63,6 +65,7 @@ static int parse_args(int argc, char **argv, report_args *a)
                             : !strcmp(k, "--step")      ? &a->step
                             : !strcmp(k, "--plots-dir") ? &a->plots_dir
                             : !strcmp(k, "--link-base") ? &a->link_base
+                            : !strcmp(k, "--gate")      ? &a->gate
                                                         : NULL;
         if (!strcmp(k, "--help") || !strcmp(k, "-h")) {
             usage(stdout);
@@ -86,6 +89,10 @@ static int parse_args(int argc, char **argv, report_args *a)
     }
     if (!a->out && !a->guide) {
         fprintf(stderr, "memleak-run report: --out DIR is required (see --help)\n");
+        return -1;
+    }
+    if (a->gate && mlk_gate_from_name(a->gate) < 0) {
+        fprintf(stderr, "memleak-run report: --gate: expected memory, latency, all or none\n");
         return -1;
     }
     return 0;
@@ -223,6 +230,7 @@ static int report(const report_args *a, mlk_error *err)
         (rc = mlk_rep_load(db, run_id, &r, err)))
         goto out;
     r->link_base = a->link_base;
+    r->gate = a->gate ? mlk_gate_from_name(a->gate) : MLK_GATE_MEMORY;
     if (!a->no_plots && (rc = find_plots_dir(a->plots_dir, plots_dir, sizeof plots_dir, err)))
         goto out;
     if ((rc = make_dirs(a->out, err)))

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "alert.h"
 #include "db_report.h"
 #include "db_sites.h"
 #include "fmt.h"
@@ -79,6 +80,12 @@ typedef struct mlk_report {
     int n_plots;
     char *plot_error;    /* why plots are missing (gnuplot not installed, ...), NULL when all rendered */
     const char *link_base; /* borrowed: prefix of summary.md's links (where CI publishes DIR), "" for relative */
+    /* The findings as alert summaries (issue 22): alert_findings[i].ref is the index into findings. */
+    mlk_finding *alert_findings;
+    int n_alert_findings;
+    mlk_alert *alerts;
+    int n_alerts;
+    int gate;            /* mlk_gate: which alerts fail junit.xml's cases; MLK_GATE_MEMORY by default */
 } mlk_report;
 
 /* ---- report_data.c ---- */
@@ -92,6 +99,17 @@ int mlk_rep_add_plot(mlk_report *r, int kind, const char *base, const char *titl
                      const char *metric, mlk_error *err);
 /* The trend plot of (config of cell, step, metric), or -1. */
 int mlk_rep_find_trend(const mlk_report *r, int cell, const char *step, const char *metric);
+
+/* ---- report_alerts.c ---- */
+/* Group r's findings into ranked alerts (alert.h), their effects from the run's stored thresholds. MLK_E_NOMEM. */
+int mlk_rep_alerts_build(db_store *db, mlk_report *r, mlk_error *err);
+/* Whether alert a fails r->gate. */
+bool mlk_rep_alert_fails(const mlk_report *r, int a);
+/* The regression alert of cell (index into cells), or -1. */
+int mlk_rep_cell_alert(const mlk_report *r, int cell);
+/* The alerts section that leads summary.md / index.html. */
+void mlk_rep_alerts_md(FILE *f, const mlk_report *r);
+void mlk_rep_alerts_html(FILE *f, const mlk_report *r);
 
 /* ---- report_export.c ---- */
 /* Write every plot's data, read from the store, under dir/data/ (dir absolute) and register the plots in r. */

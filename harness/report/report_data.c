@@ -99,6 +99,8 @@ int mlk_rep_load(db_store *db, int64_t run_id, mlk_report **out, mlk_error *err)
     }
     for (int i = 0; r && i < r->n_cells && !rc; i++) /* where plain cells grew (issue 9) */
         rc = mlk_sites_html_cell(db, r->cells[i].id, &r->cells[i].sites_html, &r->cells[i].sites_brief, err);
+    if (r && !rc)
+        rc = mlk_rep_alerts_build(db, r, err);
     if (rc) {
         mlk_rep_free(r);
         return rc;
@@ -138,6 +140,8 @@ void mlk_rep_free(mlk_report *r)
         free(s[k]);
     free(r->cells);
     free(r->findings);
+    free(r->alert_findings);
+    free(r->alerts);
     free(r->cps);
     free(r->plots);
     free(r);

@@ -96,7 +96,7 @@ static void counts(FILE *f, const mlk_report *r)
 
 static void findings(FILE *f, const mlk_report *r)
 {
-    fputs("<h2 id=\"regressions\">Regressions</h2>\n", f);
+    fputs("<h2 id=\"regressions\">Findings</h2>\n", f);
     if (!r->baseline) {
         fputs("<p>This run has not been compared with a baseline (<code>memleak-run compare</code>).</p>\n", f);
         return;
@@ -322,10 +322,12 @@ int mlk_rep_write_html(const mlk_report *r, const char *path, mlk_error *err)
         return mlk_fail_prefix(err, "report: ");
     head(f, r);
     counts(f, r);
-    fputs("<p><a href=\"#regressions\">regressions</a> &middot; <a href=\"#change-points\">change points</a> "
+    fputs("<p><a href=\"#alerts\">alerts</a> &middot; <a href=\"#regressions\">findings</a> &middot; "
+          "<a href=\"#change-points\">change points</a> "
           "&middot; <a href=\"#cells\">cells</a> &middot; <a href=\"#matrix\">matrix</a> &middot; "
           "<a href=\"#trends\">trends</a> &middot; <a href=\"summary.md\">summary.md</a> &middot; "
           "<a href=\"junit.xml\">junit.xml</a></p>\n", f);
+    mlk_rep_alerts_html(f, r);
     findings(f, r);
     change_points(f, r);
     cells(f, r);

@@ -1,5 +1,6 @@
-/* report_text.c: the report's summary.md (short enough for a PR comment: regressions, then leaks and failures,
- * then one line of passing cells) and junit.xml (one testcase per cell; leaks, failures and regressions fail).
+/* report_text.c: the report's summary.md (short enough for a PR comment: alert summaries, then leaks and failures,
+ * then one line of passing cells) and junit.xml (one testcase per cell, cells with alerts first; leaks, failures and
+ * alerts that fail the gate fail).
  * It must never write a figure without its unit, nor XML that does not parse, whatever the db holds. */
 #include <errno.h>
 #include <math.h>
@@ -13,16 +14,6 @@
 #include "report.h"
 
 #define MD_MAX_ITEMS 15 /* per list; the rest is counted and left to index.html */
-
-static void finding_text(char *out, size_t len, const mlk_rep_finding *x)
-{
-    char cur[48], base[48], delta[32] = "";
-    mlk_rep_fmt_metric(cur, sizeof cur, x->metric, x->current);
-    mlk_rep_fmt_metric(base, sizeof base, x->metric, x->baseline);
-    if (!isnan(x->delta_rel))
-        snprintf(delta, sizeof delta, " (%+.1f%%)", x->delta_rel * 100);
-    snprintf(out, len, "%s %s: %s vs baseline %s%s", x->step, mlk_metric_label(x->metric), cur, base, delta);
-}
 
 /* "+64.0 KiB/iter on heap_live_bytes" or the crash signal, for a failing cell. */
 static void cell_numbers(char *out, size_t len, const mlk_rep_cell *c)
@@ -53,76 +44,6 @@ static void md_link_target(FILE *f, const mlk_report *r, int plot, const char *a
         fprintf(f, "plots/%s.png", r->plots[plot].base);
     else
         fprintf(f, "index.html#%s", anchor);
-}
-
-/* The finding that stands for cell i's regressions: the whole iteration's first, then the largest change.
- * Returns its index (-1 when the cell has none) and how many regressions the cell has. */
-static int headline(const mlk_report *r, int i, int *count)
-{
-    int best = -1;
-    *count = 0;
-    for (int k = 0; k < r->n_findings; k++) {
-        const mlk_rep_finding *x = &r->findings[k];
-        if (x->cell != i || strcmp(x->kind, "regression"))
-            continue;
-        ++*count;
-        if (best < 0) {
-            best = k;
-            continue;
-        }
-        const mlk_rep_finding *b = &r->findings[best];
-        bool xi = !strcmp(x->step, "iteration"), bi = !strcmp(b->step, "iteration");
-        double xd = isnan(x->delta_rel) ? -1 : fabs(x->delta_rel), bd = isnan(b->delta_rel) ? -1 : fabs(b->delta_rel);
-        if (xi > bi || (xi == bi && xd > bd))
-            best = k;
-    }
-    return best;
-}
-
-/* One line per cell with regressions: a cell that grew shows it in every step and figure. */
-static void md_regressions(FILE *f, const mlk_report *r)
-{
-    int n = 0, cells = 0, shown = 0;
-    for (int i = 0; i < r->n_cells; i++) {
-        int c;
-        headline(r, i, &c);
-        n += c;
-        cells += c > 0;
-    }
-    if (!r->baseline) {
-        fputs("Not compared with a baseline.\n\n", f);
-        return;
-    }
-    if (!n) {
-        fputs("No regressions against ", f);
-        mlk_rep_md(f, r->baseline);
-        fputs(".\n\n", f);
-        return;
-    }
-    fprintf(f, "**Regressions** (%d in %d cell%s) against ", n, cells, cells == 1 ? "" : "s");
-    mlk_rep_md(f, r->baseline);
-    fputs(":\n", f);
-    for (int i = 0; i < r->n_cells && shown < MD_MAX_ITEMS; i++) {
-        int c, k = headline(r, i, &c);
-        if (k < 0)
-            continue;
-        char what[256];
-        finding_text(what, sizeof what, &r->findings[k]);
-        fputs("- [", f);
-        mlk_rep_md(f, r->cells[i].label);
-        fputs(": ", f);
-        mlk_rep_md(f, what);
-        fputs("](", f);
-        md_link_target(f, r, r->findings[k].plot, "regressions");
-        fputs(")", f);
-        if (c > 1)
-            fprintf(f, " and %d more in this cell", c - 1);
-        fputs("\n", f);
-        shown++;
-    }
-    if (cells > shown)
-        fprintf(f, "- ... and %d more cells in index.html\n", cells - shown);
-    fputc('\n', f);
 }
 
 /* The cell's judged signals in one line: "heap leak +24 B/iter, anon pass, fds pass, ...". Only those that are not
@@ -207,7 +128,7 @@ int mlk_rep_write_summary(const mlk_report *r, const char *path, mlk_error *err)
         mlk_rep_md(f, r->branch);
     }
     fputs("\n\n", f);
-    md_regressions(f, r);
+    mlk_rep_alerts_md(f, r);
     md_failures(f, r);
     int pass = 0, plateau = 0, unfinished = 0;
     for (int i = 0; i < r->n_cells; i++) {
@@ -257,15 +178,25 @@ static failure cell_failure(const mlk_report *r, int i)
         cell_numbers(nums, sizeof nums, c);
         add_message(&fl, c->status, nums);
     }
-    int n, k = headline(r, i, &n);
-    if (k >= 0) {
-        char what[320];
-        finding_text(what, sizeof what, &r->findings[k]);
-        if (n > 1)
-            snprintf(what + strlen(what), sizeof what - strlen(what), " and %d more", n - 1);
+    int a = mlk_rep_cell_alert(r, i);
+    if (a >= 0 && mlk_rep_alert_fails(r, a)) {
+        char what[800];
+        mlk_alert_headline(what, sizeof what, &r->alerts[a], r->alert_findings);
         add_message(&fl, "regression", what);
     }
     return fl;
+}
+
+/* Every finding of cell i's alert, one per line (failing or not: the gate decides only where it goes). */
+static void alert_lines(FILE *f, const mlk_report *r, int i)
+{
+    int a = mlk_rep_cell_alert(r, i);
+    for (int k = a >= 0 ? r->alerts[a].first : 0; a >= 0 && k < r->alerts[a].first + r->alerts[a].n; k++) {
+        char what[512];
+        mlk_finding_text(what, sizeof what, &r->alert_findings[k]);
+        fprintf(f, "\nregression (%s): ", mlk_family_name(mlk_metric_family(r->alert_findings[k].metric)));
+        mlk_rep_xml(f, what);
+    }
 }
 
 static void testcase(FILE *f, const mlk_report *r, int i)
@@ -295,15 +226,7 @@ static void testcase(FILE *f, const mlk_report *r, int i)
             fputs("\nsignals: ", f);
             mlk_rep_xml(f, sig);
         }
-        for (int k = 0; k < r->n_findings; k++) { /* every regression of the cell, one per line */
-            const mlk_rep_finding *x = &r->findings[k];
-            if (x->cell != i || strcmp(x->kind, "regression"))
-                continue;
-            char what[256];
-            finding_text(what, sizeof what, x);
-            fputs("\nregression: ", f);
-            mlk_rep_xml(f, what);
-        }
+        alert_lines(f, r, i);
         fputs("</failure>\n", f);
     } else if (!strcmp(s, "pending") || !strcmp(s, "running")) {
         fprintf(f, "      <skipped message=\"not finished: %s (run interrupted?)\"/>\n", s);
@@ -318,6 +241,7 @@ static void testcase(FILE *f, const mlk_report *r, int i)
             fputs("\nsignals: ", f);
             mlk_rep_xml(f, sig);
         }
+        alert_lines(f, r, i);
         fputs("</system-out>\n", f);
     }
     fputs("    </testcase>\n", f);
@@ -356,8 +280,16 @@ int mlk_rep_write_junit(const mlk_report *r, const char *path, mlk_error *err)
         fputs("\"/>\n", f);
     }
     fputs("    </properties>\n", f);
+    /* the cells with alerts lead, in the alerts' rank, then the others in their order */
+    for (int a = 0; a < r->n_alerts; a++) {
+        const mlk_finding *lead = &r->alert_findings[r->alerts[a].first];
+        int c = lead->ref >= 0 ? r->findings[lead->ref].cell : -1;
+        if (c >= 0 && mlk_rep_cell_alert(r, c) == a)
+            testcase(f, r, c);
+    }
     for (int i = 0; i < r->n_cells; i++)
-        testcase(f, r, i);
+        if (mlk_rep_cell_alert(r, i) < 0)
+            testcase(f, r, i);
     fputs("  </testsuite>\n</testsuites>\n", f);
     return mlk_rep_close(f, path, err);
 }

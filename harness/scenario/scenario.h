@@ -110,11 +110,12 @@ typedef struct mlk_scenario {
                                     the scenario sets it, the judge's floor of every byte series (older scenarios) */
     bool leak_floor_set;         /* the scenario set leak_bytes_per_iter */
     double floor_per_iter[MLK_SERIES_COUNT]; /* thresholds.floors.SERIES; -1: the judge's default for the series */
-    /* What memleak-run compare calls a regression (thresholds.*): a memory figure must move by more than both
-     * regression_rel (default 0.05) of the baseline and regression_abs_kib (default 256); growth per iteration by
-     * more than regression_rel and leak_bytes_per_iter; latency by more than latency_rel (default 0.10) and
-     * latency_abs_ms (default 0.05: a few microseconds on a tiny step are scheduling noise) with a Mann-Whitney
-     * p below latency_alpha (default 0.05). */
+    /* What memleak-run compare calls a finding (thresholds.*; judge/alert.h holds the floors): a memory figure must
+     * move by more than its floors, the table of alert.h unless the scenario sets regression_rel or
+     * regression_abs_kib away from these defaults; growth per iteration by more than leak_bytes_per_iter; latency
+     * by more than latency_rel (default 0.10) and latency_abs_ms (default 0.05: a few microseconds on a tiny step
+     * are scheduling noise) across runs, or with a Mann-Whitney p below latency_alpha (default 0.05) over
+     * repetitions. */
     double regression_rel;
     int64_t regression_abs_kib;
     double latency_rel, latency_alpha, latency_abs_ms;

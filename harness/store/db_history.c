@@ -1,6 +1,7 @@
 /* db_history.c: config keys, the (config, step) pairs with statistics, and change points in the db (db_history.h).
  * It must never replace a stored change point: INSERT OR IGNORE on its key keeps the first detection. */
 #include <sqlite3.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "db_col.h"
@@ -22,6 +23,25 @@ int db_configs_matching(db_store *db, const char *part, char (*keys)[DB_KEY_LEN]
         db_col_copy(st, 0, keys[k++], DB_KEY_LEN);
     sqlite3_finalize(st);
     *n = k;
+    return MLK_OK;
+}
+
+int db_config_label(db_store *db, const char *config_key, char *out, size_t len, mlk_error *err)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db_sqlite(db),
+                           "SELECT COALESCE((SELECT group_concat(j.key || '=' || j.value, ' ') FROM json_each(CASE "
+                           "WHEN json_valid(c.axes) THEN c.axes ELSE '{}' END) j), '') FROM cells c "
+                           "WHERE c.config_key = ?1 ORDER BY c.id DESC LIMIT 1",
+                           -1, &st, NULL) != SQLITE_OK)
+        return db_fail_sql(db, err, "reading a config's axes");
+    db_bind_text(st, 1, config_key);
+    out[0] = '\0';
+    if (sqlite3_step(st) == SQLITE_ROW)
+        db_col_copy(st, 0, out, len);
+    sqlite3_finalize(st);
+    if (!out[0])
+        snprintf(out, len, "%s", config_key);
     return MLK_OK;
 }
 

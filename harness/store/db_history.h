@@ -5,6 +5,7 @@
 #define MLK_DB_HISTORY_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "status.h"
@@ -16,6 +17,9 @@
  * of them into keys. MLK_E_DB. */
 int db_configs_matching(db_store *db, const char *part, char (*keys)[DB_KEY_LEN], int max, int *n,
                         mlk_error *err);
+
+/* The axes of config_key's newest cell as "k=v k=v" into out (the config key itself when it has none). MLK_E_DB. */
+int db_config_label(db_store *db, const char *config_key, char *out, size_t len, mlk_error *err);
 
 /* One config and step with step statistics in some run. */
 typedef struct db_config_step {

@@ -189,12 +189,12 @@ int mlk_runs_recent(db_store *db, const char *config_key, const char *branch, co
 static const char *const cell_figure_sql[MLK_M_COUNT] = {METRIC_SQL(CELL_FIG_)};
 #undef CELL_FIG_
 
-double mlk_runs_cell_figure(db_store *db, int64_t cell_id, const char *step, mlk_metric m)
+/* The one real of sql for (cell, step), NaN when absent. */
+static double cell_real(db_store *db, const char *sql, int64_t cell_id, const char *step)
 {
     sqlite3_stmt *st;
     double v = NAN;
-    if ((int)m < 0 || m >= MLK_M_COUNT ||
-        sqlite3_prepare_v2(db_sqlite(db), cell_figure_sql[m], -1, &st, NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(db_sqlite(db), sql, -1, &st, NULL) != SQLITE_OK)
         return v;
     sqlite3_bind_int64(st, 1, cell_id);
     db_bind_text(st, 2, step);
@@ -202,6 +202,17 @@ double mlk_runs_cell_figure(db_store *db, int64_t cell_id, const char *step, mlk
         v = db_col_real(st, 0);
     sqlite3_finalize(st);
     return v;
+}
+
+double mlk_runs_cell_figure(db_store *db, int64_t cell_id, const char *step, mlk_metric m)
+{
+    return (int)m < 0 || m >= MLK_M_COUNT ? NAN : cell_real(db, cell_figure_sql[m], cell_id, step);
+}
+
+double mlk_runs_cell_cpu_ms(db_store *db, int64_t cell_id, const char *step)
+{
+    return cell_real(db, "SELECT s.cpu_ms_median FROM step_stats s WHERE s.cell_id = ?1 AND s.step = ?2", cell_id,
+                     step);
 }
 
 void mlk_series_free(mlk_series *s)

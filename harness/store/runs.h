@@ -52,5 +52,8 @@ void mlk_series_free(mlk_series *s);
 
 /* The figure of metric m of config/step in the cell (NaN when absent). */
 double mlk_runs_cell_figure(db_store *db, int64_t cell_id, const char *step, mlk_metric m);
+/* The median CPU time (ms) of step in the cell (NaN when not measured): compare's check that a slower step did more
+ * work, not just waited for the machine. */
+double mlk_runs_cell_cpu_ms(db_store *db, int64_t cell_id, const char *step);
 
 #endif
