@@ -202,7 +202,7 @@ static int finish_cell(run_ctx *x, const mlk_cell *c, mlk_cellrun *r, const mlk_
     row->slope = judged ? d->slope : NAN;
     row->slope_counts = judged && strcmp(mlk_series_unit(j.deciding), "bytes");
     row->series_line[0] = '\0';
-    if (judged && j.verdict != MLK_VERDICT_PASS)
+    if (judged && (j.verdict != MLK_VERDICT_PASS || j.heap_blind))
         snprintf(row->series_line, sizeof row->series_line, "      %.400s\n", j.detail);
     else if (!judged && !tr && detail[0]) /* a cell that ended early says why under its row, --quiet or not */
         snprintf(row->series_line, sizeof row->series_line, "      %.400s\n", detail);
