@@ -266,6 +266,16 @@ CREATE TABLE IF NOT EXISTS site_reports (
   symbolize_ms     REAL                    -- the worker's time to name the reported sites (before teardown)
 );
 
+-- The window of exact stacks (issue 23): when the live heap grew under sampling, the worker ran a few more iterations
+-- (neither probed nor judged) with every allocation's stack taken, and its heap sites' figures are that window's
+-- exact counts. Its cost, per cell; no row when no window ran.
+CREATE TABLE IF NOT EXISTS site_windows (
+  cell_id     INTEGER PRIMARY KEY REFERENCES cells(id),
+  iterations  INTEGER NOT NULL,            -- window iterations run
+  wall_ms     REAL NOT NULL,               -- their wall time
+  stacks      INTEGER                      -- stacks taken in it
+);
+
 -- The sites whose live bytes grew across the measured iterations (Theil-Sen slope over the checkpoints > 0 and
 -- growing in both halves), fastest first. Still-reachable growth counts: a cache appended to is a growing site.
 CREATE TABLE IF NOT EXISTS growth_sites (

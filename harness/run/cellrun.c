@@ -528,6 +528,9 @@ static int site_info(db_site_report *r, char **f, int n)
     r->dropped_mappings = opt_int(f[11]);
     r->unwind_ns = opt_real(f[12]);
     r->symbolize_ms = opt_real(f[13]);
+    r->window_iterations = n >= 17 ? atoi(f[14]) : 0; /* empty when no window ran */
+    r->window_ms = n >= 17 ? opt_real(f[15]) : NAN;
+    r->window_stacks = n >= 17 ? opt_int(f[16]) : -1;
     r->have = true;
     return 0;
 }
@@ -587,8 +590,8 @@ static int site_frame(db_site_report *r, char **f, int n)
 
 int mlk_cellrun_site_line(db_site_report *r, char *line)
 {
-    char *f[16];
-    int n = split_tabs(line, f, 16);
+    char *f[20];
+    int n = split_tabs(line, f, 20);
     if (n < 3 || strcmp(f[0], "W"))
         return -1;
     if (!strcmp(f[1], "info"))
