@@ -27,6 +27,8 @@
 struct mlk_sites {
     int mode; /* MLK_HEAP_SITES_SAMPLE or _EXACT from the shim; 0: /proc/self/maps */
     int warmup, iterations, k, taken;
+    bool adaptive;   /* iterations: auto: a checkpoint every stride measured iterations, stride doubled when full */
+    int stride;
     int iters[MLK_SITES_CHECKPOINTS];
     mlk_heap_sites_info_fn info;
     mlk_heap_sites_snapshot_fn snapshot;
@@ -275,7 +277,7 @@ static void *resident_zeroed(size_t n)
     return p;
 }
 
-mlk_sites *mlk_sites_open(int warmup, int iterations)
+mlk_sites *mlk_sites_open(int warmup, int iterations, bool adaptive)
 {
     if (!getenv(MLK_HEAP_SITES_ENV) || iterations < 2)
         return NULL;
@@ -284,6 +286,8 @@ mlk_sites *mlk_sites_open(int warmup, int iterations)
         return NULL;
     s->warmup = warmup;
     s->iterations = iterations;
+    s->adaptive = adaptive;
+    s->stride = 1;
     s->info = (mlk_heap_sites_info_fn)dlsym(RTLD_DEFAULT, MLK_HEAP_SITES_INFO_SYMBOL);
     s->snapshot = (mlk_heap_sites_snapshot_fn)dlsym(RTLD_DEFAULT, MLK_HEAP_SITES_SNAPSHOT_SYMBOL);
     s->stack = (mlk_heap_site_stack_fn)dlsym(RTLD_DEFAULT, MLK_HEAP_SITE_STACK_SYMBOL);
@@ -297,7 +301,7 @@ mlk_sites *mlk_sites_open(int warmup, int iterations)
     if (i.mode == MLK_HEAP_SITES_SAMPLE || i.mode == MLK_HEAP_SITES_EXACT) {
         s->mode = i.mode;
         s->cap = i.max_sites;
-        s->k = iterations < MLK_SITES_CHECKPOINTS ? iterations : MLK_SITES_CHECKPOINTS;
+        s->k = iterations < MLK_SITES_CHECKPOINTS && !adaptive ? iterations : MLK_SITES_CHECKPOINTS;
         s->bytes = resident_zeroed((size_t)(s->k * s->cap) * sizeof *s->bytes);
         s->blocks_first = resident_zeroed((size_t)s->cap * sizeof *s->blocks_first);
         s->blocks_last = resident_zeroed((size_t)s->cap * sizeof *s->blocks_last);
@@ -321,9 +325,49 @@ mlk_sites *mlk_sites_open(int warmup, int iterations)
     return s;
 }
 
+/* Adaptive: the checkpoints are full. Keep every other one and the last (9 of 16), and take them twice as far apart
+ * from now on: whenever the run ends, 8 to 16 checkpoints span it. */
+static void compact(mlk_sites *s)
+{
+    int kept = 0;
+    for (int j = 0; j < s->taken; j++) {
+        if (j % 2 && j != s->taken - 1)
+            continue;
+        if (kept != j && s->mode) {
+            memcpy(s->bytes + (int64_t)kept * s->cap, s->bytes + (int64_t)j * s->cap, (size_t)s->n[j] * sizeof *s->bytes);
+            s->n[kept] = s->n[j];
+            s->heap[kept] = s->heap[j];
+        }
+        s->iters[kept++] = s->iters[j];
+    }
+    s->taken = kept;
+    s->stride *= 2;
+}
+
 void mlk_sites_after_iteration(mlk_sites *s, int iteration)
 {
-    if (!s || s->taken >= s->k || s->iters[s->taken] != iteration)
+    if (!s)
+        return;
+    if (s->adaptive) {
+        if (iteration < s->warmup || (iteration - s->warmup + 1) % s->stride)
+            return;
+        if (s->mode && s->taken == s->k)
+            compact(s);
+        int j = s->mode || s->taken == 0 ? s->taken++ : (s->taken = 2) - 1; /* maps: the first and the latest */
+        s->iters[j] = iteration;
+        if (s->mode) {
+            s->n[j] = s->snapshot(s->bytes + (int64_t)j * s->cap, j == 0 ? s->blocks_first : s->blocks_last, s->cap);
+            if (s->heap_stats) {
+                mlk_heap_stats h;
+                s->heap_stats(&h);
+                s->heap[j] = (double)h.live_bytes;
+            }
+        } else {
+            read_maps(s->maps[j], MAPS_BYTES, &s->maps_len[j]);
+        }
+        return;
+    }
+    if (s->taken >= s->k || s->iters[s->taken] != iteration)
         return;
     int j = s->taken++;
     if (s->mode) {

@@ -26,8 +26,10 @@
 typedef struct mlk_sites mlk_sites;
 
 /* Before the first step. NULL when sites are not asked for (MLK_HEAP_SITES is not in the environment: a tool cell,
- * or a parent that does not know them) or there is nothing to measure; allocates every buffer it will need. */
-mlk_sites *mlk_sites_open(int warmup, int iterations);
+ * or a parent that does not know them) or there is nothing to measure; allocates every buffer it will need.
+ * adaptive (iterations: auto, where iterations is only a bound): a checkpoint every stride measured iterations,
+ * stride doubled whenever the 16 are full (every other one kept), so that 8 to 16 span the run whenever it ends. */
+mlk_sites *mlk_sites_open(int warmup, int iterations, bool adaptive);
 /* After iteration's end-of-iteration sample was sent: takes a checkpoint when it is one. Never allocates. */
 void mlk_sites_after_iteration(mlk_sites *s, int iteration);
 /* After the measured iterations, before teardown (the engine is still loaded, so its frames can be named): sends
