@@ -230,7 +230,7 @@ static pid_t spawn(const mlk_plan *p, const mlk_cell *c, const mlk_cellrun_opts 
 {
     argvec *av = calloc(1, sizeof *av), *ev = calloc(1, sizeof *ev);
     int fds[2] = {-1, -1}, ctl[2] = {-1, -1};
-    bool decide = o->on_decide && !o->tool && p->s->iterations_auto;
+    bool decide = o->on_decide && !o->tool && p->s->iterations_auto && p->s->duration_s <= 0;
     pid_t pid = -1;
     if (!av || !ev) {
         mlk_fail(err, MLK_E_NOMEM, "out of memory");

@@ -207,7 +207,7 @@ static int finish_cell(run_ctx *x, const mlk_cell *c, mlk_cellrun *r, const mlk_
      * cell stays unfinished, so --resume judges it again. */
     if (judged && mlk_judge_stream(x->p->s, x->stream, &j) != 0)
         return mlk_fail(err, MLK_E_NOMEM, "out of memory judging cell [%s]", c->label);
-    if (judged && x->p->s->iterations_auto) {
+    if (judged && x->p->s->iterations_auto && !x->by_duration) {
         int arc = conclude_auto(x, &j, err);
         if (arc)
             return arc;
@@ -355,7 +355,7 @@ int mlk_run(const mlk_plan *p, db_store *db, const mlk_run_opts *o, int64_t resu
         if (tooled && (rc = mlk_tool_run_begin(p, c, &tool_run, err)))
             break;
         mlk_cellrun_opts co = {o->self_exe, o->heap_shim, tooled ? &tool_run : NULL, on_batch, on_tick, &x,
-                               p->s->iterations_auto && !tooled ? on_decide : NULL};
+                               p->s->iterations_auto && !tooled && p->s->duration_s <= 0 ? on_decide : NULL};
         mlk_seq_init(&x.decisions);
         x.measured = 0;
         x.measure_t0_ns = -1;
