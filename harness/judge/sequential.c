@@ -12,10 +12,11 @@ void mlk_seq_init(mlk_seq *q) { memset(q, 0, sizeof *q); }
 
 /* The growth the detector saw in the late part's two halves: a leak whose second half runs below 3/4 of its first
  * is slowing down, as a cache that fills does. */
-static bool slowing(const mlk_detect_result *r)
+static bool slowing(const mlk_detect_result *r, double before)
 {
-    return isfinite(r->late_head_slope) && isfinite(r->late_tail_slope) && r->late_head_slope > 0 &&
-           r->late_tail_slope < 0.75 * r->late_head_slope;
+    return (isfinite(r->late_head_slope) && isfinite(r->late_tail_slope) && r->late_head_slope > 0 &&
+            r->late_tail_slope < 0.75 * r->late_head_slope) ||
+           (isfinite(r->slope) && r->late_slope < 0.75 * r->slope) || (isfinite(before) && r->late_slope < 0.75 * before);
 }
 
 bool mlk_seq_point(mlk_seq *q, const mlk_judgement *j, int n)
@@ -31,6 +32,8 @@ bool mlk_seq_point(mlk_seq *q, const mlk_judgement *j, int n)
             continue;
         }
         bool leak = r->r.verdict == MLK_VERDICT_LEAK;
+        double before = q->held[k] && q->leak[k] && leak ? q->last_slope[k] : NAN;
+        q->last_slope[k] = r->r.late_slope;
         if (q->held[k] && q->leak[k] == leak) {
             q->held[k]++;
         } else {
@@ -43,10 +46,10 @@ bool mlk_seq_point(mlk_seq *q, const mlk_judgement *j, int n)
         if (!leak)
             q->decided[k] = q->held[k] >= 2;
         else if (q->settling[k])
-            q->decided[k] = q->held[k] >= 4 && n >= 8 * q->first_leak_n[k] && !slowing(&r->r) &&
+            q->decided[k] = q->held[k] >= 4 && n >= 8 * q->first_leak_n[k] && !slowing(&r->r, before) &&
                             r->r.late_slope >= 0.75 * q->first_leak_slope[k];
         else
-            q->decided[k] = q->held[k] >= 2 && !slowing(&r->r);
+            q->decided[k] = q->held[k] >= 3 && !slowing(&r->r, before);
         all &= q->decided[k];
     }
     q->points++;

@@ -16,6 +16,7 @@ typedef struct mlk_seq {
     bool leak[MLK_SERIES_COUNT];             /* that class: a leak */
     int first_leak_n[MLK_SERIES_COUNT];      /* the iterations at the point where the current run of leaks began */
     double first_leak_slope[MLK_SERIES_COUNT]; /* its late slope then */
+    double last_slope[MLK_SERIES_COUNT];     /* the late slope at the point before */
     bool decided[MLK_SERIES_COUNT];          /* at the last point */
     bool settling[MLK_SERIES_COUNT];         /* at the last point: a leak that may still settle (see .c) */
 } mlk_seq;
@@ -23,8 +24,10 @@ typedef struct mlk_seq {
 void mlk_seq_init(mlk_seq *q);
 
 /* One decision point: j is the cell's judgement after n measured iterations. Returns true when every judged series
- * is decided: its class of verdict (leak, or pass and plateau) held at this point and the one before, and a leak
- * does not slow down (late part's second half at least 3/4 as fast as its first). A leak of anonymous or mapped
+ * is decided: its class of verdict held at this point and the one before (pass and plateau), or the two before (a
+ * leak: a pool that fills over the first 50 iterations is one until then), and a leak does not slow down: its late slope is at least 3/4 of the whole run's, of its value at the point before, and the
+ * late part's second half at least 3/4 as fast as its first (a cache or pool filling up decelerates; a leak keeps
+ * its pace). A leak of anonymous or mapped
  * memory while the live heap is judged and does not leak is settling (a pool the allocator fills, pages touched
  * deeper): it is decided only once it held at four points in a row, over a run at least eight times as long as
  * when it was first seen, without its late slope falling below 3/4 of what it was then. */
