@@ -39,7 +39,7 @@ CREATE TABLE IF NOT EXISTS cells (
   allocator_lib    TEXT,                   -- the library serving malloc (dladdr)
   heap_shim        INTEGER,                -- 1 when exact heap accounting was active
   status           TEXT NOT NULL CHECK (status IN ('pending', 'running', 'pass', 'leak', 'plateau', 'crashed',
-                                                   'timeout', 'hung', 'oom', 'error')),
+                                                   'timeout', 'hung', 'oom', 'error', 'inconclusive')),
   signal           INTEGER,
   exit_code        INTEGER,
   metric           TEXT,                   -- the series judged: heap_live_bytes or rss_anon_bytes
@@ -276,6 +276,26 @@ CREATE TABLE IF NOT EXISTS site_reports (
   dropped_mappings INTEGER,                -- mappings the mapping table had no room for (not counted)
   unwind_ns        REAL,                   -- mean cost of one stack capture in the shim
   symbolize_ms     REAL                    -- the worker's time to name the reported sites (before teardown)
+);
+
+-- iterations: auto (issue 23): the measured iterations a cell used and why it stopped: 'decided' (every series
+-- decided at a decision point), 'max' (its bound), 'budget' (its wall-time budget). No row for a fixed count.
+CREATE TABLE IF NOT EXISTS cell_stops (
+  cell_id     INTEGER PRIMARY KEY REFERENCES cells(id),
+  iterations  INTEGER NOT NULL,
+  reason      TEXT NOT NULL CHECK (reason IN ('decided', 'max', 'budget')),
+  points      INTEGER NOT NULL,            -- decision points judged
+  undecided   TEXT                         -- the series still undecided when it stopped (comma-separated), or NULL
+);
+
+-- The window of exact stacks (issue 23): when the live heap grew under sampling, the worker ran a few more iterations
+-- (neither probed nor judged) with every allocation's stack taken, and its heap sites' figures are that window's
+-- exact counts. Its cost, per cell; no row when no window ran.
+CREATE TABLE IF NOT EXISTS site_windows (
+  cell_id     INTEGER PRIMARY KEY REFERENCES cells(id),
+  iterations  INTEGER NOT NULL,            -- window iterations run
+  wall_ms     REAL NOT NULL,               -- their wall time
+  stacks      INTEGER                      -- stacks taken in it
 );
 
 -- The sites whose live bytes grew across the measured iterations (Theil-Sen slope over the checkpoints > 0 and

@@ -33,9 +33,9 @@ int mlk_allocator_check_preload(const char *name, const char *path, mlk_error *e
 void mlk_allocator_detect(mlk_alloc_kind *kind, char *path, size_t path_len);
 /* The active allocator's own figures; -1 where unknown; never allocates.
  * allocated (only when want_allocated): its count of bytes the program has allocated and not freed: glibc's
- *   mallinfo2 (in-use chunks, mmapped ones included) and tcmalloc's generic.current_allocated_bytes. -1 for the
- *   others: mimalloc 2.0.9 keeps no such count, jemalloc's stats.allocated includes its thread caches, and a
- *   scenario's own allocator is unknown. What heap: off judges the heap on.
+ *   mallinfo2 (in-use chunks, mmapped ones included), jemalloc's stats.allocated less what its thread caches hold
+ *   (stats.arenas.<all>.tcache_bytes) and tcmalloc's generic.current_allocated_bytes. -1 for the others: mimalloc
+ *   2.0.9 keeps no such count, and a scenario's own allocator is unknown. What heap: off judges the heap on.
  * held: what it holds from the system, live blocks and its own caches alike: glibc's mallinfo2 (arena + mmapped),
  *   jemalloc's stats.resident, tcmalloc's heap size less what it unmapped, mimalloc's committed bytes
  *   (mi_process_info). Resident memory beyond it is what malloc cannot explain. */

@@ -122,7 +122,7 @@ static void *mlk_cxx_fallback_new(size_t n_bytes, size_t align, bool nothrow)
         if (MLK_UNLIKELY(!next))                                                                             \
             return mlk_cxx_fallback_new(n, align, nothrow);                                                  \
         uint64_t mark = mlk_heap_alloc_mark();                                                               \
-        return mlk_heap_counted(next args, mark);                                                            \
+        return mlk_heap_counted_asked(next args, mark, n);                                                   \
     }
 
 #define MLK_DELETE_OP(sym, slot, params, args)                                                               \

@@ -306,7 +306,7 @@ MLK_EXPORT void *malloc(size_t n_bytes)
     if (MLK_UNLIKELY(!mlk_heap_ready()))
         return mlk_heap_boot_alloc(0, n_bytes);
     uint64_t mark = mlk_heap_alloc_mark();
-    return mlk_heap_counted(mlk_heap_real.malloc(n_bytes), mark);
+    return mlk_heap_counted_asked(mlk_heap_real.malloc(n_bytes), mark, n_bytes);
 }
 
 MLK_EXPORT void *calloc(size_t n_items, size_t item_bytes)
@@ -320,7 +320,10 @@ MLK_EXPORT void *calloc(size_t n_items, size_t item_bytes)
         return mlk_heap_boot_alloc(0, n_bytes); /* never reused, so already zero */
     }
     uint64_t mark = mlk_heap_alloc_mark();
-    return mlk_heap_counted(mlk_heap_real.calloc(n_items, item_bytes), mark);
+    size_t asked;
+    if (__builtin_mul_overflow(n_items, item_bytes, &asked))
+        asked = 0; /* the call fails anyway */
+    return mlk_heap_counted_asked(mlk_heap_real.calloc(n_items, item_bytes), mark, asked);
 }
 
 /* A bootstrap block moves to the real allocator on its first realloc (counted as an allocation there). */

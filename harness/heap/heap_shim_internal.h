@@ -57,6 +57,7 @@ typedef struct mlk_heap_thread {
     unsigned unwind_gen;  /* the dlclose generation this thread's unwinder cache started at, plus 1; 0: none yet */
     int64_t sample_left;  /* bytes to this thread's next sampled allocation (sample mode) */
     uint64_t rng;         /* its random state; 0 until its first sample */
+    int64_t asked;        /* the bytes the caller asked for, set around counting one allocation (0: unknown) */
 } mlk_heap_thread;
 extern __thread mlk_heap_thread mlk_heap_self __attribute__((tls_model("initial-exec")));
 
@@ -111,6 +112,7 @@ static inline int64_t mlk_heap_size_of(void *p)
  * pays when sites are off: one load of a global set before any thread runs. */
 extern int mlk_sites_mode;                /* MLK_HEAP_SITES_OFF/SAMPLE/EXACT, set by the constructor */
 extern unsigned char *mlk_sites_filter;   /* sample mode: per address hash, how many sampled blocks may be there */
+extern _Atomic int mlk_sites_window;      /* sample mode: a window is open, every allocation is taken exactly */
 #define MLK_SITES_FILTER_BITS 16
 #define MLK_SITES_SITE_BITS 24                    /* a block record: usable size << 24 | site */
 #define MLK_SITES_OWN ((1u << MLK_SITES_SITE_BITS) - 1) /* the site of the shim's own blocks */
@@ -184,7 +186,8 @@ static inline void mlk_sites_on_alloc(void *p, int64_t n_bytes)
 {
     if (MLK_LIKELY(!mlk_sites_mode))
         return;
-    if (mlk_sites_mode == 1 /* sample */ && (mlk_heap_self.sample_left -= n_bytes) > 0)
+    if (mlk_sites_mode == 1 /* sample */ && (mlk_heap_self.sample_left -= n_bytes) > 0 &&
+        MLK_LIKELY(!atomic_load_explicit(&mlk_sites_window, memory_order_relaxed)))
         return;
     mlk_sites_sample(p, n_bytes);
 }
@@ -227,7 +230,10 @@ static inline void mlk_heap_on_alloc(void *p)
     atomic_fetch_add_explicit(&mlk_heap_count.n_allocs, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&mlk_heap_count.total_bytes, n, memory_order_relaxed);
     mlk_heap_raise_peak(live);
-    mlk_sites_on_alloc(p, n);
+    /* A site's bytes are what its code asked for (a leak of 64 B is 64 B/iter, not glibc's 72 or a size class),
+     * where the call says; else the block's usable size. */
+    int64_t asked = mlk_heap_self.asked;
+    mlk_sites_on_alloc(p, asked > 0 && asked <= n ? asked : n);
 }
 
 static inline void mlk_heap_on_free(int64_t n_bytes)
@@ -247,6 +253,17 @@ static inline void *mlk_heap_counted(void *p, uint64_t mark)
 {
     if (p && mlk_heap_self.n_alloc_events == mark)
         mlk_heap_on_alloc(p);
+    return p;
+}
+
+/* The same, for a call that says how many bytes its caller asked for (malloc, calloc, operator new). */
+static inline void *mlk_heap_counted_asked(void *p, uint64_t mark, size_t asked)
+{
+    if (p && mlk_heap_self.n_alloc_events == mark) {
+        mlk_heap_self.asked = asked <= (size_t)INT64_MAX ? (int64_t)asked : 0;
+        mlk_heap_on_alloc(p);
+        mlk_heap_self.asked = 0;
+    }
     return p;
 }
 

@@ -36,6 +36,7 @@
 
 int mlk_sites_mode;
 unsigned char *mlk_sites_filter;
+_Atomic int mlk_sites_window;
 
 /* ------------------------------------------------------------------ raw memory */
 
@@ -264,6 +265,8 @@ static int mlk_capture(uintptr_t *pcs)
 typedef struct mlk_site {
     _Atomic int64_t bytes;
     _Atomic int64_t blocks_x1024;
+    _Atomic int64_t win_bytes;  /* exact: the live blocks allocated while a window was open (mlk_heap_sites_window) */
+    _Atomic int64_t win_blocks;
     _Atomic int32_t ready; /* kind, depth and pcs are written */
     int32_t kind;
     int32_t depth;
@@ -369,7 +372,8 @@ uint32_t mlk_sites_mapping_site(void)
  * no more than 7/8 of its slots: past that an insert is refused and counted as dropped. */
 #define MLK_STRIPES 256
 #define MLK_SITE_BITS MLK_SITES_SITE_BITS
-#define MLK_SIZE_MAX (((uint64_t)1 << (64 - MLK_SITE_BITS)) - 1)
+#define MLK_REC_WIN ((uint64_t)1 << 63) /* allocated while a window was open: counted exactly, apart */
+#define MLK_SIZE_MAX (((uint64_t)1 << (63 - MLK_SITE_BITS)) - 1)
 
 typedef struct mlk_stripe {
     _Alignas(64) _Atomic int lock;
@@ -395,7 +399,7 @@ static uint64_t mlk_rec(int64_t n_bytes, uint32_t site)
 
 static int64_t mlk_rec_size(uint64_t rec)
 {
-    return (int64_t)(rec >> MLK_SITE_BITS);
+    return (int64_t)((rec & ~MLK_REC_WIN) >> MLK_SITE_BITS);
 }
 
 static uint32_t mlk_rec_site(uint64_t rec)
@@ -483,6 +487,12 @@ static double mlk_p_sampled(int64_t n_bytes)
 static void mlk_weigh(uint64_t rec, int sign)
 {
     int64_t n = mlk_rec_size(rec);
+    if (rec & MLK_REC_WIN) {
+        mlk_site *r = &mlk_sites[mlk_rec_site(rec)];
+        atomic_fetch_add_explicit(&r->win_bytes, sign * n, memory_order_relaxed);
+        atomic_fetch_add_explicit(&r->win_blocks, sign, memory_order_relaxed);
+        return;
+    }
     if (mlk_sites_mode == MLK_HEAP_SITES_EXACT) {
         mlk_sites_adjust(mlk_rec_site(rec), sign * n, sign * 1024);
         return;
@@ -514,7 +524,8 @@ void mlk_sites_sample(void *p, int64_t n_bytes)
     mlk_heap_thread *self = &mlk_heap_self;
     if (n_bytes <= 0 || self->in_sites || !p)
         return;
-    if (mlk_sites_mode == MLK_HEAP_SITES_SAMPLE) {
+    bool window = atomic_load_explicit(&mlk_sites_window, memory_order_relaxed);
+    if (mlk_sites_mode == MLK_HEAP_SITES_SAMPLE && !window) {
         if (!self->rng) { /* this thread's first countdown: this allocation had none to cross */
             self->rng = mlk_sites_mix((uint64_t)(uintptr_t)self ^ (uint64_t)mlk_now_ns()) | 1;
             self->sample_left = mlk_draw() - n_bytes;
@@ -526,7 +537,7 @@ void mlk_sites_sample(void *p, int64_t n_bytes)
     int saved = errno;
     self->in_sites = 1;
     uint32_t site = mlk_site_here(MLK_HEAP_SITE_HEAP);
-    uint64_t rec = mlk_rec(n_bytes, site);
+    uint64_t rec = mlk_rec(n_bytes, site) | (window ? MLK_REC_WIN : 0);
     if (mlk_block_insert(p, rec)) {
         mlk_weigh(rec, 1);
         atomic_fetch_add_explicit(&mlk_sites_stat.live_blocks, 1, memory_order_relaxed);
@@ -693,4 +704,30 @@ MLK_EXPORT int mlk_heap_site_stack(int64_t site, int *kind, uintptr_t *pcs, int 
     if (kind)
         *kind = r->kind;
     return d;
+}
+
+MLK_EXPORT int mlk_heap_sites_window(int on)
+{
+    if (mlk_sites_mode != MLK_HEAP_SITES_SAMPLE)
+        return 0;
+    atomic_store_explicit(&mlk_sites_window, on ? 1 : 0, memory_order_release);
+    return 1;
+}
+
+MLK_EXPORT int64_t mlk_heap_sites_window_snapshot(int64_t *bytes, int64_t *blocks, int64_t cap)
+{
+    if (mlk_sites_mode != MLK_HEAP_SITES_SAMPLE || cap <= 0)
+        return 0;
+    int64_t n = atomic_load_explicit(&mlk_n_sites, memory_order_acquire);
+    if (n > mlk_max_sites)
+        n = mlk_max_sites;
+    if (n > cap)
+        n = cap;
+    for (int64_t i = 0; i < n; i++) {
+        if (bytes)
+            bytes[i] = atomic_load_explicit(&mlk_sites[i].win_bytes, memory_order_relaxed);
+        if (blocks)
+            blocks[i] = atomic_load_explicit(&mlk_sites[i].win_blocks, memory_order_relaxed);
+    }
+    return n;
 }

@@ -38,6 +38,8 @@ typedef struct mlk_heap_sites_info {
 #define MLK_HEAP_SITES_SNAPSHOT_SYMBOL "mlk_heap_sites_snapshot"
 #define MLK_HEAP_SITE_STACK_SYMBOL "mlk_heap_site_stack"
 #define MLK_HEAP_SITE_MAPPINGS_SYMBOL "mlk_heap_site_mappings"
+#define MLK_HEAP_SITES_WINDOW_SYMBOL "mlk_heap_sites_window"
+#define MLK_HEAP_SITES_WINDOW_SNAPSHOT_SYMBOL "mlk_heap_sites_window_snapshot"
 
 /* Fills out (up to out->struct_size bytes when the caller sets it, else all). */
 typedef void (*mlk_heap_sites_info_fn)(mlk_heap_sites_info *out);
@@ -52,7 +54,17 @@ typedef int (*mlk_heap_site_stack_fn)(int64_t site, int *kind, uintptr_t *pcs, i
  * Returns how many there are (may exceed cap). */
 typedef int64_t (*mlk_heap_site_mappings_fn)(int64_t site, uintptr_t *starts, uint64_t *lengths, int64_t cap);
 
+/* Sample mode only (issue 23): a window. While on, every allocation's stack is taken (no sampling) and its block is
+ * counted exactly, apart from the sampled figures, in the site's window counters, until it is freed (also after the
+ * window closes). Returns 1 when the shim samples (the window is set), 0 otherwise (nothing changes). */
+typedef int (*mlk_heap_sites_window_fn)(int on);
+/* The window counters of sites 0 .. cap-1: live bytes and live blocks (exact) of the blocks allocated in windows.
+ * Returns how many sites were copied. */
+typedef int64_t (*mlk_heap_sites_window_snapshot_fn)(int64_t *bytes, int64_t *blocks, int64_t cap);
+
 void mlk_heap_sites_get_info(mlk_heap_sites_info *out);
+int mlk_heap_sites_window(int on);
+int64_t mlk_heap_sites_window_snapshot(int64_t *bytes, int64_t *blocks, int64_t cap);
 int64_t mlk_heap_sites_snapshot(int64_t *bytes, int64_t *blocks_x1024, int64_t cap);
 int mlk_heap_site_stack(int64_t site, int *kind, uintptr_t *pcs, int cap);
 int64_t mlk_heap_site_mappings(int64_t site, uintptr_t *starts, uint64_t *lengths, int64_t cap);

@@ -77,6 +77,8 @@ const char *mlk_verdict_name(mlk_verdict v)
         return "oom";
     case MLK_VERDICT_ERROR:
         return "error";
+    case MLK_VERDICT_INCONCLUSIVE:
+        return "inconclusive";
     case MLK_VERDICT_COUNT:
         break;
     }

@@ -14,10 +14,11 @@ typedef enum mlk_verdict {
     MLK_VERDICT_TIMEOUT,
     MLK_VERDICT_OOM,
     MLK_VERDICT_ERROR,
+    MLK_VERDICT_INCONCLUSIVE, /* iterations: auto reached its bound with a series undecided (sequential.h) */
     MLK_VERDICT_COUNT
 } mlk_verdict;
 
-/* "pass", "leak", "plateau", "crashed", "timeout", "oom", "error"; "unknown" for anything else. */
+/* "pass", "leak", "plateau", "crashed", "timeout", "oom", "error", "inconclusive"; "unknown" for anything else. */
 const char *mlk_verdict_name(mlk_verdict v);
 
 typedef struct mlk_detect_opts {

@@ -38,6 +38,7 @@ typedef struct mlk_judgement {
     mlk_series_result s[MLK_SERIES_COUNT];
     int shapes, new_shapes; /* under a shape schedule: distinct input shape sets met, and met first while measured */
     char detail[640];     /* "leak: open file descriptors +1.0/iter (fds); live heap flat" */
+    bool heap_blind;      /* heap: off under an allocator that counts no live bytes (mimalloc): detail says so */
 } mlk_judgement;
 
 /* Judge a cell from its folded samples (stream.h). The floors are the scenario's thresholds.floors, else, when the

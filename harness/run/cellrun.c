@@ -74,7 +74,8 @@ static char *join(const char *a, const char *sep, const char *b)
     return mlk_buf_take(&buf);
 }
 
-static void build_argv(const mlk_plan *p, const mlk_cell *c, const char *self, const mlk_tool_run *t, argvec *a)
+static void build_argv(const mlk_plan *p, const mlk_cell *c, const char *self, const mlk_tool_run *t, bool decide,
+                       argvec *a)
 {
     const mlk_scenario *s = p->s;
     char num[2][24];
@@ -117,6 +118,14 @@ static void build_argv(const mlk_plan *p, const mlk_cell *c, const char *self, c
     }
     if (c->trim)
         push(a, "--trim");
+    if (decide) { /* iterations: auto: the worker asks at each decision point, on descriptor 4 */
+        char n[24];
+        snprintf(n, sizeof n, "%d", s->auto_min);
+        push(a, "--auto-min");
+        push_owned(a, strdup(n));
+        push(a, "--control-fd");
+        push(a, "4");
+    }
     for (int i = 0; s->shapes && i < s->shapes->n_dims; i++) {
         char spec[MLK_SHAPE_NAME_MAX + 16 + 21 * MLK_SHAPE_MAX_VALUES];
         push(a, "--shape");
@@ -240,7 +249,7 @@ int mlk_cellrun_check_exec(const mlk_plan *p, const mlk_cell *c, const char *sel
         rc = mlk_fail(err, MLK_E_NOMEM, "out of memory");
         goto out;
     }
-    build_argv(p, c, self, NULL, av);
+    build_argv(p, c, self, NULL, p->s->iterations_auto && p->s->duration_s <= 0, av);
     build_env(p->s, c, heap_shim, NULL, ev);
     if (av->failed || ev->failed) {
         rc = mlk_fail(err, MLK_E_NOMEM, "out of memory building the worker's %s", av->failed ? "arguments"
@@ -292,22 +301,24 @@ static _Noreturn void exec_failed(const char *path, int e)
     _exit(127);
 }
 
-static pid_t spawn(const mlk_plan *p, const mlk_cell *c, const mlk_cellrun_opts *o, int *rfd, mlk_error *err)
+static pid_t spawn(const mlk_plan *p, const mlk_cell *c, const mlk_cellrun_opts *o, int *rfd, int *cfd,
+                   mlk_error *err)
 {
     argvec *av = calloc(1, sizeof *av), *ev = calloc(1, sizeof *ev);
-    int fds[2] = {-1, -1};
+    int fds[2] = {-1, -1}, ctl[2] = {-1, -1};
+    bool decide = o->on_decide && !o->tool && p->s->iterations_auto && p->s->duration_s <= 0;
     pid_t pid = -1;
     if (!av || !ev) {
         mlk_fail(err, MLK_E_NOMEM, "out of memory");
         goto out;
     }
-    build_argv(p, c, o->self_exe, o->tool, av);
+    build_argv(p, c, o->self_exe, o->tool, decide, av);
     build_env(p->s, c, o->heap_shim, o->tool, ev);
     if (av->failed || ev->failed) {
         mlk_fail(err, MLK_E_NOMEM, "out of memory building the worker's %s", av->failed ? "arguments" : "environment");
         goto out;
     }
-    if (pipe2(fds, O_CLOEXEC)) {
+    if (pipe2(fds, O_CLOEXEC) || (decide && pipe2(ctl, O_CLOEXEC))) {
         mlk_fail(err, MLK_E_CHILD, "pipe: %s", strerror(errno));
         goto out;
     }
@@ -316,10 +327,18 @@ static pid_t spawn(const mlk_plan *p, const mlk_cell *c, const mlk_cellrun_opts 
     pid = fork();
     if (pid == 0) {
         setpgid(0, 0);
+        if (decide && ctl[0] == 3) { /* out of the way of the sample descriptor first */
+            int moved = fcntl(ctl[0], F_DUPFD_CLOEXEC, 5);
+            ctl[0] = moved >= 0 ? moved : ctl[0];
+        }
         if (fds[1] == 3)
             fcntl(3, F_SETFD, 0);
         else
             dup2(fds[1], 3);
+        if (decide && ctl[0] == 4)
+            fcntl(4, F_SETFD, 0);
+        else if (decide)
+            dup2(ctl[0], 4);
         if (limit > 0) {
             struct rlimit rl = {(rlim_t)limit << 20, (rlim_t)limit << 20};
             setrlimit(RLIMIT_AS, &rl);
@@ -336,10 +355,17 @@ static pid_t spawn(const mlk_plan *p, const mlk_cell *c, const mlk_cellrun_opts 
 out:
     if (fds[1] >= 0)
         close(fds[1]);
-    if (pid > 0)
+    if (ctl[0] >= 0)
+        close(ctl[0]);
+    if (pid > 0) {
         *rfd = fds[0];
-    else if (fds[0] >= 0)
-        close(fds[0]);
+        *cfd = ctl[1];
+    } else {
+        if (fds[0] >= 0)
+            close(fds[0]);
+        if (ctl[1] >= 0)
+            close(ctl[1]);
+    }
     if (av)
         free_vec(av);
     if (ev)
@@ -420,6 +446,8 @@ static void handle_line(mlk_cellrun *r, char *line)
         m->value = strtoll(tab + 1, NULL, 10);
     } else if (line[0] == 'W' && line[1] == '\t') {
         mlk_cellrun_site_line(&r->sites, line);
+    } else if (line[0] == 'P' && line[1] == '\t') {
+        r->pause_at = atoi(line + 2);
     } else if (line[0] == 'D') {
         r->done = true;
     }
@@ -503,8 +531,8 @@ static void name_cause(mlk_cellrun *r)
 int mlk_cellrun_exec(const mlk_plan *p, const mlk_cell *c, const mlk_cellrun_opts *o, mlk_cellrun *r,
                      mlk_error *err)
 {
-    int rfd = -1;
-    pid_t pid = spawn(p, c, o, &rfd, err);
+    int rfd = -1, cfd = -1;
+    pid_t pid = spawn(p, c, o, &rfd, &cfd, err);
     if (pid < 0)
         return MLK_E_CHILD;
     /* With duration:, timeout_s is what the cell may take beyond its duration (setup, warmup, teardown). */
@@ -550,6 +578,18 @@ int mlk_cellrun_exec(const mlk_plan *p, const mlk_cell *c, const mlk_cellrun_opt
                     have = 0; /* a line longer than the buffer is garbage: drop it */
             }
         }
+        /* iterations: auto: the worker waits at a decision point; it has sent nothing after its "P" line. */
+        if (r->pause_at > 0) {
+            if (!rc)
+                rc = flush(r, o, &flushed, &flushed_metrics);
+            last_flush = now_ms();
+            bool stop = rc || o->on_decide(o->arg, r->pause_at);
+            r->pause_at = 0;
+            if (cfd >= 0 && write(cfd, stop ? "s" : "c", 1) != 1) {
+                close(cfd); /* the worker is gone: its end is read from the sample pipe */
+                cfd = -1;
+            }
+        }
         /* Every 250 ms, or sooner when a fast worker fills the buffer: the parent holds one batch at most. */
         if (now_ms() - last_flush >= 250 || r->n >= MAX_UNFLUSHED) {
             if (!rc)
@@ -564,6 +604,8 @@ int mlk_cellrun_exec(const mlk_plan *p, const mlk_cell *c, const mlk_cellrun_opt
     }
     kill(-pid, SIGKILL); /* anything the worker left in its group goes too */
     close(rfd);
+    if (cfd >= 0)
+        close(cfd);
     free(buf);
     int frc = flush(r, o, &flushed, &flushed_metrics);
     classify(r, status, timed_out, hung, interrupted, o->tool ? 0 : p->s->memory_limit_mb);
@@ -624,6 +666,9 @@ static int site_info(db_site_report *r, char **f, int n)
     r->dropped_mappings = opt_int(f[11]);
     r->unwind_ns = opt_real(f[12]);
     r->symbolize_ms = opt_real(f[13]);
+    r->window_iterations = n >= 17 ? atoi(f[14]) : 0; /* empty when no window ran */
+    r->window_ms = n >= 17 ? opt_real(f[15]) : NAN;
+    r->window_stacks = n >= 17 ? opt_int(f[16]) : -1;
     r->have = true;
     return 0;
 }
@@ -683,8 +728,8 @@ static int site_frame(db_site_report *r, char **f, int n)
 
 int mlk_cellrun_site_line(db_site_report *r, char *line)
 {
-    char *f[16];
-    int n = split_tabs(line, f, 16);
+    char *f[20];
+    int n = split_tabs(line, f, 20);
     if (n < 3 || strcmp(f[0], "W"))
         return -1;
     if (!strcmp(f[1], "info"))

@@ -42,6 +42,7 @@ typedef struct mlk_cellrun {
     int signal;               /* when crashed */
     int exit_code;            /* when it exited */
     db_site_report sites;     /* from "W" lines: where memory grew (issue 9); sites.have once the info line came */
+    int pause_at;             /* iterations: auto: a "P" line asked for a decision at this many iterations (0: none) */
 } mlk_cellrun;
 
 /* Called with the samples and engine metrics received since the last call (a batch), as they arrive; they are
@@ -50,6 +51,9 @@ typedef int (*mlk_batch_fn)(void *arg, const mlk_sample *s, int n, const mlk_eng
 /* Called about every 250 ms (with each flush of samples to on_batch) with the last iteration seen (-1 before the
  * first). */
 typedef void (*mlk_tick_fn)(void *arg, int iteration);
+/* iterations: auto (issue 23): the worker measured n iterations and waits; every sample before is handed over. Returns
+ * true to stop measuring, false to go on. */
+typedef bool (*mlk_decide_fn)(void *arg, int n);
 
 typedef struct mlk_cellrun_opts {
     const char *self_exe, *heap_shim;
@@ -57,6 +61,7 @@ typedef struct mlk_cellrun_opts {
     mlk_batch_fn on_batch;
     mlk_tick_fn on_tick;
     void *arg;
+    mlk_decide_fn on_decide; /* with iterations: auto, for a plain cell; NULL: the worker runs every iteration */
 } mlk_cellrun_opts;
 
 /* Run cell c of plan p to its end. r must be zeroed; free it with mlk_cellrun_free. Returns 0 once the worker

@@ -10,6 +10,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "db_stops.h"
+#include "sequential.h"
 #include "cellrun.h"
 #include "db_resolution.h"
 #include "keep.h"
@@ -40,6 +42,12 @@ typedef struct {
     mlk_keep *keep;          /* which of them the store keeps */
     char duration_text[32];  /* duration:, for the progress line */
     bool by_duration;        /* this cell measures for duration_s (a tool cell counts its iterations) */
+    /* iterations: auto (issue 23): the decisions so far, the measured iterations seen, when the first measured sample
+     * was taken (worker's monotonic clock, -1 before), and why the parent stopped the cell (NULL: it did not). */
+    mlk_seq decisions;
+    int measured;
+    int64_t measure_t0_ns;
+    const char *stop_reason;
 } run_ctx;
 
 static int on_batch(void *arg, const mlk_sample *s, int n, const mlk_engine_metric *m, int n_metrics)
@@ -50,9 +58,13 @@ static int on_batch(void *arg, const mlk_sample *s, int n, const mlk_engine_metr
     /* A sample's seq is its index in the cell, so a metric's sample index is its seq. */
     for (int i = 0; !rc && i < n_metrics; i++)
         rc = db_metric_insert(x->db, x->cell_id, m[i].sample, m[i].name, m[i].value, x->err);
-    for (int i = 0; !rc && i < n; i++)
+    for (int i = 0; !rc && i < n; i++) {
         if (mlk_cell_stream_push(x->stream, &s[i]) || mlk_keep_note(x->keep, &s[i], first + i))
             rc = mlk_fail(x->err, MLK_E_NOMEM, "out of memory folding a cell's samples");
+        if (s[i].phase == MLK_PHASE_MEASURE && x->measure_t0_ns < 0)
+            x->measure_t0_ns = s[i].m.wall_ns;
+        x->measured += s[i].phase == MLK_PHASE_MEASURE && s[i].step == MLK_STEP_ITERATION;
+    }
     int n_drops = 0;
     const int64_t(*drops)[2] = rc ? NULL : mlk_keep_drops(x->keep, &n_drops);
     if (n_drops && !(rc = db_samples_drop(x->db, x->cell_id, drops, n_drops, x->err)))
@@ -98,6 +110,41 @@ static void on_tick(void *arg, int iteration)
     printf("\r\033[K[cell %d/%d] %.60s | iteration %d/%d | ETA %s", x->k + 1, x->n_run, x->label,
            iteration + 1, x->cell_iters, eta);
     fflush(stdout);
+}
+
+/* iterations: auto: the worker measured n iterations and waits. Stop when the judge has decided every series, or the
+ * cell's measured time is past its budget. The judge failing (no memory) lets the worker go on: the end judges. */
+static bool on_decide(void *arg, int n)
+{
+    run_ctx *x = arg;
+    mlk_judgement j;
+    if (mlk_judge_stream(x->p->s, x->stream, &j) != 0)
+        return false;
+    if (mlk_seq_point(&x->decisions, &j, n)) {
+        x->stop_reason = "decided";
+        return true;
+    }
+    const mlk_sample *last = mlk_cell_stream_last(x->stream);
+    double budget_ns = x->p->s->auto_budget_s * 1e9;
+    if (budget_ns > 0 && last && x->measure_t0_ns >= 0 && (double)(last->m.wall_ns - x->measure_t0_ns) >= budget_ns) {
+        x->stop_reason = "budget";
+        return true;
+    }
+    return false;
+}
+
+/* iterations: auto, once the cell is judged: the last decision (at its bound the cell was not stopped by the parent),
+ * an undecided series made inconclusive, and the row of cell_stops. */
+static int conclude_auto(run_ctx *x, mlk_judgement *j, mlk_error *err)
+{
+    const char *why = x->stop_reason;
+    if (!why) /* ran to its bound: judge that point too */
+        why = mlk_seq_point(&x->decisions, j, x->measured) ? "decided" : "max";
+    if (strcmp(why, "decided"))
+        mlk_seq_conclude(&x->decisions, j, x->measured, why);
+    char undecided[160];
+    mlk_seq_undecided(&x->decisions, j, undecided, sizeof undecided);
+    return db_cell_stop_store(x->db, x->cell_id, x->measured, why, x->decisions.points, undecided, err);
 }
 
 static const char *end_status(const mlk_cellrun *r, const mlk_judgement *j)
@@ -163,6 +210,11 @@ static int finish_cell(run_ctx *x, const mlk_cell *c, mlk_cellrun *r, const mlk_
      * cell stays unfinished, so --resume judges it again. */
     if (judged && mlk_judge_stream(x->p->s, x->stream, &j) != 0)
         return mlk_fail(err, MLK_E_NOMEM, "out of memory judging cell [%s]", c->label);
+    if (judged && x->p->s->iterations_auto && !x->by_duration) {
+        int arc = conclude_auto(x, &j, err);
+        if (arc)
+            return arc;
+    }
     const mlk_detect_result *d = &j.s[j.deciding].r;
     const char *status = end_status(r, &j);
     char detail[600];
@@ -205,7 +257,7 @@ static int finish_cell(run_ctx *x, const mlk_cell *c, mlk_cellrun *r, const mlk_
     row->slope = judged ? d->slope : NAN;
     row->slope_counts = judged && strcmp(mlk_series_unit(j.deciding), "bytes");
     row->series_line[0] = '\0';
-    if (judged && j.verdict != MLK_VERDICT_PASS)
+    if (judged && (j.verdict != MLK_VERDICT_PASS || j.heap_blind))
         snprintf(row->series_line, sizeof row->series_line, "      %.400s\n", j.detail);
     else if (!judged && !tr && detail[0]) /* a cell that ended early says why under its row, --quiet or not */
         snprintf(row->series_line, sizeof row->series_line, "      %.400s\n", detail);
@@ -340,7 +392,12 @@ int mlk_run(const mlk_plan *p, db_store *db, const mlk_run_opts *o, int64_t resu
         memset(&tres, 0, sizeof tres);
         if (tooled && (rc = mlk_tool_run_begin(p, c, &tool_run, err)))
             break;
-        mlk_cellrun_opts co = {o->self_exe, o->heap_shim, tooled ? &tool_run : NULL, on_batch, on_tick, &x};
+        mlk_cellrun_opts co = {o->self_exe, o->heap_shim, tooled ? &tool_run : NULL, on_batch, on_tick, &x,
+                               p->s->iterations_auto && !tooled && p->s->duration_s <= 0 ? on_decide : NULL};
+        mlk_seq_init(&x.decisions);
+        x.measured = 0;
+        x.measure_t0_ns = -1;
+        x.stop_reason = NULL;
         x.cell_started = time(NULL);
         x.by_duration = !tooled && p->s->duration_s > 0;
         x.stream = mlk_cell_stream_new();

@@ -303,8 +303,44 @@ static int k_teardown(pctx *c, const mlk_ynode *v)
 }
 
 /* Iteration counts are capped so warmup + iterations still fits an int. */
+static int k_iterations_auto(pctx *c, const mlk_ynode *v)
+{
+    char d[64];
+    int64_t lo = MLK_AUTO_MIN, hi = MLK_AUTO_MAX;
+    c->s->auto_budget_s = 0;
+    for (int i = 0; v->kind == MLK_YMAP && i < v->n_items; i += 2) {
+        const mlk_ynode *k = v->items[i], *x = v->items[i + 1];
+        int rc = MLK_OK;
+        if (!strcmp(k->text, "min"))
+            rc = mlk_yget_int(x, "iterations.min", 3, 1000000000, c->name, &lo, c->err);
+        else if (!strcmp(k->text, "max"))
+            rc = mlk_yget_int(x, "iterations.max", 3, 1000000000, c->name, &hi, c->err);
+        else if (!strcmp(k->text, "budget")) {
+            if (x->kind != MLK_YSCALAR || mlk_parse_duration(x->text, &c->s->auto_budget_s))
+                rc = mlk_yfail(c->err, c->name, x->loc, "iterations.budget: expected a length of time such as 10m, "
+                               "1h or seconds, got %s", mlk_ydescribe(x, d, sizeof d));
+        } else
+            rc = mlk_yfail(c->err, c->name, k->loc, "iterations: unknown key '%s' (expected min, max, budget)",
+                           k->text);
+        if (rc)
+            return rc;
+    }
+    if (lo > hi)
+        return mlk_yfail(c->err, c->name, v->loc, "iterations: min (%lld) is more than max (%lld)", (long long)lo,
+                         (long long)hi);
+    c->s->iterations_auto = true;
+    c->s->auto_min = (int)lo;
+    c->s->iterations = (int)hi;
+    c->s->iterations_set = true;
+    return MLK_OK;
+}
+
 static int k_iterations(pctx *c, const mlk_ynode *v)
 {
+    if (c->s->duration_s > 0)
+        return mlk_yfail(c->err, c->name, v->loc, "iterations: a scenario gives iterations or duration, not both");
+    if (v->kind == MLK_YMAP || (v->kind == MLK_YSCALAR && v->plain && !strcmp(v->text, "auto")))
+        return k_iterations_auto(c, v);
     int64_t x;
     int rc = mlk_yget_int(v, "iterations", 1, 1000000000, c->name, &x, c->err);
     if (!rc && c->s->duration_s > 0)

@@ -76,6 +76,8 @@ typedef enum { MLK_DETECTOR_MEMLEAK = 0, MLK_DETECTOR_OPENVINO = 1 } mlk_detecto
  * the fields below, the README and every module that needs a default (the judge's floor) read it from here. */
 #define MLK_DEFAULT_LEAK_BYTES_PER_ITER 1024
 #define MLK_DEFAULT_TOOL_ITERATIONS 3 /* a tool cell's iterations: valgrind runs them ~50x slower */
+#define MLK_AUTO_MIN 30    /* iterations: auto: the first decision point */
+#define MLK_AUTO_MAX 1000  /* ... and the most a cell runs */
 #define MLK_SCENARIO_DEFAULTS(X)                                                                                     \
     X(iterations, 100) X(warmup, 10) X(leak_bytes_per_iter, MLK_DEFAULT_LEAK_BYTES_PER_ITER) X(regression_rel, 0.05) \
     X(regression_abs_kib, 256) X(latency_rel, 0.10) X(latency_alpha, 0.05) X(latency_abs_ms, 0.05)               \
@@ -124,6 +126,13 @@ typedef struct mlk_scenario {
      * in the measured phase, instead of counting `iterations:` (the two exclude each other); 0: count. */
     double duration_s;
     bool iterations_set; /* the scenario gave `iterations:` */
+    /* `iterations: auto`, or `iterations: {min: 30, max: 1000, budget: 10m}` (issue 23): each cell runs until the
+     * judge has decided every series (sequentially, at iterations min, 1.5 min, ...), at least min, at most max
+     * (then iterations = max), or until budget of measured time has passed; an undecided series at max or budget is
+     * `inconclusive`. Defaults below; budget 0: none but timeout_s. */
+    bool iterations_auto;
+    int auto_min;
+    double auto_budget_s;
     /* `stall_s`: a worker that sends nothing for this long is ended and the cell's finding is `hung` (distinct from
      * timeout, the cell's whole budget); default 300 (one step, compile included, may take that long); 0: off.
      * Tool cells (valgrind) are judged by timeout_s only. */

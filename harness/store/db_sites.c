@@ -11,7 +11,8 @@
 
 static const char *const clear_sql[] = {"DELETE FROM growth_site_frames WHERE cell_id = ?1",
                                         "DELETE FROM growth_sites WHERE cell_id = ?1",
-                                        "DELETE FROM site_reports WHERE cell_id = ?1"};
+                                        "DELETE FROM site_reports WHERE cell_id = ?1",
+                                        "DELETE FROM site_windows WHERE cell_id = ?1"};
 
 static int exec_cell(sqlite3 *h, const char *sql, int64_t cell_id)
 {
@@ -51,6 +52,17 @@ static int report_row(sqlite3 *h, int64_t cell_id, const db_site_report *r)
     db_bind_real(st, 12, r->unwind_ns);
     db_bind_real(st, 13, r->symbolize_ms);
     int bad = sqlite3_step(st) != SQLITE_DONE;
+    sqlite3_finalize(st);
+    if (bad || r->window_iterations <= 0)
+        return bad ? -1 : 0;
+    if (sqlite3_prepare_v2(h, "INSERT INTO site_windows(cell_id, iterations, wall_ms, stacks) VALUES (?,?,?,?)", -1,
+                           &st, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_int64(st, 1, cell_id);
+    sqlite3_bind_int(st, 2, r->window_iterations);
+    sqlite3_bind_double(st, 3, r->window_ms);
+    bind_opt(st, 4, r->window_stacks);
+    bad = sqlite3_step(st) != SQLITE_DONE;
     sqlite3_finalize(st);
     return bad ? -1 : 0;
 }
@@ -153,6 +165,17 @@ static int load_report(sqlite3 *h, int64_t cell_id, db_site_report *out)
         out->symbolize_ms = db_col_real(st, 11);
     }
     sqlite3_finalize(st);
+    if (rc == SQLITE_ROW &&
+        sqlite3_prepare_v2(h, "SELECT iterations, wall_ms, stacks FROM site_windows WHERE cell_id = ?1", -1, &st,
+                           NULL) == SQLITE_OK) {
+        sqlite3_bind_int64(st, 1, cell_id);
+        if (sqlite3_step(st) == SQLITE_ROW) {
+            out->window_iterations = (int)db_col_int_or(st, 0, 0);
+            out->window_ms = db_col_real(st, 1);
+            out->window_stacks = db_col_int_or(st, 2, -1);
+        }
+        sqlite3_finalize(st);
+    }
     return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1;
 }
 
@@ -283,7 +306,11 @@ void db_site_describe(const db_growth_site *s, char *out, size_t len)
         if (f->file && n >= 0 && (size_t)n < sizeof where)
             n += snprintf(where + n, sizeof where - (size_t)n, " (%s:%d)", mlk_base_name(f->file), f->line);
         if (f->obj && n >= 0 && (size_t)n < sizeof where)
-            snprintf(where + n, sizeof where - (size_t)n, " in %s", mlk_base_name(f->obj));
+            n += snprintf(where + n, sizeof where - (size_t)n, " in %s", mlk_base_name(f->obj));
+        /* The runtimes are named without lines on purpose; anything else without one was built without -g. */
+        if (!f->file && f->obj && !runtime_object(f->obj) && n >= 0 && (size_t)n < sizeof where)
+            snprintf(where + n, sizeof where - (size_t)n, " (no file:line: %s has no debug info; build it with -g)",
+                     mlk_base_name(f->obj));
     }
     if (!strcmp(s->kind, "maps"))
         snprintf(out, len, "%s/iter  %s  [mapping, no stack]", rate, s->path ? s->path : "[anon]");

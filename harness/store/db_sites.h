@@ -34,6 +34,9 @@ typedef struct db_site_report {
     int n_checkpoints, first_iteration, last_iteration;
     int64_t n_sites, stacks, dropped_sites, dropped_blocks, dropped_mappings; /* -1 when not measured */
     double unwind_ns, symbolize_ms; /* NaN when not measured */
+    int window_iterations;  /* issue 23: the window of exact stacks (0: none ran; heap sites are then sampled) */
+    double window_ms;
+    int64_t window_stacks;  /* -1 when not measured */
     db_growth_site *sites; /* by seq, fastest growing first */
     int n, cap;
 } db_site_report;

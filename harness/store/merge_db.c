@@ -291,7 +291,8 @@ static int merge_cells(const ctx *x, mlk_merge_counts *c)
     /* Every table hanging off a cell by cell_id alone: copied, or replaced with the cell. */
     static const char *const tables[] = {"samples", "metrics", "step_stats", "leaks", "heap_peaks",
                                          "heap_peak_sites", "tool_frames", "series_results", "site_reports",
-                                         "growth_sites", "growth_site_frames", "sample_resolution", "tool_exec"};
+                                         "growth_sites", "growth_site_frames", "sample_resolution", "tool_exec",
+                                         "site_windows", "cell_stops"};
     enum { N_CELL_TABLES = sizeof tables / sizeof tables[0] };
     for (int i = 0; i < N_CELL_TABLES && !rc; i++) {
         char sql[160];

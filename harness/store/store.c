@@ -56,7 +56,8 @@ static const char *const migrations[] = {
     "INSERT INTO schema_version(version) VALUES (3);",
     /* 3 -> 4: memory requested within a step, touched or not (issue 12): add_columns runs first. */
     "INSERT INTO schema_version(version) VALUES (4);",
-    /* 4 -> 5: run_owners, one live process per run (issue 25): a new table, made by the schema. */
+    /* 4 -> 5: run_owners, one live process per run (issue 25), a new table made by the schema; and a cell may end
+     * 'inconclusive' (issue 23, iterations: auto): widen_cell_status runs first. */
     "INSERT INTO schema_version(version) VALUES (5);",
 };
 
@@ -85,10 +86,11 @@ static int add_columns(db_store *db, mlk_error *err)
 }
 _Static_assert(sizeof migrations / sizeof *migrations == DB_SCHEMA_VERSION - 1, "one migration per version step");
 
-/* 2 -> 3: cells.status may be 'hung'. SQLite cannot alter a CHECK constraint, and widening one changes no stored row,
- * so the table's text in sqlite_schema is edited in place, with the schema cookie bumped, under one savepoint: SQLite's
- * documented procedure for such changes (lang_altertable.html, "Making Other Kinds Of Table Schema Changes"). */
-static int widen_cell_status(db_store *db, mlk_error *err)
+/* cells.status may take one more value: 'hung' (2 -> 3), 'inconclusive' (4 -> 5). SQLite cannot alter a CHECK
+ * constraint, and widening one changes no stored row, so the table's text in sqlite_schema is edited in place (from
+ * becomes to, where word is not there yet), with the schema cookie bumped, under one savepoint: SQLite's documented
+ * procedure for such changes (lang_altertable.html, "Making Other Kinds Of Table Schema Changes"). */
+static int widen_cell_status(db_store *db, const char *from, const char *to, const char *word, mlk_error *err)
 {
     sqlite3_stmt *st = NULL;
     int rc = db_exec(db, "SAVEPOINT widen_cell_status", err); /* db_open may already hold a transaction */
@@ -103,20 +105,24 @@ static int widen_cell_status(db_store *db, mlk_error *err)
     if (cookie < 0)
         rc = db_fail_sql(db, err, "reading PRAGMA schema_version");
     if (!rc)
-        rc = db_exec(db,
-                     "PRAGMA writable_schema=ON; "
-                     "UPDATE sqlite_schema SET sql = replace(sql, '''timeout'', ''oom''', '''timeout'', ''hung'', "
-                     "''oom''') WHERE type = 'table' AND name = 'cells' AND instr(sql, '''hung''') = 0",
-                     err);
+        rc = db_exec(db, "PRAGMA writable_schema=ON", err);
+    if (!rc && (sqlite3_prepare_v2(db->h, "UPDATE sqlite_schema SET sql = replace(sql, ?1, ?2) WHERE type = 'table' "
+                                          "AND name = 'cells' AND instr(sql, ?3) = 0", -1, &st, NULL) != SQLITE_OK ||
+                sqlite3_bind_text(st, 1, from, -1, SQLITE_STATIC) || sqlite3_bind_text(st, 2, to, -1, SQLITE_STATIC) ||
+                sqlite3_bind_text(st, 3, word, -1, SQLITE_STATIC) || sqlite3_step(st) != SQLITE_DONE))
+        rc = db_fail_sql(db, err, "widening cells.status");
+    sqlite3_finalize(st);
+    st = NULL;
     if (!rc)
         rc = db_exec(db, sql, err);
     mlk_error ignore = {0};
     db_exec(db, "PRAGMA writable_schema=OFF", rc ? &ignore : err);
-    if (!rc && sqlite3_prepare_v2(db->h, "SELECT instr(sql, '''hung''') FROM sqlite_schema WHERE name = 'cells'", -1,
-                                  &st, NULL) == SQLITE_OK) {
+    if (!rc && sqlite3_prepare_v2(db->h, "SELECT instr(sql, ?1) FROM sqlite_schema WHERE name = 'cells'", -1, &st,
+                                  NULL) == SQLITE_OK) {
+        sqlite3_bind_text(st, 1, word, -1, SQLITE_STATIC);
         if (sqlite3_step(st) != SQLITE_ROW || sqlite3_column_int(st, 0) == 0)
             rc = mlk_fail(err, MLK_E_DB, "%s: cells.status: its CHECK constraint is not the one this memleak-run "
-                                         "knows, so 'hung' cannot be added", db->path);
+                                         "knows, so %s cannot be added", db->path, word);
         sqlite3_finalize(st);
     }
     if (rc) {
@@ -129,7 +135,9 @@ static int widen_cell_status(db_store *db, mlk_error *err)
 static int migrate(db_store *db, int from, mlk_error *err)
 {
     for (int v = from; v < DB_SCHEMA_VERSION; v++) {
-        if ((v == 2 && widen_cell_status(db, err)) || (v == 3 && add_columns(db, err)))
+        if ((v == 2 && widen_cell_status(db, "'timeout', 'oom'", "'timeout', 'hung', 'oom'", "'hung'", err)) ||
+            (v == 3 && add_columns(db, err)) ||
+            (v == 4 && widen_cell_status(db, "'oom', 'error'", "'oom', 'error', 'inconclusive'", "'inconclusive'", err)))
             return mlk_fail_prefix(err, "migrating the schema from version %d: ", v);
         int rc = db_exec(db, migrations[v - 1], err);
         if (rc)

@@ -8,7 +8,10 @@
  *   W site  SEQ KIND BYTES_PER_ITER BLOCKS_PER_ITER GROWTH_BYTES LIVE_BYTES LIVE_BLOCKS PATH
  *   W frame SEQ DEPTH OFFSET FN FILE LINE OBJ          (OFFSET in hex: the return address relative to OBJ's base)
  *   W info  MODE SAMPLE_BYTES N_CHECKPOINTS FIRST_IT LAST_IT N_SITES STACKS DROPPED_SITES DROPPED_BLOCKS
- *           DROPPED_MAPPINGS UNWIND_NS SYMBOLIZE_MS   (one line, sent last)
+ *           DROPPED_MAPPINGS UNWIND_NS SYMBOLIZE_MS WINDOW_ITERS WINDOW_MS WINDOW_STACKS   (one line, sent last;
+ *           the window's fields are empty when none ran)
+ * When a window ran (issue 23), heap sites are those whose exact live bytes grew across its iterations: their rate,
+ * blocks, growth and live figures are the window's; mmap sites are the sampled phase's.
  * KIND is heap, mmap or maps; MODE sample, exact or maps; the db's growth_sites and growth_site_frames match. */
 #ifndef MLK_SITES_H
 #define MLK_SITES_H
@@ -23,8 +26,10 @@
 typedef struct mlk_sites mlk_sites;
 
 /* Before the first step. NULL when sites are not asked for (MLK_HEAP_SITES is not in the environment: a tool cell,
- * or a parent that does not know them) or there is nothing to measure; allocates every buffer it will need. */
-mlk_sites *mlk_sites_open(int warmup, int iterations);
+ * or a parent that does not know them) or there is nothing to measure; allocates every buffer it will need.
+ * adaptive (iterations: auto, where iterations is only a bound): a checkpoint every stride measured iterations,
+ * stride doubled whenever the 16 are full (every other one kept), so that 8 to 16 span the run whenever it ends. */
+mlk_sites *mlk_sites_open(int warmup, int iterations, bool adaptive);
 /* After iteration's end-of-iteration sample was sent: takes a checkpoint when it is one. Never allocates. */
 void mlk_sites_after_iteration(mlk_sites *s, int iteration);
 /* After the measured iterations, before teardown (the engine is still loaded, so its frames can be named): sends
@@ -32,6 +37,20 @@ void mlk_sites_after_iteration(mlk_sites *s, int iteration);
  * allocator's library, the C library, the loader and operator new above it are left out. */
 void mlk_sites_report(mlk_sites *s, int fd);
 void mlk_sites_free(mlk_sites *s);
+
+/* Localizing after detecting (issue 23). When sampling recorded the stacks and the shim's live heap grew over the
+ * measured iterations (a trend over the checkpoints of at least 8 B/iter), the worker runs a window of a few more
+ * iterations, unprobed and unsent, in which the shim takes every allocation's stack and counts the blocks exactly:
+ * the growing heap sites are then reported with their exact rates. The judged series are the measured phase's only.
+ * mlk_sites_window_wanted: how many window iterations to run (0: none). begin keeps the sampled phase's mapping
+ * sites aside (it allocates: the measured phase is over) and opens the window; after_iteration takes one window
+ * checkpoint (never allocates); window_ms: time since begin; end closes it and notes its cost. All accept NULL. */
+#define MLK_SITES_WINDOW 16
+int mlk_sites_window_wanted(mlk_sites *s);
+void mlk_sites_window_begin(mlk_sites *s);
+void mlk_sites_window_after_iteration(mlk_sites *s);
+int64_t mlk_sites_window_ms(const mlk_sites *s);
+void mlk_sites_window_end(mlk_sites *s);
 
 /* ---- the pieces, for tests ---- */
 

@@ -208,11 +208,10 @@ static int probe_failed(worker *w, int step, int rc)
     return MLK_WORKER_EXIT_STEP_FAILED;
 }
 
-static int probed_step(worker *w, int phase, int iteration, mlk_step s)
+/* A request that outlives the iteration gets this iteration's shapes before its infer, outside the probes: the step
+ * measures the infer, the iteration sample what setting the shapes kept. */
+static int apply_shapes(worker *w, int iteration, mlk_step s)
 {
-    mlk_mem before, after;
-    /* A request that outlives the iteration gets this iteration's shapes before its infer, outside the probes: the
-     * step measures the infer, the iteration sample what setting the shapes kept. */
     if (s == MLK_STEP_INFER && w->shapes && w->request && w->applied_it != iteration) {
         w->applied_it = iteration;
         if (mlk_inputs_apply(w->inputs, w->api, w->compiled, w->request, w->shapes, w->sizes, &w->err)) {
@@ -220,6 +219,15 @@ static int probed_step(worker *w, int phase, int iteration, mlk_step s)
             return w->err.oom ? MLK_WORKER_EXIT_OOM : MLK_WORKER_EXIT_STEP_FAILED;
         }
     }
+    return 0;
+}
+
+static int probed_step(worker *w, int phase, int iteration, mlk_step s)
+{
+    mlk_mem before, after;
+    int arc = apply_shapes(w, iteration, s);
+    if (arc)
+        return arc;
     mlk_probe_reset_peak(w->probe);
     mlk_probe_mark(w->probe, &before);
     int rc = do_step(w, s);
@@ -338,6 +346,60 @@ static int64_t mono_ms(void)
     return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
 }
 
+int mlk_worker_next_point(int p, int max)
+{
+    int64_t n = (int64_t)p + p / 2;
+    if (n <= p)
+        n = (int64_t)p + 1;
+    return n > max ? max : (int)n;
+}
+
+/* iterations: auto: tell the parent how many iterations are measured and wait for its word. True: go on. */
+static bool ask_parent(worker *w, int measured)
+{
+    char line[32], c = 0;
+    int n = snprintf(line, sizeof line, "P\t%d\n", measured);
+    send_line(w->a->fd, line, (size_t)n);
+    for (;;) {
+        ssize_t r = read(w->a->control_fd, &c, 1);
+        if (r < 0 && errno == EINTR)
+            continue;
+        return r == 1 && c == 'c';
+    }
+}
+
+/* The window of exact stacks (sites.h, issue 23): when the heap grew under sampling, up to MLK_SITES_WINDOW more
+ * iterations of the pipeline, neither probed nor sent (the verdict rests on the measured phase alone), each followed
+ * by a window checkpoint. Bounded in time too: past four iterations it stops once it has taken as long as the whole
+ * measured phase (at least a second), so a slow cell pays at most about twice. A failing step fails the cell. */
+static int localize(worker *w, mlk_sites *sites, int first_it, int64_t measured_ms)
+{
+    int n = mlk_sites_window_wanted(sites);
+    if (!n)
+        return 0;
+    mlk_sites_window_begin(sites);
+    int rc = 0;
+    int64_t budget_ms = measured_ms > 1000 ? measured_ms : 1000;
+    for (int i = 0; !rc && i < n; i++) {
+        int it = first_it + i;
+        shapes_at(w, it);
+        for (int k = 0; !rc && k < w->a->n_pipeline; k++) {
+            mlk_step s = w->a->pipeline[k];
+            rc = apply_shapes(w, it, s);
+            if (!rc && do_step(w, s)) {
+                send_error(w, (int)s, w->err.msg, w->err.oom);
+                rc = w->err.oom ? MLK_WORKER_EXIT_OOM : MLK_WORKER_EXIT_STEP_FAILED;
+            }
+        }
+        if (!rc)
+            mlk_sites_window_after_iteration(sites);
+        if (i >= 3 && mlk_sites_window_ms(sites) > budget_ms)
+            break;
+    }
+    mlk_sites_window_end(sites);
+    return rc;
+}
+
 int mlk_worker_run(const mlk_worker_args *a)
 {
     /* Die with the parent: a killed memleak-run must not leave workers behind. */
@@ -354,10 +416,12 @@ int mlk_worker_run(const mlk_worker_args *a)
     }
     announce(&w);
     /* Where memory grows (issue 9): buffers now. Its checkpoints are placed by count, so a run by duration has none. */
-    mlk_sites *sites = mlk_sites_open(a->warmup, a->duration_ms > 0 ? 0 : a->iterations);
+    mlk_sites *sites = mlk_sites_open(a->warmup, a->duration_ms > 0 ? 0 : a->iterations, a->auto_min > 0);
     shapes_at(&w, 0); /* a request made in setup starts with the first iteration's shapes */
     int rc = run_steps(&w, MLK_PHASE_SETUP, -1, a->setup, a->n_setup);
     int64_t measure_start = -1;
+    int64_t measure_ms = mono_ms();
+    int next_point = a->auto_min, end_it = a->warmup + a->iterations;
     for (int it = 0; !rc && (a->duration_ms > 0 ? it < INT_MAX - 1 : it < a->warmup + a->iterations); it++) {
         int phase = it < a->warmup ? MLK_PHASE_WARMUP : MLK_PHASE_MEASURE;
         if (a->duration_ms > 0 && phase == MLK_PHASE_MEASURE) {
@@ -375,7 +439,17 @@ int mlk_worker_run(const mlk_worker_args *a)
             rc = end_iteration(&w, phase, it);
         if (!rc)
             mlk_sites_after_iteration(sites, it); /* after the iteration's sample, never between probes */
+        int measured = it - a->warmup + 1;
+        if (!rc && next_point > 0 && measured == next_point && measured < a->iterations) {
+            if (!ask_parent(&w, measured)) {
+                end_it = it + 1;
+                break;
+            }
+            next_point = mlk_worker_next_point(next_point, a->iterations);
+        }
     }
+    if (!rc)
+        rc = localize(&w, sites, end_it, mono_ms() - measure_ms);
     if (!rc)
         mlk_sites_report(sites, a->fd); /* before teardown: the engine is loaded, its frames can be named */
     if (!rc)

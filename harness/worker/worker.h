@@ -32,10 +32,18 @@ typedef struct mlk_worker_args {
     engine_kv opts[MLK_WORKER_MAX_OPTS];
     int n_opts;
     mlk_shapes shapes;       /* --shape NAME=KIND:SIZES (repeated) and --shape-seed N; n_dims 0 without */
+    /* iterations: auto (issue 23): from --auto-min measured iterations on, at each decision point (auto_min, then
+     * 1.5 times the last, up to iterations) the worker sends "P\tN" (N measured so far) and waits for one byte on
+     * control_fd: 'c' to go on, anything else (or the parent gone) to stop measuring. 0 and -1 without. */
+    int auto_min;
+    int control_fd;
 } mlk_worker_args;
 
 /* Parse "--worker ..." arguments (argv[0] is the program). Returns 0 or -1 with a message on stderr. */
 int mlk_worker_parse(int argc, char **argv, mlk_worker_args *a);
+
+/* The decision point after p (the first is auto_min), capped at max: 1.5 times p, at least p + 1. */
+int mlk_worker_next_point(int p, int max);
 
 /* Run the cell; returns the process exit code. */
 int mlk_worker_run(const mlk_worker_args *a);

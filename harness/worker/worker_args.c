@@ -45,6 +45,7 @@ int mlk_worker_parse(int argc, char **argv, mlk_worker_args *a)
 {
     memset(a, 0, sizeof *a);
     a->fd = -1;
+    a->control_fd = -1;
     for (int i = 1; i < argc; i++) {
         const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         int bad = 0;
@@ -92,6 +93,10 @@ int mlk_worker_parse(int argc, char **argv, mlk_worker_args *a)
             a->shapes.seed = seed;
         } else if (!strcmp(k, "--warmup")) {
             bad = parse_int(v, 0, &a->warmup);
+        } else if (!strcmp(k, "--auto-min")) {
+            bad = parse_int(v, 1, &a->auto_min);
+        } else if (!strcmp(k, "--control-fd")) {
+            bad = parse_int(v, 0, &a->control_fd);
         } else if (!strcmp(k, "--opt")) {
             char *eq = strchr(v, '=');
             bad = !eq || a->n_opts >= MLK_WORKER_MAX_OPTS;
@@ -112,6 +117,10 @@ int mlk_worker_parse(int argc, char **argv, mlk_worker_args *a)
     if ((int64_t)a->warmup + a->iterations > INT_MAX - 1) {
         fprintf(stderr, "memleak-run worker: warmup + iterations (%d + %d) is more than one process can count\n",
                 a->warmup, a->iterations);
+        return -1;
+    }
+    if ((a->auto_min > 0) != (a->control_fd >= 0)) {
+        fprintf(stderr, "memleak-run worker: --auto-min and --control-fd go together\n");
         return -1;
     }
     if (a->fd < 0 || !a->engine_lib || !a->model) {

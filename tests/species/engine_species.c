@@ -38,7 +38,8 @@
     X(SCRATCH, "scratch", 0, 512 << 20)   /* a scratch buffer malloc'd and freed untouched: requested, not resident */ \
     X(SCRATCH_MAP, "scratch_map", 0, 512 << 20) /* the same through mmap and munmap */                 \
     X(SHAPE_CACHE, "shape_cache", 0, 65536) /* a block kept per distinct input shape: bounded by the shapes */ \
-    X(SHAPE_CHANGE, "shape_change", 1, 16384) /* a block lost on every infer whose input shape changed */
+    X(SHAPE_CHANGE, "shape_change", 1, 16384) /* a block lost on every infer whose input shape changed */ \
+    X(CHURN_POOL, "churn_pool", 0, 0)     /* 512 blocks of 1 B-64 KiB, 64 replaced per infer: bounded, fragmenting */
 
 enum {
 #define X_(e, n, leaks, bytes) SP_##e,
@@ -451,6 +452,7 @@ static void act(engine_ctx *c)
         break;
     }
     case SP_CHURN: species_churn(k); break;
+    case SP_CHURN_POOL: species_churn_pool(k); break;
     case SP_SHAPE_CACHE: shape_cache(c, b); break;
     case SP_SHAPE_CHANGE: {
         uint64_t h = shapes_now(c);

@@ -18,6 +18,9 @@ void species_cxx_lose(size_t n);
 void species_map_file(const char *path);
 /* Blocks of sizes varying with k, allocated and freed in a scrambled order: the heap fragments, nothing stays. */
 void species_churn(int64_t k);
+/* A pool of 512 blocks of 1 B to 64 KiB (sizes from a fixed-seed generator), 64 of them replaced per call: live bytes
+ * stay around 16 MiB, while the allocator's pages fragment for hundreds of calls (issue 23). */
+void species_churn_pool(int64_t k);
 /* Keep this plugin mapped after the host's dlclose (RTLD_NODELETE). */
 void species_pin(void);
 /* The folder holding this plugin. */

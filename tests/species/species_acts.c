@@ -53,6 +53,23 @@ void species_churn(int64_t k)
         free(b[(i * 17 + (int)(k % N)) % N]);
 }
 
+void species_churn_pool(int64_t k)
+{
+    enum { N = 512, PER_CALL = 64 };
+    static void *pool[N];
+    static uint64_t x = 0x9e3779b97f4a7c15ULL;
+    (void)k;
+    for (int r = 0; r < PER_CALL; r++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        int i = (int)(x % N);
+        size_t n = 1 + (size_t)((x >> 20) % 65536);
+        free(pool[i]);
+        pool[i] = malloc(n);
+        if (pool[i])
+            memset(pool[i], 5, n);
+    }
+}
+
 void species_pin(void)
 {
     Dl_info info;

@@ -79,7 +79,7 @@ static void check_real_report(void)
     char file[] = "/tmp/mlk-cellrun-sites-XXXXXX";
     int fd = mkstemp(file);
     CHECK(fd >= 0 && ftruncate(fd, 8 * 4096) == 0);
-    mlk_sites *s = mlk_sites_open(0, 6);
+    mlk_sites *s = mlk_sites_open(0, 6, false);
     void *m[6];
     for (int it = 0; it < 6; it++) {
         m[it] = mmap(NULL, 8 * 4096, PROT_READ, MAP_PRIVATE, fd, 0);

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "db_stops.h"
 #include "db_col.h"
 #include "db_history.h"
 #include "db_json.h"
@@ -225,10 +226,58 @@ static void migrate_v2(void)
     unlink(p2);
 }
 
+/* A db of schema 4 (cells.status without 'inconclusive'): opening it widens the CHECK, keeps its rows, a cell can then
+ * end inconclusive, and the new tables of issue 23 are there. */
+static void migrate_v4(void)
+{
+    char p4[64];
+    snprintf(p4, sizeof p4, "/tmp/mlk-test-store-v4-%d.db", (int)getpid());
+    unlink(p4);
+    mlk_error err = {0};
+    db_store *db = NULL;
+    CHECK_OK(db_open(p4, &db, &err), &err);
+    db_close(db);
+    sqlite3 *h = NULL;
+    CHECK(sqlite3_open(p4, &h) == SQLITE_OK);
+    int cookie = 0;
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(h, "PRAGMA schema_version", -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+        cookie = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    char bump[64];
+    snprintf(bump, sizeof bump, "PRAGMA schema_version=%d;", cookie + 2);
+    CHECK(sqlite3_exec(h, "PRAGMA writable_schema=ON; UPDATE sqlite_schema SET sql = replace(sql, ', ''inconclusive''', "
+                          "'') WHERE name = 'cells'; DROP TABLE cell_stops;", NULL, NULL, NULL) == SQLITE_OK);
+    CHECK(sqlite3_exec(h, bump, NULL, NULL, NULL) == SQLITE_OK);
+    CHECK(sqlite3_exec(h, "PRAGMA writable_schema=OFF; DELETE FROM schema_version; INSERT INTO schema_version VALUES (4); "
+                          "INSERT INTO runs(uuid, scenario_name, scenario_text, status, started_at) "
+                          "VALUES ('u', 's', 't', 'done', '2026-11-25');",
+                       NULL, NULL, NULL) == SQLITE_OK);
+    sqlite3_close(h);
+    CHECK_OK(db_open(p4, &db, &err), &err);
+    CHECK(db && scalar(db, "SELECT max(version) FROM schema_version") == DB_SCHEMA_VERSION);
+    CHECK(db && scalar(db, "SELECT instr(sql, '''inconclusive''') > 0 FROM sqlite_schema WHERE name = 'cells'") == 1);
+    CHECK(db && scalar(db, "SELECT count(*) FROM runs") == 1);
+    db_cell_def d = {0, "ref", "m.onnx", "abc", "{}", "engine=ref", "glibc"};
+    int64_t cell = 0;
+    CHECK_OK(db_cell_insert(db, 1, &d, &cell, &err), &err);
+    db_cell_result res = {.status = "inconclusive", .signal = -1, .exit_code = -1, .slope = NAN, .late_slope = NAN,
+                          .mk_p = NAN, .growth = NAN, .detail = "inconclusive: anon undecided at 1000 iterations (max)"};
+    CHECK_OK(db_cell_finish(db, cell, &res, &err), &err);
+    CHECK_OK(db_cell_stop_store(db, cell, 1000, "max", 12, "anon", &err), &err);
+    CHECK(scalar(db, "SELECT iterations FROM cell_stops WHERE undecided = 'anon' AND reason = 'max'") == 1000);
+    bool ok = false;
+    CHECK_OK(db_integrity_ok(db, &ok, &err), &err);
+    CHECK(ok);
+    db_close(db);
+    unlink(p4);
+}
+
 int main(void)
 {
     migrate_v1();
     migrate_v2();
+    migrate_v4();
     concurrent_create();
     snprintf(path, sizeof path, "/tmp/mlk-test-store-%d.db", (int)getpid());
     mlk_error err = {0};

@@ -114,9 +114,9 @@ static void check_symbolize(void)
 static void check_maps_report(void)
 {
     unsetenv("MLK_HEAP_SITES");
-    CHECK(mlk_sites_open(0, 10) == NULL); /* not asked for: a tool cell */
+    CHECK(mlk_sites_open(0, 10, false) == NULL); /* not asked for: a tool cell */
     setenv("MLK_HEAP_SITES", "sample", 1);
-    CHECK(mlk_sites_open(0, 1) == NULL); /* one iteration: nothing to compare */
+    CHECK(mlk_sites_open(0, 1, false) == NULL); /* one iteration: nothing to compare */
     char file[] = "/tmp/mlk-sites-test-XXXXXX";
     int fd = mkstemp(file);
     CHECK(fd >= 0);
@@ -124,7 +124,7 @@ static void check_maps_report(void)
     memset(page, 1, sizeof page);
     for (int i = 0; i < 16; i++)
         CHECK(write(fd, page, sizeof page) == (ssize_t)sizeof page);
-    mlk_sites *s = mlk_sites_open(2, 10);
+    mlk_sites *s = mlk_sites_open(2, 10, false);
     CHECK(s != NULL);
     void *maps[12];
     for (int it = 0; it < 12; it++) {
