@@ -16,7 +16,7 @@ try() {
   set -e
   el=$(( $(ms) - t0 ))
   check "$what: exit $want" eq "$code" "$want"
-  check "$what: within 2 s ($el ms)" test "$el" -lt 2000
+  check "$what: promptly ($el ms)" test "$el" -lt "$prompt_ms"
   check "$what: says '$pat'" grep -qE -e "$pat" "$work/out.txt"
   check "$what: one short line" test "$(wc -c < "$work/out.txt")" -lt 400
   [ "$code" = "$want" ] || sed 's/^/    /' "$work/out.txt" | head -5

@@ -38,7 +38,7 @@ try() {
   set -e
   el=$(( $(ms) - t0 ))
   check "$what: exit 2" eq "$code" 2
-  check "$what: within 2 s ($el ms)" test "$el" -lt 2000
+  check "$what: promptly ($el ms)" test "$el" -lt "$prompt_ms"
   check "$what: names $name" grep -qF "$name" "$work/out.txt"
   [ "$code" = 2 ] || sed 's/^/    /' "$work/out.txt" | head -5
 }
