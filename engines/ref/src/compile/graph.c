@@ -325,6 +325,7 @@ static int resolve_outputs_and_uses(ref_compiled *c, name_index *ix, ref_error *
                             g->outputs[i].name);
         c->outputs[c->n_outputs++] = id;
         c->vals[id].last_use = c->n_nodes;
+        c->vals[id].graph_output = true;
     }
     return REF_OK;
 }
