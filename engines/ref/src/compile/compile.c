@@ -97,7 +97,8 @@ static int compile_graph(ref_compiled *c, ref_error *err)
     if (c->opset <= 0 && uses_default)
         return ref_fail(err, REF_E_PARSE, "compile: the model imports no default-domain (ai.onnx) opset");
     /* The first plan gives pre-packing its shapes; the second sizes scratch for what was packed. */
-    if ((rc = ref_fold_constants(c, err)) || (c->opts.fold_bn && (rc = ref_fold_affine(c, err))) ||
+    if ((rc = ref_fold_constants(c, err)) || (rc = ref_readers_build(c, err)) ||
+        (c->opts.fold_bn && (rc = ref_fold_affine(c, err))) ||
         (c->opts.fold_bn && (rc = ref_fuse_activations(c, err))))
         return rc;
     ref_release_unread_mapped(c); /* weights folded into new ones: their pages need not stay resident */
@@ -203,6 +204,9 @@ static void compiled_destroy(ref_compiled *c)
     for (int v = 0; v < c->n_vals; v++)
         ref_free(c->vals[v].owned);
     ref_free(c->vals);
+    ref_free(c->readers);
+    ref_free(c->only_reader);
+    ref_free(c->mapped);
     ref_free(c->nodes);
     ref_free(c->node_ids);
     ref_free(c->inputs);
