@@ -324,7 +324,7 @@ class Torture:
         """A run of scn killed at a random moment; True when it left a run to resume."""
         p = subprocess.Popen([self.run_exe, "--db", db, "--quiet", scn], env=self.env, cwd=cwd,
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        time.sleep(self.rng.uniform(0.05, self.clean_s * 0.9))
+        time.sleep(self.rng.uniform(self.clean_s * 0.3, self.clean_s * 0.95))
         p.kill()
         p.wait()
         if not os.path.exists(db) or not self.integrity(db, "killed run %d" % self.n):
