@@ -279,6 +279,13 @@ static int resolve_model(mlk_plan *p, const mlk_plan_opts *o, const mlk_model_sp
     int rc = MLK_OK;
     if (m->kind == MLK_MODEL_GENERATE) {
         rc = generate_model(p, o, m, pm, err);
+        char *abs = rc ? NULL : abs_path(NULL, pm->path); /* a --model-cache given relative */
+        if (!rc && !abs)
+            rc = mlk_fail(err, MLK_E_NOMEM, "out of memory");
+        if (abs) {
+            free(pm->path);
+            pm->path = abs;
+        }
     } else {
         pm->path = abs_path(sdir, m->path);
         rc = pm->path ? check_regular(pm->path, "model", p->s->path, m->loc, err)

@@ -138,6 +138,13 @@ void mlk_rep_tsv_field(char *out, size_t len, const char *s);
 void mlk_rep_fmt_metric(char *out, size_t len, const char *metric, double v);
 /* The failing verdicts: leak, crashed, timeout, oom, error. */
 bool mlk_rep_status_fails(const char *status);
+/* Whether the cell ran to an end: a pending cell (never started) or a running one (an attempt killed with memleak-run)
+ * has no samples, findings or sites of its own, so the report neither queries nor writes anything per such cell: a
+ * 100,000-cell run interrupted early costs what its finished cells cost. */
+static inline bool mlk_rep_cell_ran(const mlk_rep_cell *c)
+{
+    return c->status && strcmp(c->status, "pending") && strcmp(c->status, "running");
+}
 /* Close f, turning any write error into MLK_E_IO naming path. */
 int mlk_rep_close(FILE *f, const char *path, mlk_error *err);
 

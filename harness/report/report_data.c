@@ -93,12 +93,15 @@ int mlk_rep_load(db_store *db, int64_t run_id, mlk_report **out, mlk_error *err)
         rc = take_run(r, d, err);
     db_report_free(d);
     for (int i = 0; r && i < r->n_cells && !rc; i++) { /* tool cells' findings (issue 6), every series' verdict */
+        if (!mlk_rep_cell_ran(&r->cells[i]))
+            continue;
         rc = mlk_tool_html_cell(db, r->cells[i].id, &r->cells[i].tool_html, err);
         if (!rc)
             rc = db_series_results_load(db, r->cells[i].id, &r->cells[i].series, &r->cells[i].n_series, err);
     }
     for (int i = 0; r && i < r->n_cells && !rc; i++) /* where plain cells grew (issue 9) */
-        rc = mlk_sites_html_cell(db, r->cells[i].id, &r->cells[i].sites_html, &r->cells[i].sites_brief, err);
+        rc = !mlk_rep_cell_ran(&r->cells[i]) ? MLK_OK : mlk_sites_html_cell(db, r->cells[i].id, &r->cells[i].sites_html,
+                                                                            &r->cells[i].sites_brief, err);
     if (r && !rc)
         rc = mlk_rep_alerts_build(db, r, err);
     if (rc) {

@@ -55,8 +55,8 @@ static int export_memory(db_store *db, mlk_report *r, int ci, const char *dir, m
     db_report_iter *it = NULL;
     int n = 0, rc = db_report_memory(db, c->id, &it, &n, err);
     FILE *f = NULL;
-    if (rc || (rc = open_data(dir, base, "", path, sizeof path, &f, err))) {
-        free(it);
+    if (rc || n == 0 || (rc = open_data(dir, base, "", path, sizeof path, &f, err))) {
+        free(it); /* n == 0: nothing sampled (failed before its first iteration): no file, no plot */
         return rc;
     }
     fputs("# iteration\tmeasured\trss_mib\thwm_mib\theap_mib\n", f);
@@ -124,7 +124,7 @@ static int export_signals(db_store *db, mlk_report *r, int ci, const char *dir, 
     db_report_iter *it = NULL;
     int n = 0, rc = db_report_memory(db, c->id, &it, &n, err);
     FILE *f = NULL;
-    if (rc || (rc = open_data(dir, base, "", path, sizeof path, &f, err))) {
+    if (rc || n == 0 || (rc = open_data(dir, base, "", path, sizeof path, &f, err))) {
         free(it);
         return rc;
     }
@@ -348,9 +348,10 @@ static int export_trends(db_store *db, mlk_report *r, const char *dir, mlk_error
     static const char *base_metrics[] = {"peak_kib", "final_rss_kib", "final_heap_bytes", "wall_ms"};
     int rc = MLK_OK;
     for (int ci = 0; ci < r->n_cells && !rc; ci++) {
-        bool first = true; /* one set of trends per config, under its first cell */
-        for (int k = 0; k < ci; k++)
-            first = first && strcmp(r->cells[k].config_key, r->cells[ci].config_key);
+        /* One set of trends per config, under its first cell that ran (one that did not adds no point of this run). */
+        bool first = mlk_rep_cell_ran(&r->cells[ci]);
+        for (int k = 0; first && k < ci; k++)
+            first = !mlk_rep_cell_ran(&r->cells[k]) || strcmp(r->cells[k].config_key, r->cells[ci].config_key);
         for (size_t k = 0; first && k < sizeof base_metrics / sizeof *base_metrics && !rc; k++)
             rc = export_trend(db, r, ci, "iteration", base_metrics[k], dir, err);
     }
@@ -503,7 +504,7 @@ int mlk_rep_export(db_store *db, mlk_report *r, const char *dir, const char *mat
 {
     int rc = MLK_OK;
     for (int i = 0; i < r->n_cells && !rc; i++)
-        if (!(rc = export_memory(db, r, i, dir, err)))
+        if (mlk_rep_cell_ran(&r->cells[i]) && !(rc = export_memory(db, r, i, dir, err)))
             rc = export_signals(db, r, i, dir, err);
     if (!rc)
         rc = export_trends(db, r, dir, err);

@@ -2,11 +2,12 @@
 """torture.py: memleak-run's torture suite (issue 14), in the spirit of SQLite's crash and I/O-error tests, over real
 runs of the harness: SIGKILL of memleak-run at random moments of run, report and merge, then --resume; SIGKILL and
 SIGSTOP of the worker; writes failing under RLIMIT_FSIZE at every size in turn; the parent's allocations failing one
-at a time (tests/torture/failmalloc.c). After each: the db passes integrity_check, every cell is there once with a
+at a time (tests/torture/failmalloc.c); several --resumes of one run at once, and resumes from another folder or after
+the weights changed (issue 25). After each: the db passes integrity_check, every cell is there once with a
 final status, the samples of cells finished before the kill are byte-identical afterwards, and every cell holds the
 (iteration, step) samples of a clean run. It must never pass without trying what it reports, and never leave files.
 
-usage: torture.py [--short | --long] [--seed N] [--phases kill,worker,io,alloc]   (MLK_BIN_DIR, MLK_BUILD_DIR as ctest
+usage: torture.py [--short | --long] [--seed N] [--phases kill,worker,io,alloc,resume]   (MLK_BIN_DIR, MLK_BUILD_DIR as ctest
 sets them). SIGTERM or SIGINT stops it with the figures of what it tried so far (a nightly cut short still reports).
 """
 import argparse
@@ -35,7 +36,7 @@ matrix:
 
 class Torture:
     def __init__(self, args):
-        self.bin = os.environ.get("MLK_BIN_DIR", "build/bin")
+        self.bin = os.path.abspath(os.environ.get("MLK_BIN_DIR", "build/bin"))
         self.lib = os.path.join(os.environ.get("MLK_BUILD_DIR", os.path.dirname(self.bin)), "lib")
         self.run_exe = os.path.join(self.bin, "memleak-run")
         self.rng = random.Random(args.seed)
@@ -47,7 +48,8 @@ class Torture:
         self.scn = self.write("t.yaml", SCENARIO % (20, "300"))
         self.failures = []
         self.counts = {"run kills": 0, "report kills": 0, "merge kills": 0, "worker kills": 0, "worker stops": 0,
-                       "I/O failures": 0, "allocation failures": 0}
+                       "I/O failures": 0, "allocation failures": 0, "concurrent resumes": 0,
+                       "cross-folder resumes": 0}
         self.n = 0
         self.exits = {"I/O failures": {}, "allocation failures": {}}
         self.total_allocs = 0
@@ -316,6 +318,122 @@ class Torture:
         self.resume(db, what)
         self.check_complete(db, what, before, allow_error=True)
 
+    # ---- one live process per run, and resumes from elsewhere (issue 25) ----
+
+    def interrupted_run(self, db, scn, cwd=None):
+        """A run of scn killed at a random moment; True when it left a run to resume."""
+        p = subprocess.Popen([self.run_exe, "--db", db, "--quiet", scn], env=self.env, cwd=cwd,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(self.rng.uniform(self.clean_s * 0.3, self.clean_s * 0.95))
+        p.kill()
+        p.wait()
+        if not os.path.exists(db) or not self.integrity(db, "killed run %d" % self.n):
+            return False
+        c = self.connect(db)
+        try:  # killed before its run was stored: nothing to resume, nothing tried
+            return c.execute("SELECT count(*) FROM runs").fetchone()[0] == 1
+        except sqlite3.DatabaseError:
+            return False
+        finally:
+            c.close()
+
+    def concurrent_resumes(self):
+        """2 to 4 --resumes of one interrupted run, started within 0.2 s of each other, one of them perhaps killed:
+        each exits 0 (ran, or found nothing left) or 2 naming the owner; after a last resume the run holds a clean
+        run's samples and the cells finished before are untouched."""
+        db = self.fresh_db("conc")
+        what = "concurrent resumes %d" % self.n
+        if not self.interrupted_run(db, self.scn):
+            return
+        before = self.finished_cells(db)
+        procs = []
+        for _ in range(self.rng.randint(2, 4)):
+            procs.append(subprocess.Popen([self.run_exe, "--db", db, "--quiet", "--resume", "1"], env=self.env,
+                                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True))
+            time.sleep(self.rng.uniform(0, 0.2))
+        victim = self.rng.choice(procs + [None] * len(procs))
+        if victim is not None:
+            time.sleep(self.rng.uniform(0, self.clean_s))
+            victim.kill()
+        owners = 0
+        for p in procs:
+            _, err = p.communicate(timeout=120)
+            if p is victim and p.returncode == -signal.SIGKILL:
+                continue
+            if p.returncode == 0:
+                owners += 1
+            elif p.returncode != 2 or "is being run by memleak-run pid" not in err:
+                self.fail("%s: a resume exited %d: %s" % (what, p.returncode, err.strip()[-300:]))
+        self.counts["concurrent resumes"] += 1
+        if not self.integrity(db, what):
+            return
+        c = self.connect(db)
+        left = c.execute("SELECT count(*) FROM cells WHERE status IN ('pending', 'running')").fetchone()[0]
+        c.close()
+        if left or victim is not None:
+            self.resume(db, what + ", the last resume")
+        self.check_complete(db, what, before)
+
+    def cross_folder(self):
+        """A run of a scenario beside its model, started from that folder by relative paths and killed; resumed
+        from a folder holding another model of the same name (it must measure its own), or after the weights
+        changed (exit 2 and nothing touched, then, the weights back, resumed)."""
+        what = "cross-folder resume %d" % self.n
+        home, elsewhere = os.path.join(self.work, "home"), os.path.join(self.work, "elsewhere")
+        if not os.path.exists(home):
+            for d, seed in ((home, "1"), (elsewhere, "9")):
+                os.makedirs(d)
+                subprocess.run([os.path.join(self.bin, "refengine"), "gen", "mlp", "--mlp-hidden", "16",
+                                "--external-data", "--seed", seed, "--out", os.path.join(d, "m.onnx")],
+                               stdout=subprocess.DEVNULL, check=True)
+                with open(os.path.join(d, "s.yaml"), "w") as f:
+                    f.write(SCENARIO.replace("{generate: mlp, mlp_hidden: 16}", "m.onnx") % (20, "300"))
+            ref = os.path.join(self.work, "home-ref.db")
+            r = self.memleak(["--db", ref, "--quiet", os.path.join(home, "s.yaml")])
+            if r.returncode:
+                self.fail("%s: the clean run exited %d: %s" % (what, r.returncode, r.stderr.strip()[-200:]))
+            c = self.connect(ref)
+            self.home_hash = c.execute("SELECT DISTINCT model_hash FROM cells").fetchall()
+            c.close()
+        db = self.fresh_db("cross")
+        if not self.interrupted_run(db, "s.yaml", cwd=home):
+            return
+        self.counts["cross-folder resumes"] += 1
+        before = self.finished_cells(db)
+        data = os.path.join(home, "m.onnx.data")
+        if self.rng.random() < 0.3:  # new weights: refused, nothing touched
+            shutil.copy(data, data + ".orig")
+            with open(data, "r+b") as f:
+                f.seek(self.rng.randrange(os.path.getsize(data)))
+                b = f.read(1)
+                f.seek(-1, os.SEEK_CUR)
+                f.write(bytes([b[0] ^ 0x5a]))
+            r = subprocess.run([self.run_exe, "--db", db, "--quiet", "--resume", "1"], env=self.env, cwd=elsewhere,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
+            os.replace(data + ".orig", data)
+            if r.returncode != 2 or "the model is not the one the run measured" not in r.stderr:
+                self.fail("%s: resumed after the weights changed: exit %d %s" % (what, r.returncode,
+                                                                                r.stderr.strip()[-200:]))
+            if self.finished_cells(db) != before:
+                self.fail("%s: a refused resume changed finished cells" % what)
+        r = subprocess.run([self.run_exe, "--db", db, "--quiet", "--resume", "1"], env=self.env, cwd=elsewhere,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
+        if r.returncode != 0:
+            self.fail("%s: exit %d: %s" % (what, r.returncode, r.stderr.strip()[-300:]))
+            return
+        c = self.connect(db)
+        models = c.execute("SELECT DISTINCT model FROM cells").fetchall()
+        hashes = c.execute("SELECT DISTINCT model_hash FROM cells").fetchall()
+        c.close()
+        if models != [(os.path.join(home, "m.onnx"),)] or hashes != self.home_hash:
+            self.fail("%s: measured %s %s, the run's model is %s %s" % (what, models, hashes,
+                                                                        os.path.join(home, "m.onnx"), self.home_hash))
+        if self.finished_cells(db) and before:
+            after = self.finished_cells(db)
+            for idx, rows in before.items():
+                if after.get(idx) != rows:
+                    self.fail("%s: cell %d, finished before the kill, changed after the resume" % (what, idx))
+
     def count_allocs(self):
         self.failmalloc = os.path.join(self.lib, "libmlk_failmalloc.so")
         if not os.path.exists(self.failmalloc):
@@ -348,7 +466,7 @@ def main():
     ap.add_argument("--short", action="store_true", help="the ctest form (the default)")
     ap.add_argument("--long", action="store_true", help="the nightly form (>= 1000 kills)")
     ap.add_argument("--seed", type=int, default=int(os.environ.get("MLK_TORTURE_SEED", "14")))
-    ap.add_argument("--phases", default="kill,worker,io,alloc", help="which trials, comma-separated")
+    ap.add_argument("--phases", default="kill,worker,io,alloc,resume", help="which trials, comma-separated")
     args = ap.parse_args()
     phases = set(args.phases.split(","))
     t = Torture(args)
@@ -379,6 +497,12 @@ def main():
             for i in range(steps):
                 t.io_failure(max(1, int(t.db_bytes * (i + 0.5) / steps)))
                 progress(t, "write limits", i + 1, steps, started)
+        if "resume" in phases:
+            n = 100 if args.long else 4
+            for i in range(n):
+                t.concurrent_resumes()
+                t.cross_folder()
+                progress(t, "concurrent and cross-folder resumes", i + 1, n, started)
         if "alloc" in phases:
             total = t.total_allocs = t.count_allocs()
             if total:
@@ -407,9 +531,10 @@ def main():
            t.db_bytes, "; stopped early by " + stopped if stopped else ""))
     for k, ex in t.exits.items():
         print("torture: %s by exit status: %s" % (k, ", ".join("%d: %d" % (code, n) for code, n in sorted(ex.items()))))
-    print("torture: %d kills, %d worker kills/stops, %d I/O failures, %d allocation failures tried; %s" %
+    print("torture: %d kills, %d worker kills/stops, %d I/O failures, %d allocation failures, %d concurrent and %d "
+          "cross-folder resumes tried; %s" %
           (c["run kills"] + c["report kills"] + c["merge kills"], c["worker kills"] + c["worker stops"],
-           c["I/O failures"], c["allocation failures"],
+           c["I/O failures"], c["allocation failures"], c["concurrent resumes"], c["cross-folder resumes"],
            "0 lost" if not t.failures else "%d failures (see FAIL lines)" % len(t.failures)), flush=True)
     return 1 if t.failures or stopped else 0
 
