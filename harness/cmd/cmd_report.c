@@ -13,6 +13,7 @@
 #include "commands.h"
 #include "files.h"
 #include "report.h"
+#include "text.h"
 
 enum { EXIT_OK = 0, EXIT_INPUT = 2, EXIT_INTERNAL = 3 };
 
@@ -198,7 +199,8 @@ static int report(const report_args *a, mlk_error *err)
         plot_rc = mlk_rep_render(r, dir, plots_dir, &perr);
     if ((rc = write_outputs(r, dir, err)))
         goto out;
-    printf("report of run %lld (%s) written to %s/index.html\n", (long long)r->run_id, r->scenario, dir);
+    mlk_fprintf_safe(stdout, "report of run %lld (%s) written to %s/index.html\n", (long long)r->run_id, r->scenario,
+                     dir);
     if (plot_rc) /* the rest of the report is written: still an error, the plots are missing */
         rc = mlk_fail(err, plot_rc == MLK_E_PARSE ? MLK_E_PARSE : MLK_E_INTERNAL, /* a FIFO as a script: input */
                       "report: %.900s (index.html, summary.md and junit.xml were written)", perr.msg);
@@ -218,6 +220,6 @@ int mlk_cmd_report(int argc, char **argv)
     int rc = report(&a, &err);
     if (!rc)
         return EXIT_OK;
-    fprintf(stderr, "memleak-run %s\n", err.msg);
+    mlk_fprintf_safe(stderr, "memleak-run %s\n", err.msg);
     return exit_for(rc);
 }
