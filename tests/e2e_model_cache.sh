@@ -79,4 +79,31 @@ code=$?
 set -e
 check "a private folder open to others: exit 2" eq "$code" 2
 check "a private folder open to others: named" grep -q "memleak-$uid is not private (others may read or write it)" "$work/out.txt"
+
+# ---- no usable home: never /tmp/.cache, a private folder in $TMPDIR ------------------------------------------------
+# As another user when root (root may make any folder), with a home that cannot be made, and with none at all.
+as_user=()
+if [ "$(id -u)" = 0 ] && command -v setpriv > /dev/null; then
+  as_user=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+  chmod 755 "$work"
+  chmod 644 "$work/s.yaml"
+fi
+mkdir "$work/tmp"
+chmod 1777 "$work/tmp"
+who=$("${as_user[@]}" id -u)
+for home in /nonexistent-mlk-home unset; do
+  rm -rf "$work/tmp/memleak-$who"
+  if [ "$home" = unset ]; then envs=(-u HOME -u XDG_CACHE_HOME); else envs=(-u XDG_CACHE_HOME HOME="$home"); fi
+  set +e
+  env "${envs[@]}" TMPDIR="$work/tmp" "${as_user[@]}" "$bin/memleak-run" --db "$work/tmp/h.db" --quiet --dry-run \
+    "$work/s.yaml" > "$work/out.txt" 2>&1
+  code=$?
+  set -e
+  check "HOME $home: runs" eq "$code" 0
+  [ "$code" = 0 ] || sed 's/^/    /' "$work/out.txt" | tail -3
+  check "HOME $home: the model in \$TMPDIR/memleak-$who" test -n "$(ls "$work/tmp/memleak-$who"/mlp-*.onnx 2> /dev/null)"
+  check "HOME $home: the folder is 0700" eq "$(stat -c %a "$work/tmp/memleak-$who" 2> /dev/null)" 700
+  check "HOME $home: no .cache in \$TMPDIR" test ! -e "$work/tmp/.cache"
+done
+rm -rf "$work/tmp"
 finish

@@ -36,7 +36,9 @@ static bool private_enough(const struct stat *st)
 int mlk_model_cache_dir(const char *option, char **dir, mlk_error *err)
 {
     mlk_buf b = {0};
-    const char *xdg = getenv("XDG_CACHE_HOME"), *home = home_dir();
+    const char *xdg = getenv("XDG_CACHE_HOME"), *home = home_dir(), *tmp = getenv("TMPDIR");
+    if (!tmp || tmp[0] != '/')
+        tmp = "/tmp";
     if (option && option[0])
         mlk_buf_printf(&b, "%s", option);
     else if (xdg && xdg[0] == '/')
@@ -44,10 +46,17 @@ int mlk_model_cache_dir(const char *option, char **dir, mlk_error *err)
     else if (home)
         mlk_buf_printf(&b, "%s/.cache/memleak/models", home);
     else
-        mlk_buf_printf(&b, "%s", "/tmp"); /* world-writable: the private folder below */
+        mlk_buf_printf(&b, "%s", tmp); /* world-writable: the private folder below */
     if (b.failed)
         return mlk_fail(err, MLK_E_NOMEM, "out of memory");
     int rc = mlk_mkdirs(b.s, err);
+    if (rc && rc != MLK_E_NOMEM && !(option && option[0])) {
+        /* a home that cannot hold a cache (a service user's /nonexistent): the private folder in /tmp below */
+        fprintf(stderr, "memleak-run: note: %s; the model cache goes to %s\n", err->msg, tmp);
+        mlk_buf_free(&b);
+        mlk_buf_printf(&b, "%s", tmp);
+        rc = b.failed ? mlk_fail(err, MLK_E_NOMEM, "out of memory") : mlk_mkdirs(b.s, err);
+    }
     struct stat st;
     if (!rc && stat(b.s, &st))
         rc = mlk_fail(err, MLK_E_IO, "%s: %s", b.s, strerror(errno));

@@ -9,7 +9,8 @@
 #include "status.h"
 
 /* The cache folder, made when missing: option (--model-cache), else $XDG_CACHE_HOME/memleak/models, else
- * $HOME/.cache/memleak/models, else the passwd entry's home, else /tmp. When that folder is not the user's or others
+ * $HOME/.cache/memleak/models, else the passwd entry's home, else (none, or one that cannot be made: a note says so)
+ * $TMPDIR or /tmp. When that folder is not the user's or others
  * may write it (a world-writable /tmp/.cache, --model-cache /tmp), the private folder memleak-UID inside it is used
  * instead: made 0700, and refused (MLK_E_PARSE naming why) when it is a link, another user's, or open to others.
  * *dir is malloc'd. */
