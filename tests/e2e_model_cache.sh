@@ -37,7 +37,7 @@ check "a dead process's generation folder is removed" test ! -e "$cache/.gen-$de
 check "a live process's generation folder is kept" test -e "$cache/.gen-$$-0123456789abcdef/m.onnx.tmp.AbCdEf"
 rm -rf "$cache/.gen-$$-0123456789abcdef"
 model=$(ls "$cache"/mlp-*.onnx)
-check "the model's hash is written beside it" grep -qE '^fnv1a64 [0-9a-f]{16} [0-9]+$' "$model.hash"
+check "the model's hash is written beside it" grep -qE '^fnv1a64w [0-9a-f]{16} [0-9]+$' "$model.hash"
 
 # ---- a cached model that changed is generated again ------------------------------------------------------------
 cp "$model" "$work/orig.onnx"
