@@ -49,6 +49,10 @@ rm "$model.hash"
 "$bin/memleak-run" --db "$work/x.db" --quiet --model-cache "$cache" "$work/s.yaml" > "$work/out.txt" 2>&1
 check "a model without its hash: generated again" grep -q "has no hash beside it" "$work/out.txt"
 check "a model without its hash: sealed now" test -s "$model.hash"
+echo "fnv1a64 0123456789abcdef 4096" > "$model.hash" # the first form of the file, byte-wise
+"$bin/memleak-run" --db "$work/x.db" --quiet --model-cache "$cache" "$work/s.yaml" > "$work/out.txt" 2>&1
+check "a hash of another kind: said so" grep -q "has a hash of another kind beside it" "$work/out.txt"
+check "a hash of another kind: sealed again" grep -q "^fnv1a64w " "$model.hash"
 "$bin/memleak-run" --db "$work/x.db" --quiet --model-cache "$cache" "$work/s.yaml" > "$work/out.txt" 2>&1
 check "a model that matches: used as it is" eq "$(grep -c 'generating it again\|nodes,' "$work/out.txt")" 0
 

@@ -124,6 +124,10 @@ static int find_plots_dir(const char *given, char *out, size_t len, mlk_error *e
     const char *env = getenv("MLK_PLOTS_DIR");
     if (given || (env && *env)) {
         snprintf(out, len, "%s", given ? given : env);
+        struct stat st; /* the user's folder: something else there is their input's error */
+        if (!stat(out, &st) && !S_ISDIR(st.st_mode))
+            return mlk_fail(err, MLK_E_PARSE, "report: %s %s is not a folder", given ? "--plots-dir" : "MLK_PLOTS_DIR",
+                            out);
         return MLK_OK;
     }
     char self[PATH_MAX];

@@ -211,9 +211,10 @@ int mlk_model_cache_seal(const char *model, mlk_error *err)
     return rc;
 }
 
-int mlk_model_cache_verify(const char *model, bool *ok, mlk_error *err)
+int mlk_model_cache_verify(const char *model, bool *ok, const char **why, mlk_error *err)
 {
     *ok = false;
+    *why = "has no hash beside it (an older memleak-run cached it)";
     mlk_buf p = {0};
     mlk_buf_printf(&p, "%s.hash", model);
     if (p.failed)
@@ -226,8 +227,10 @@ int mlk_model_cache_verify(const char *model, bool *ok, mlk_error *err)
     if (rc) /* none, or not a file: generated again */
         return MLK_OK;
     char got[96];
-    if (!(rc = seal_text(model, got, sizeof got, err)))
-        *ok = !strcmp(got, want);
+    if (strncmp(want, "fnv1a64w ", 9))
+        *why = "has a hash of another kind beside it (an older memleak-run wrote it)";
+    else if (!(rc = seal_text(model, got, sizeof got, err)) && !(*ok = !strcmp(got, want)))
+        *why = "does not match the hash written when it was generated";
     free(want);
     return rc == MLK_E_NOTFOUND || rc == MLK_E_PARSE ? MLK_OK : rc;
 }

@@ -24,8 +24,9 @@ void mlk_model_cache_sweep(const char *dir);
 void mlk_model_cache_remove(const char *gen_dir);
 
 /* *ok: model (and model.data when there) hashes to what model.hash says. A missing or different hash is not an
- * error (*ok false: the caller generates it again); MLK_E_INTERRUPTED while hashing, MLK_E_IO on a read error. */
-int mlk_model_cache_verify(const char *model, bool *ok, mlk_error *err);
+ * error (*ok false, *why says which, static text: the caller generates it again); MLK_E_INTERRUPTED while hashing,
+ * MLK_E_IO on a read error. */
+int mlk_model_cache_verify(const char *model, bool *ok, const char **why, mlk_error *err);
 
 /* Write model.hash (model and model.data when there) beside a model just generated, before it is moved into the
  * cache. MLK_E_IO, MLK_E_INTERRUPTED. */
