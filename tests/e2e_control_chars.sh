@@ -32,13 +32,14 @@ matrix:
   threads: [1]
 YAML
 out() { "$@" >> "$work/all.txt" 2>&1 || true; }
-out "$bin/memleak-run" --db "$db" "$work/s.yaml"
+MLK_BRANCH=$'br\e[31m\x9b' out "$bin/memleak-run" --db "$db" "$work/s.yaml"
 out "$bin/memleak-run" --db "$db" --dry-run "$work/s.yaml"
 out "$bin/memleak-run" report --db "$db" --out "$work/out"
 out "$bin/memleak-run" compare --db "$db"
 out "$bin/memleak-run" merge "$work/m.db" "$db"
 check "the run stored the cell's error" eq "$(q "SELECT count(*) FROM cells WHERE status = 'error'")" 1
 check "the stored error shows the escapes" eq "$(q "SELECT instr(error, 'bog\\e[2J\\u009b31m') > 0 FROM cells")" 1
+check "the branch is stored made safe" eq "$(q "SELECT branch FROM runs")" $'br\\e[31m\xef\xbf\xbd' # 0x9b alone: not UTF-8
 check "the terminal shows the escapes" grep -qF 'Bogus\e]0;title\a' "$work/all.txt"
 check "the table names the node" grep -qF "node 'bog\\e[2J\\u009b31m" "$work/all.txt"
 
@@ -61,6 +62,8 @@ cat > "$work/bench.json" <<'JSON'
 JSON
 out "$bin/memleak-run" import-gbench --db "$work/g.db" "$work/bench.json"
 out "$bin/memleak-run" report --db "$work/g.db" --out "$work/gout" --no-plots
+out "$bin/memleak-run" compare --db "$work/g.db" --all
+check "the benchmark's name is stored made safe" eq "$(sqlite3 "$work/g.db" "SELECT count(*) FROM cells WHERE instr(axes, char(27)) > 0 OR instr(axes, char(155)) > 0")" 0
 
 # Nothing anywhere but printable text, line breaks and tabs, in valid UTF-8.
 bad=$($py - "$work/all.txt" "$work/out" "$work/gout" <<'PY'
