@@ -203,8 +203,7 @@ static int report(const report_args *a, mlk_error *err)
         plot_rc = mlk_rep_render(r, dir, plots_dir, &perr);
     if ((rc = write_outputs(r, dir, err)))
         goto out;
-    mlk_fprintf_safe(stdout, "report of run %lld (%s) written to %s/index.html\n", (long long)r->run_id, r->scenario,
-                     dir);
+    printf("report of run %lld (%s) written to %s/index.html\n", (long long)r->run_id, r->scenario, dir);
     if (plot_rc) /* the rest of the report is written: still an error, the plots are missing */
         rc = mlk_fail(err, plot_rc == MLK_E_PARSE ? MLK_E_PARSE : MLK_E_INTERNAL, /* a FIFO as a script: input */
                       "report: %.900s (index.html, summary.md and junit.xml were written)", perr.msg);
