@@ -4,7 +4,7 @@
 # exits 2 or 3 within 2 s with a one-line cause, never "not a memleak db" for a memleak db.
 source "$(dirname "$0")/lib.sh"
 need_sqlite
-ms() { /usr/bin/python3 -c 'import time; print(int(time.time() * 1000))'; }
+ms() { local t=${EPOCHREALTIME/./}; echo $((t / 1000)); } # bash's clock: no process per reading
 # try WHAT EXPECTED-EXIT PATTERN COMMAND...
 try() {
   local what=$1 want=$2 pat=$3; shift 3

@@ -37,7 +37,7 @@ check "a dead process's generation folder is removed" test ! -e "$cache/.gen-$de
 check "a live process's generation folder is kept" test -e "$cache/.gen-$$-0123456789abcdef/m.onnx.tmp.AbCdEf"
 rm -rf "$cache/.gen-$$-0123456789abcdef"
 model=$(ls "$cache"/mlp-*.onnx)
-check "the model's hash is written beside it" grep -qE '^fnv1a64 [0-9a-f]{16} [0-9]+$' "$model.hash"
+check "the model's hash is written beside it" grep -qE '^fnv1a64w [0-9a-f]{16} [0-9]+$' "$model.hash"
 
 # ---- a cached model that changed is generated again ------------------------------------------------------------
 cp "$model" "$work/orig.onnx"
@@ -49,6 +49,10 @@ rm "$model.hash"
 "$bin/memleak-run" --db "$work/x.db" --quiet --model-cache "$cache" "$work/s.yaml" > "$work/out.txt" 2>&1
 check "a model without its hash: generated again" grep -q "has no hash beside it" "$work/out.txt"
 check "a model without its hash: sealed now" test -s "$model.hash"
+echo "fnv1a64 0123456789abcdef 4096" > "$model.hash" # the first form of the file, byte-wise
+"$bin/memleak-run" --db "$work/x.db" --quiet --model-cache "$cache" "$work/s.yaml" > "$work/out.txt" 2>&1
+check "a hash of another kind: said so" grep -q "has a hash of another kind beside it" "$work/out.txt"
+check "a hash of another kind: sealed again" grep -q "^fnv1a64w " "$model.hash"
 "$bin/memleak-run" --db "$work/x.db" --quiet --model-cache "$cache" "$work/s.yaml" > "$work/out.txt" 2>&1
 check "a model that matches: used as it is" eq "$(grep -c 'generating it again\|nodes,' "$work/out.txt")" 0
 
@@ -79,4 +83,31 @@ code=$?
 set -e
 check "a private folder open to others: exit 2" eq "$code" 2
 check "a private folder open to others: named" grep -q "memleak-$uid is not private (others may read or write it)" "$work/out.txt"
+
+# ---- no usable home: never /tmp/.cache, a private folder in $TMPDIR ------------------------------------------------
+# As another user when root (root may make any folder), with a home that cannot be made, and with none at all.
+as_user=()
+if [ "$(id -u)" = 0 ] && command -v setpriv > /dev/null; then
+  as_user=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+  chmod 755 "$work"
+  chmod 644 "$work/s.yaml"
+fi
+mkdir "$work/tmp"
+chmod 1777 "$work/tmp"
+who=$("${as_user[@]}" id -u)
+for home in /nonexistent-mlk-home unset; do
+  rm -rf "$work/tmp/memleak-$who"
+  if [ "$home" = unset ]; then envs=(-u HOME -u XDG_CACHE_HOME); else envs=(-u XDG_CACHE_HOME HOME="$home"); fi
+  set +e
+  env "${envs[@]}" TMPDIR="$work/tmp" "${as_user[@]}" "$bin/memleak-run" --db "$work/tmp/h.db" --quiet --dry-run \
+    "$work/s.yaml" > "$work/out.txt" 2>&1
+  code=$?
+  set -e
+  check "HOME $home: runs" eq "$code" 0
+  [ "$code" = 0 ] || sed 's/^/    /' "$work/out.txt" | tail -3
+  check "HOME $home: the model in \$TMPDIR/memleak-$who" test -n "$(ls "$work/tmp/memleak-$who"/mlp-*.onnx 2> /dev/null)"
+  check "HOME $home: the folder is 0700" eq "$(stat -c %a "$work/tmp/memleak-$who" 2> /dev/null)" 700
+  check "HOME $home: no .cache in \$TMPDIR" test ! -e "$work/tmp/.cache"
+done
+rm -rf "$work/tmp"
 finish

@@ -5,7 +5,7 @@
 # the report's folder and files, the model cache and an allocator preload: each is exit 2 within 2 s naming the path.
 source "$(dirname "$0")/lib.sh"
 need_sqlite
-ms() { /usr/bin/python3 -c 'import time; print(int(time.time() * 1000))'; }
+ms() { local t=${EPOCHREALTIME/./}; echo $((t / 1000)); } # bash's clock: no process per reading
 printf 'name: sf\nengine: ref\nmodel: {generate: mlp, mlp_hidden: 16}\npipeline: [compile_model, create_request, infer, release_request, release_compiled]\niterations: 3\n' > "$work/ok.yaml"
 "$bin/memleak-run" --db "$work/ok.db" --quiet "$work/ok.yaml" > /dev/null
 model=$(find "$work/cache" -name '*.onnx' | head -1)
@@ -59,6 +59,13 @@ for kind in fifo folder zero socket dangling; do
   try "$kind as an allocator preload" "$p" "$bin/memleak-run" --db "$work/x.db" --quiet --dry-run "$work/a.yaml"
   if [ "$kind" != folder ]; then
     try "$kind as the model cache" "$p" "$bin/memleak-run" --db "$work/x.db" --quiet --dry-run --model-cache "$p" "$work/ok.yaml"
+  fi
+  # what a tool cell's valgrind reads or runs, named by the environment
+  if command -v valgrind > /dev/null; then
+    printf 'name: sf\nengine: ref\nmodel: %s\npipeline: [compile_model, release_compiled]\ntool: memcheck\n' "$model" > "$work/t.yaml"
+    for var in MLK_VALGRIND MLK_VALGRIND_SUPP MLK_TOOL_KEEP; do
+      try "$kind as \$$var" "$p" env "$var=$p" "$bin/memleak-run" --db "$work/x.db" --quiet --dry-run "$work/t.yaml"
+    done
   fi
   # the engine plugin, with --dry-run and without
   make "$kind" "$work/engines/engine_ref.so"

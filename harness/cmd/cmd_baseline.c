@@ -6,6 +6,7 @@
 
 #include "cmd_util.h"
 #include "commands.h"
+#include "text.h"
 
 static void usage(FILE *f)
 {
@@ -28,7 +29,8 @@ static int pin(db_store *db, const char *spec, const char *branch, mlk_error *er
         branch = r.branch[0] ? r.branch : "";
     rc = db_baseline_pin(db, r.uuid, branch, err);
     if (!rc)
-        printf("run %lld (commit %.12s) is the baseline of branch '%s'\n", (long long)r.id, r.commit, branch);
+        mlk_fprintf_safe(stdout, "run %lld (commit %.12s) is the baseline of branch '%s'\n", (long long)r.id, r.commit,
+                         branch);
     return rc;
 }
 
@@ -40,8 +42,8 @@ static int list(db_store *db, mlk_error *err)
         return rc;
     printf("%-24s %8s %-14s %s\n", "branch", "run", "commit", "pinned at");
     for (int i = 0; i < n; i++)
-        printf("%-24s %8lld %-14.12s %s\n", v[i].branch, (long long)v[i].run_id, v[i].commit[0] ? v[i].commit : "-",
-               v[i].pinned_at);
+        mlk_fprintf_safe(stdout, "%-24s %8lld %-14.12s %s\n", v[i].branch, (long long)v[i].run_id,
+                         v[i].commit[0] ? v[i].commit : "-", v[i].pinned_at);
     free(v);
     return MLK_OK;
 }
@@ -77,6 +79,6 @@ int mlk_cmd_baseline(int argc, char **argv)
         rc = !strcmp(verb, "pin") ? pin(db, run, branch, &err) : list(db, &err);
     db_close(db);
     if (rc)
-        fprintf(stderr, "memleak-run baseline: %s\n", err.msg);
+        mlk_fprintf_safe(stderr, "memleak-run baseline: %s\n", err.msg);
     return rc == 0 ? 0 : rc == MLK_E_DB || rc == MLK_E_NOMEM ? 3 : 2;
 }

@@ -11,6 +11,7 @@
 #include "gbench_import.h"
 #include "meta.h"
 #include "strbuf.h"
+#include "text.h"
 
 static void usage(FILE *f)
 {
@@ -95,15 +96,16 @@ int mlk_cmd_import_gbench(int argc, char **argv)
     db_close(db);
     free(cmd);
     if (rc) {
-        fprintf(stderr, "memleak-run import-gbench: %s\n", err.msg);
+        mlk_fprintf_safe(stderr, "memleak-run import-gbench: %s\n", err.msg);
         return rc == MLK_E_PARSE || rc == MLK_E_IO || rc == MLK_E_NOTFOUND ? 2 : 3;
     }
     if (res.existed) {
-        printf("%s was imported before as run %lld (commit %s): nothing to do\n", a.file, (long long)res.run_id,
-               o.commit ? o.commit : "unknown");
+        mlk_fprintf_safe(stdout, "%s was imported before as run %lld (commit %s): nothing to do\n", a.file,
+                         (long long)res.run_id, o.commit ? o.commit : "unknown");
         return 0;
     }
-    printf("run %lld stored in %s: %s, %d benchmark(s)", (long long)res.run_id, a.db_path, res.name, res.n_cells);
+    mlk_fprintf_safe(stdout, "run %lld stored in %s: %s, %d benchmark(s)", (long long)res.run_id, a.db_path, res.name,
+                     res.n_cells);
     if (res.n_failed)
         printf(", %d failed (error_occurred)", res.n_failed);
     if (res.n_skipped)

@@ -8,6 +8,7 @@
 #include "commands.h"
 #include "merge_db.h"
 #include "store.h"
+#include "text.h"
 
 enum { EXIT_OK = 0, EXIT_INPUT = 2, EXIT_INTERNAL = 3 };
 
@@ -46,7 +47,7 @@ static int check_inputs(const char *out, char **in, int n)
         int rc = same_file(in[i], out) ? mlk_fail(&err, MLK_E_USAGE, "%s: is the output db itself", in[i])
                                        : mlk_merge_check(in[i], &err);
         if (rc) {
-            fprintf(stderr, "memleak-run merge: %s\n", err.msg);
+            mlk_fprintf_safe(stderr, "memleak-run merge: %s\n", err.msg);
             code = exit_for(rc);
         }
     }
@@ -94,7 +95,7 @@ int mlk_cmd_merge(int argc, char **argv)
     mlk_error err = {0};
     db_store *db = NULL;
     if (db_open(out, &db, &err)) {
-        fprintf(stderr, "memleak-run merge: %s\n", err.msg);
+        mlk_fprintf_safe(stderr, "memleak-run merge: %s\n", err.msg);
         return EXIT_INPUT;
     }
     for (int i = 0; i < n_in; i++) {
@@ -102,7 +103,7 @@ int mlk_cmd_merge(int argc, char **argv)
         int rc = mlk_merge_db(db, in[i], &c, &err);
         if (rc) {
             /* The others still merge: each input is its own transaction, and this one left nothing behind. */
-            fprintf(stderr, "memleak-run merge: %s (nothing of it merged)\n", err.msg);
+            mlk_fprintf_safe(stderr, "memleak-run merge: %s (nothing of it merged)\n", err.msg);
             if (exit_for(rc) > code)
                 code = exit_for(rc);
         } else if (!quiet) {

@@ -14,6 +14,7 @@
 #include "files.h"
 #include "guide.h"
 #include "report.h"
+#include "text.h"
 
 enum { EXIT_OK = 0, EXIT_INPUT = 2, EXIT_INTERNAL = 3 };
 
@@ -139,6 +140,10 @@ static int find_plots_dir(const char *given, char *out, size_t len, mlk_error *e
     const char *env = getenv("MLK_PLOTS_DIR");
     if (given || (env && *env)) {
         snprintf(out, len, "%s", given ? given : env);
+        struct stat st; /* the user's folder: something else there is their input's error */
+        if (!stat(out, &st) && !S_ISDIR(st.st_mode))
+            return mlk_fail(err, MLK_E_PARSE, "report: %s %s is not a folder", given ? "--plots-dir" : "MLK_PLOTS_DIR",
+                            out);
         return MLK_OK;
     }
     char self[PATH_MAX];
@@ -278,6 +283,6 @@ int mlk_cmd_report(int argc, char **argv)
     int rc = a.guide ? guide_only(&a, &err) : report(&a, &err);
     if (!rc)
         return EXIT_OK;
-    fprintf(stderr, "memleak-run %s\n", err.msg);
+    mlk_fprintf_safe(stderr, "memleak-run %s\n", err.msg);
     return exit_for(rc);
 }

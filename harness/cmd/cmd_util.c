@@ -4,10 +4,11 @@
 #include <stdlib.h>
 
 #include "cmd_util.h"
+#include "text.h"
 
 int mlk_cmd_usage(const char *cmd, const char *msg)
 {
-    fprintf(stderr, "memleak-run %s: %s\n", cmd, msg);
+    mlk_fprintf_safe(stderr, "memleak-run %s: %s\n", cmd, msg);
     return -1;
 }
 

@@ -17,6 +17,7 @@
 #include "scenario.h"
 #include "store.h"
 #include "strbuf.h"
+#include "text.h"
 #include "worker.h"
 
 enum { EXIT_PASS = 0, EXIT_FINDING = 1, EXIT_INPUT = 2, EXIT_INTERNAL = 3 };
@@ -161,14 +162,14 @@ static char *argv_text(int argc, char **argv)
 
 static void print_cells(const mlk_plan *p)
 {
-    printf("%s: %d cells\n", p->s->name, p->n_cells);
+    mlk_fprintf_safe(stdout, "%s: %d cells\n", p->s->name, p->n_cells);
     for (int m = 0; m < p->n_models; m++)
-        printf("  model %s%s%s\n", p->models[m].name ? p->models[m].name : "", p->models[m].name ? ": " : "",
-               p->models[m].path);
+        mlk_fprintf_safe(stdout, "  model %s%s%s\n", p->models[m].name ? p->models[m].name : "",
+                         p->models[m].name ? ": " : "", p->models[m].path);
     for (int e = 0; e < p->n_engines; e++)
-        printf("  engine %s: %s\n", p->engines[e], p->engine_libs[e]);
+        mlk_fprintf_safe(stdout, "  engine %s: %s\n", p->engines[e], p->engine_libs[e]);
     for (int i = 0; i < p->n_cells; i++)
-        printf("  %3d  %s\n", i, p->cells[i].label);
+        mlk_fprintf_safe(stdout, "  %3d  %s\n", i, p->cells[i].label);
 }
 
 static int check_before_run(const args *a, const mlk_plan *p, db_store *db, const char *self, const char *shim,
@@ -242,13 +243,13 @@ static int run(const args *a, const char *self, int argc, char **argv)
     int64_t run_id = 0;
     rc = mlk_run(p, db, &ro, a->resume, &run_id, &finding, &err);
     if (!rc) {
-        printf("run %lld stored in %s%s\n", (long long)run_id, a->db,
+        mlk_fprintf_safe(stdout, "run %lld stored in %s%s\n", (long long)run_id, a->db,
                mlk_run_interrupted ? " (interrupted: continue with --resume)" : "");
         code = mlk_run_interrupted ? 130 : finding ? EXIT_FINDING : EXIT_PASS;
     }
 out:
     if (rc) {
-        fprintf(stderr, "memleak-run: %s\n", err.msg);
+        mlk_fprintf_safe(stderr, "memleak-run: %s\n", err.msg); /* it may quote a model's names or a scenario's */
         code = exit_for(rc);
     }
     db_close(db);

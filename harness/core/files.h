@@ -1,5 +1,6 @@
-/* files.h: opening input files that must be regular files (a model, a scenario, an input tensor) without ever blocking
- * on a FIFO or reading a device forever, and making folders with mkdir(2). It must never start a process. */
+/* files.h: files that must be regular files (a model, a scenario, a db, a plugin, a report's output) opened or checked
+ * without ever blocking on a FIFO or reading a device forever, and folders made with mkdir(2). It must never start a
+ * process. */
 #ifndef MLK_FILES_H
 #define MLK_FILES_H
 

@@ -23,7 +23,8 @@ static int utf8_len(const unsigned char *p, uint32_t *cp)
         c = c << 6 | (p[i] & 0x3f);
     }
     static const uint32_t min[5] = {0, 0, 0x80, 0x800, 0x10000};
-    if (c < min[n] || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
+    /* U+FFFE and U+FFFF are not characters (XML refuses them) */
+    if (c < min[n] || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff) || c == 0xfffe || c == 0xffff)
         return 0;
     *cp = c;
     return n;
@@ -66,6 +67,11 @@ static size_t one(const unsigned char *p, int flags, char *rep, size_t *used)
     rep[5] = hex[c & 15];
     rep[6] = '\0';
     return 6;
+}
+
+size_t mlk_text_char(const char *s, int flags, char rep[9], size_t *used)
+{
+    return one((const unsigned char *)s, flags, rep, used);
 }
 
 const char *mlk_text_safe(const char *s, char *out, size_t len, int flags)

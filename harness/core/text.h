@@ -19,6 +19,10 @@
  * overlong forms, surrogates, past U+10FFFF) as U+FFFD. NULL s gives "". Returns out. */
 const char *mlk_text_safe(const char *s, char *out, size_t len, int flags);
 
+/* The safe form of the one character at s (s[0] != 0) into rep (NUL-terminated, at most 8 bytes): for writers that
+ * escape further (XML, Markdown, TSV). *used: how many bytes of s it stands for (1..4). Returns rep's length. */
+size_t mlk_text_char(const char *s, int flags, char rep[9], size_t *used);
+
 /* True when s needs no change (no control character, valid UTF-8); NULL is safe. */
 bool mlk_text_is_safe(const char *s, int flags);
 

@@ -8,6 +8,7 @@
 
 #include "db_json.h"
 #include "gbench_report.h"
+#include "text.h"
 
 /* ---- reading ---- */
 
@@ -173,10 +174,14 @@ static char *family_of(const mlk_gbr_entry *e)
 
 /* The first member key of m: its text (an object's JSON, NULL for null), copied; NULL when absent. *oom is set
  * when a copy fails. */
+/* Made safe (text.h): a benchmark's names become cells' names, shown by compare, history and reports. */
 static char *member_text(const db_json_item *m, int n, const char *key, bool *oom)
 {
     const db_json_item *it = db_json_find(m, n, key);
-    char *s = it && it->text ? strdup(it->text) : NULL;
+    size_t cap = it && it->text ? 6 * strlen(it->text) + 1 : 0; /* "\u009b" for a 2-byte C1: at most x6 */
+    char *s = cap ? malloc(cap) : NULL;
+    if (s)
+        mlk_text_safe(it->text, s, cap, 0);
     if (it && it->text && !s)
         *oom = true;
     return s;

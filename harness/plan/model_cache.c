@@ -36,7 +36,9 @@ static bool private_enough(const struct stat *st)
 int mlk_model_cache_dir(const char *option, char **dir, mlk_error *err)
 {
     mlk_buf b = {0};
-    const char *xdg = getenv("XDG_CACHE_HOME"), *home = home_dir();
+    const char *xdg = getenv("XDG_CACHE_HOME"), *home = home_dir(), *tmp = getenv("TMPDIR");
+    if (!tmp || tmp[0] != '/')
+        tmp = "/tmp";
     if (option && option[0])
         mlk_buf_printf(&b, "%s", option);
     else if (xdg && xdg[0] == '/')
@@ -44,10 +46,17 @@ int mlk_model_cache_dir(const char *option, char **dir, mlk_error *err)
     else if (home)
         mlk_buf_printf(&b, "%s/.cache/memleak/models", home);
     else
-        mlk_buf_printf(&b, "%s", "/tmp"); /* world-writable: the private folder below */
+        mlk_buf_printf(&b, "%s", tmp); /* world-writable: the private folder below */
     if (b.failed)
         return mlk_fail(err, MLK_E_NOMEM, "out of memory");
     int rc = mlk_mkdirs(b.s, err);
+    if (rc && rc != MLK_E_NOMEM && !(option && option[0])) {
+        /* a home that cannot hold a cache (a service user's /nonexistent): the private folder in /tmp below */
+        fprintf(stderr, "memleak-run: note: %s; the model cache goes to %s\n", err->msg, tmp);
+        mlk_buf_free(&b);
+        mlk_buf_printf(&b, "%s", tmp);
+        rc = b.failed ? mlk_fail(err, MLK_E_NOMEM, "out of memory") : mlk_mkdirs(b.s, err);
+    }
     struct stat st;
     if (!rc && stat(b.s, &st))
         rc = mlk_fail(err, MLK_E_IO, "%s: %s", b.s, strerror(errno));
@@ -125,8 +134,9 @@ void mlk_model_cache_sweep(const char *dir)
 
 /* ---- trust ---------------------------------------------------------------------------------------------- */
 
-/* FNV-1a over path's bytes into *h (a missing path adds nothing when optional), up to the size fstat gave, looking
- * at the interrupt flag between chunks. *bytes grows by what was read. */
+/* FNV-1a over path's 8-byte little-endian words (the tail bytes one by one) into *h: a byte at a time took as long
+ * as the plan's own hash of the model again. A missing path adds nothing when optional; read up to the size fstat
+ * gave, looking at the interrupt flag between chunks. *bytes grows by what was read. */
 static int hash_into(const char *path, bool optional, uint64_t *h, uint64_t *bytes, mlk_error *err)
 {
     int fd;
@@ -150,7 +160,13 @@ static int hash_into(const char *path, bool optional, uint64_t *h, uint64_t *byt
                 rc = mlk_fail(err, MLK_E_IO, "cannot read %s: %s", path, strerror(errno));
             break;
         }
-        for (ssize_t i = 0; i < n; i++)
+        ssize_t i = 0;
+        for (; i + 8 <= n; i += 8) { /* chunks are 64 KiB: only a file's last read has a tail */
+            uint64_t w;
+            memcpy(&w, buf + i, 8);
+            *h = (*h ^ w) * 1099511628211ULL;
+        }
+        for (; i < n; i++)
             *h = (*h ^ (unsigned char)buf[i]) * 1099511628211ULL;
         left -= n;
         *bytes += (uint64_t)n;
@@ -159,7 +175,7 @@ static int hash_into(const char *path, bool optional, uint64_t *h, uint64_t *byt
     return rc;
 }
 
-/* "fnv1a64 HEX BYTES": the model's bytes, then its .data file's. */
+/* "fnv1a64w HEX BYTES": the model's bytes, then its .data file's. */
 static int seal_text(const char *model, char *text, size_t len, mlk_error *err)
 {
     uint64_t h = 1469598103934665603ULL, bytes = 0;
@@ -170,7 +186,7 @@ static int seal_text(const char *model, char *text, size_t len, mlk_error *err)
         rc = hash_into(data.s, true, &h, &bytes, err);
     mlk_buf_free(&data);
     if (!rc)
-        snprintf(text, len, "fnv1a64 %016" PRIx64 " %" PRIu64 "\n", h, bytes);
+        snprintf(text, len, "fnv1a64w %016" PRIx64 " %" PRIu64 "\n", h, bytes);
     return rc;
 }
 
@@ -195,9 +211,10 @@ int mlk_model_cache_seal(const char *model, mlk_error *err)
     return rc;
 }
 
-int mlk_model_cache_verify(const char *model, bool *ok, mlk_error *err)
+int mlk_model_cache_verify(const char *model, bool *ok, const char **why, mlk_error *err)
 {
     *ok = false;
+    *why = "has no hash beside it (an older memleak-run cached it)";
     mlk_buf p = {0};
     mlk_buf_printf(&p, "%s.hash", model);
     if (p.failed)
@@ -210,8 +227,10 @@ int mlk_model_cache_verify(const char *model, bool *ok, mlk_error *err)
     if (rc) /* none, or not a file: generated again */
         return MLK_OK;
     char got[96];
-    if (!(rc = seal_text(model, got, sizeof got, err)))
-        *ok = !strcmp(got, want);
+    if (strncmp(want, "fnv1a64w ", 9))
+        *why = "has a hash of another kind beside it (an older memleak-run wrote it)";
+    else if (!(rc = seal_text(model, got, sizeof got, err)) && !(*ok = !strcmp(got, want)))
+        *why = "does not match the hash written when it was generated";
     free(want);
     return rc == MLK_E_NOTFOUND || rc == MLK_E_PARSE ? MLK_OK : rc;
 }

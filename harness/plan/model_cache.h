@@ -9,7 +9,8 @@
 #include "status.h"
 
 /* The cache folder, made when missing: option (--model-cache), else $XDG_CACHE_HOME/memleak/models, else
- * $HOME/.cache/memleak/models, else the passwd entry's home, else /tmp. When that folder is not the user's or others
+ * $HOME/.cache/memleak/models, else the passwd entry's home, else (none, or one that cannot be made: a note says so)
+ * $TMPDIR or /tmp. When that folder is not the user's or others
  * may write it (a world-writable /tmp/.cache, --model-cache /tmp), the private folder memleak-UID inside it is used
  * instead: made 0700, and refused (MLK_E_PARSE naming why) when it is a link, another user's, or open to others.
  * *dir is malloc'd. */
@@ -23,8 +24,9 @@ void mlk_model_cache_sweep(const char *dir);
 void mlk_model_cache_remove(const char *gen_dir);
 
 /* *ok: model (and model.data when there) hashes to what model.hash says. A missing or different hash is not an
- * error (*ok false: the caller generates it again); MLK_E_INTERRUPTED while hashing, MLK_E_IO on a read error. */
-int mlk_model_cache_verify(const char *model, bool *ok, mlk_error *err);
+ * error (*ok false, *why says which, static text: the caller generates it again); MLK_E_INTERRUPTED while hashing,
+ * MLK_E_IO on a read error. */
+int mlk_model_cache_verify(const char *model, bool *ok, const char **why, mlk_error *err);
 
 /* Write model.hash (model and model.data when there) beside a model just generated, before it is moved into the
  * cache. MLK_E_IO, MLK_E_INTERRUPTED. */

@@ -201,15 +201,11 @@ static int generate_model(mlk_plan *p, const mlk_plan_opts *o, const mlk_model_s
     mlk_model_cache_sweep(dir); /* what runs killed while generating left behind */
     /* A cached model is used only when it still hashes to what was sealed beside it at generation. */
     bool cached = false;
-    if (access(file.s, F_OK) == 0 && (rc = mlk_model_cache_verify(file.s, &cached, err)))
+    const char *why = NULL;
+    if (access(file.s, F_OK) == 0 && (rc = mlk_model_cache_verify(file.s, &cached, &why, err)))
         goto out;
-    if (!cached && access(file.s, F_OK) == 0) {
-        char sealed[4200];
-        snprintf(sealed, sizeof sealed, "%s.hash", file.s);
-        fprintf(stderr, "memleak-run: the cached model %s %s: generating it again\n", file.s,
-                access(sealed, F_OK) ? "has no hash beside it (an older memleak-run cached it)"
-                                     : "does not match the hash written when it was generated");
-    }
+    if (!cached && access(file.s, F_OK) == 0)
+        fprintf(stderr, "memleak-run: the cached model %s %s: generating it again\n", file.s, why);
     if (!cached) {
         /* Generated in a folder of its own, then renamed into the cache (its .data and .hash first, the model last):
          * a generator stopped or killed half way, or two runs at once, never leave the cache a partial model, and

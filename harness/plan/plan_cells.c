@@ -10,6 +10,7 @@
 #include "plan.h"
 #include "plugin.h"
 #include "strbuf.h"
+#include "text.h"
 
 int mlk_plan_cells(mlk_plan *p, mlk_error *err);
 int mlk_plan_check_cells(mlk_plan *p, mlk_error *err);
@@ -177,7 +178,9 @@ static int build_cell(mlk_plan *p, mlk_cell *c, const int *pick, mlk_error *err)
         mlk_buf_json(&json, ax->name);
         mlk_buf_printf(&json, ":");
         mlk_buf_json(&json, v);
-        mlk_buf_printf(&label, "%s%s=%s", a ? " " : "", ax->name, v[0] ? v : "\"\"");
+        char shown[512]; /* a label is shown, never parsed: a variant's name with ESC in it shows "\e" */
+        mlk_buf_printf(&label, "%s%s=%s", a ? " " : "", ax->name,
+                       v[0] ? mlk_text_safe(v, shown, sizeof shown, 0) : "\"\"");
         if (!strcmp(ax->name, "engine"))
             c->engine = v;
         else if (!strcmp(ax->name, "model"))

@@ -35,21 +35,33 @@ static char *find_in_path(const char *prog)
     return NULL;
 }
 
-/* The first readable file of: $env, then each of rel (relative to dir). */
+/* path when it is a readable regular file (a FIFO would block the tool that reads or preloads it); else NULL, and
+ * what is there goes into tried. */
+static char *usable(char *path, mlk_buf *tried)
+{
+    mlk_error why = {0};
+    if (path && access(path, R_OK) == 0 && !mlk_check_regular(path, "file", false, &why))
+        return path;
+    if (why.msg[0])
+        mlk_buf_printf(tried, " (%s)", why.msg);
+    free(path);
+    return NULL;
+}
+
+/* The first readable regular file of: $env, then each of rel (relative to dir). */
 static char *find_file(const char *env, const char *dir, const char *const *rel, mlk_buf *tried)
 {
     if (getenv(env) && getenv(env)[0]) {
         mlk_buf_printf(tried, "$%s=%s", env, getenv(env));
-        return access(getenv(env), R_OK) == 0 ? strdup(getenv(env)) : NULL;
+        return usable(strdup(getenv(env)), tried);
     }
     for (int i = 0; rel[i]; i++) {
         mlk_buf b = {0};
         mlk_buf_printf(&b, "%s/%s", dir, rel[i]);
         char *cand = mlk_buf_take(&b);
         mlk_buf_printf(tried, "%s%s", i ? ", " : "", cand ? cand : "?");
-        if (cand && access(cand, R_OK) == 0)
+        if ((cand = usable(cand, tried)))
             return cand;
-        free(cand);
     }
     return NULL;
 }
@@ -178,6 +190,8 @@ static int resolve_lsan(const mlk_plan *p, mlk_tool_paths *t, const char *self_d
         else if (access(t->lsan_engines[e], R_OK))
             rc = mlk_fail(err, MLK_E_NOTFOUND, "%s: tool lsan needs %s next to %s, %s", p->s->path,
                           t->lsan_engines[e], p->engine_libs[e], hint);
+        else if ((rc = mlk_check_regular(t->lsan_engines[e], "lsan engine plugin", false, err))) /* dlopen'ed */
+            mlk_fail_prefix(err, "%s: ", p->s->path);
     }
     return rc;
 }

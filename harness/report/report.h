@@ -127,12 +127,14 @@ int mlk_rep_write_summary(const mlk_report *r, const char *path, mlk_error *err)
 int mlk_rep_write_junit(const mlk_report *r, const char *path, mlk_error *err);
 
 /* ---- report_fmt.c: escaping and number formatting shared by the writers ---- */
-/* Write s escaped for XML and HTML text and attribute values: & < > " ' as entities, control characters and
- * invalid UTF-8 as U+FFFD, so the output always parses. NULL writes nothing. */
+/* Write s escaped for XML and HTML text and attribute values: & < > " ' as entities, control characters shown as
+ * text.h does ("\e", "\x01", "\u009b"), invalid UTF-8 as U+FFFD, so the output always parses. NULL writes nothing. */
 void mlk_rep_xml(FILE *f, const char *s);
-/* Write s for Markdown text: punctuation that would start markup is backslash-escaped, newlines become spaces. */
+/* Write s for Markdown text: punctuation that would start markup is backslash-escaped, newlines and tabs become
+ * spaces, other control characters and invalid UTF-8 are shown as text.h does. */
 void mlk_rep_md(FILE *f, const char *s);
-/* Copy s into out (size len) for a TSV field gnuplot reads: tabs, control characters and double quotes replaced. */
+/* Copy s into out (size len) for a TSV field gnuplot reads: tabs and control characters shown as text.h does,
+ * double quotes replaced, never cut mid-character. */
 void mlk_rep_tsv_field(char *out, size_t len, const char *s);
 /* A metric's value in readable units: kib and bytes as KiB/MiB, wall_ms as ms, growth as B/iter. */
 void mlk_rep_fmt_metric(char *out, size_t len, const char *metric, double v);

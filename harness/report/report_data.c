@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "report.h"
+#include "text.h"
 
 static char *take(char **s)
 {
@@ -175,7 +176,8 @@ int mlk_rep_add_plot(mlk_report *r, int kind, const char *base, const char *titl
     p->kind = kind;
     p->cell = cell;
     p->base = dup_or_null(base, &oom);
-    p->title = dup_or_null(title, &oom);
+    char shown[1024]; /* gnuplot draws it into PNG and SVG: no control character, UTF-8 only (text.h) */
+    p->title = dup_or_null(title ? mlk_text_safe(title, shown, sizeof shown, 0) : NULL, &oom);
     p->step = dup_or_null(step, &oom);
     p->metric = dup_or_null(metric, &oom);
     if (oom) {

@@ -5,53 +5,26 @@
 #include <string.h>
 
 #include "report.h"
-
-/* Length of the valid UTF-8 sequence XML allows at p (1..4), or 0 when it is not one. */
-static int utf8_len(const unsigned char *p)
-{
-    unsigned c = p[0], cp;
-    int n;
-    if (c < 0x80)
-        return (c >= 0x20 || c == '\t' || c == '\n' || c == '\r') ? 1 : 0;
-    if (c >= 0xc2 && c <= 0xdf)
-        n = 2, cp = c & 0x1f;
-    else if (c >= 0xe0 && c <= 0xef)
-        n = 3, cp = c & 0x0f;
-    else if (c >= 0xf0 && c <= 0xf4)
-        n = 4, cp = c & 0x07;
-    else
-        return 0;
-    for (int i = 1; i < n; i++) {
-        if ((p[i] & 0xc0) != 0x80) /* also stops at the terminating NUL */
-            return 0;
-        cp = (cp << 6) | (p[i] & 0x3f);
-    }
-    static const unsigned min[5] = {0, 0, 0x80, 0x800, 0x10000};
-    if (cp < min[n] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff) || cp == 0xfffe || cp == 0xffff)
-        return 0;
-    return n;
-}
+#include "text.h"
 
 void mlk_rep_xml(FILE *f, const char *s)
 {
     if (!s)
         return;
-    for (const unsigned char *p = (const unsigned char *)s; *p;) {
-        int n = utf8_len(p);
-        if (!n) {
-            fputs("\xef\xbf\xbd", f); /* U+FFFD for a byte XML cannot carry */
-            p++;
-            continue;
-        }
-        switch (*p) {
-        case '&': fputs("&amp;", f); break;
-        case '<': fputs("&lt;", f); break;
-        case '>': fputs("&gt;", f); break;
-        case '"': fputs("&quot;", f); break;
-        case '\'': fputs("&#39;", f); break;
-        default: fwrite(p, 1, (size_t)n, f);
-        }
-        p += n;
+    for (const char *p = s; *p;) {
+        char rep[9];
+        size_t used;
+        mlk_text_char(p, MLK_TEXT_KEEP_NL | MLK_TEXT_KEEP_TAB, rep, &used); /* no control character XML refuses */
+        for (const char *r = rep; *r; r++)
+            switch (*r) {
+            case '&': fputs("&amp;", f); break;
+            case '<': fputs("&lt;", f); break;
+            case '>': fputs("&gt;", f); break;
+            case '"': fputs("&quot;", f); break;
+            case '\'': fputs("&#39;", f); break;
+            default: fputc(*r, f);
+            }
+        p += used;
     }
 }
 
@@ -59,13 +32,19 @@ void mlk_rep_md(FILE *f, const char *s)
 {
     if (!s)
         return;
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p < 0x20 || *p == 0x7f)
-            fputc(' ', f);
-        else if (strchr("\\`*_[]<>|~#&!", *p))
-            fprintf(f, "\\%c", *p);
+    for (const char *p = s; *p;) {
+        char rep[9];
+        size_t used;
+        if (*p == '\n' || *p == '\t') /* layout, not content */
+            rep[0] = ' ', rep[1] = '\0', used = 1;
         else
-            fputc(*p, f);
+            mlk_text_char(p, 0, rep, &used);
+        for (const char *r = rep; *r; r++)
+            if (strchr("\\`*_[]<>|~#&!", *r))
+                fprintf(f, "\\%c", *r);
+            else
+                fputc(*r, f);
+        p += used;
     }
 }
 
@@ -75,12 +54,17 @@ void mlk_rep_tsv_field(char *out, size_t len, const char *s)
         return;
     if (!s || !*s)
         s = "-"; /* gnuplot would read an empty field as missing */
-    size_t i = 0;
-    for (; s[i] && i + 1 < len; i++) {
-        unsigned char c = (unsigned char)s[i];
-        out[i] = c < 0x20 || c == 0x7f ? ' ' : c == '"' ? '\'' : (char)c;
+    size_t o = 0;
+    for (const char *p = s; *p;) {
+        char rep[9];
+        size_t used, n = mlk_text_char(p, 0, rep, &used);
+        if (o + n >= len)
+            break;
+        for (size_t i = 0; i < n; i++)
+            out[o++] = rep[i] == '"' ? '\'' : rep[i];
+        p += used;
     }
-    out[i] = '\0';
+    out[o] = '\0';
 }
 
 static bool ends_with(const char *s, const char *tail)

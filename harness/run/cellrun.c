@@ -20,6 +20,7 @@
 #include "runner.h"
 #include "strbuf.h"
 #include "table.h"
+#include "text.h"
 #include "tool_exec.h"
 #include "worker.h"
 
@@ -747,6 +748,8 @@ int mlk_cellrun_sites_finish(db_store *db, int64_t cell_id, const mlk_cellrun *r
     if (!r->sites.have)
         return MLK_OK;
     mlk_table_sites(row, &r->sites);
+    char shown[sizeof row->sites]; /* function and file names of the engine, shown on a terminal */
+    snprintf(row->sites, sizeof row->sites, "%s", mlk_text_safe(row->sites, shown, sizeof shown, MLK_TEXT_KEEP_NL));
     return db_sites_store(db, cell_id, &r->sites, err);
 }
 

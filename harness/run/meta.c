@@ -12,6 +12,7 @@
 
 #include "meta.h"
 #include "git_head.h"
+#include "text.h"
 
 static void trim(char *s)
 {
@@ -20,19 +21,15 @@ static void trim(char *s)
         s[--n] = '\0';
 }
 
+/* The option, else the first variable set, else git's; stored made safe (text.h): every comparison and report shows
+ * it, and an environment or a ref name may hold any byte. */
 static void pick(char *out, size_t len, const char *given, const char *const *env, const char *from_git)
 {
-    out[0] = '\0';
-    if (given && given[0]) {
-        snprintf(out, len, "%s", given);
-        return;
-    }
-    for (int i = 0; env[i]; i++)
-        if (getenv(env[i]) && getenv(env[i])[0]) {
-            snprintf(out, len, "%s", getenv(env[i]));
-            return;
-        }
-    snprintf(out, len, "%s", from_git);
+    const char *v = given && given[0] ? given : NULL;
+    for (int i = 0; !v && env[i]; i++)
+        if (getenv(env[i]) && getenv(env[i])[0])
+            v = getenv(env[i]);
+    mlk_text_safe(v ? v : from_git, out, len, 0);
 }
 
 void mlk_meta_collect(mlk_meta *m, const char *commit, const char *branch)

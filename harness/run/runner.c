@@ -19,6 +19,7 @@
 #include "run_lock.h"
 #include "runner.h"
 #include "table.h"
+#include "text.h"
 #include "tool_collect.h"
 #include "series.h"
 #include "verdict.h"
@@ -423,9 +424,12 @@ int mlk_run(const mlk_plan *p, db_store *db, const mlk_run_opts *o, int64_t resu
         if (rc || r.end == MLK_END_INTERRUPTED)
             break;
         *finding |= is_finding(rows[i].status);
-        if (!o->quiet)
-            printf("%scell %d/%d [%s]: %s: %s\n", o->progress_tty ? "\r\033[K" : "", x.k + 1, n_run, c->label,
-                   rows[i].status, rows[i].detail), fflush(stdout);
+        if (!o->quiet) { /* the detail may quote an engine's message: names of the model's nodes, made safe */
+            fputs(o->progress_tty ? "\r\033[K" : "", stdout);
+            mlk_fprintf_safe(stdout, "cell %d/%d [%s]: %s: %s\n", x.k + 1, n_run, c->label, rows[i].status,
+                             rows[i].detail);
+            fflush(stdout);
+        }
         x.k++;
         x.done_cells++;
     }

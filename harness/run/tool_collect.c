@@ -8,6 +8,7 @@
 #include "cellrun.h"
 #include "fmt.h"
 #include "store_tools.h"
+#include "text.h"
 #include "tool_collect.h"
 
 /* Sites and records beyond these are stored (sites: up to MAX_SITES) but not listed. */
@@ -166,6 +167,10 @@ int mlk_tool_collect(db_store *db, int64_t cell_id, const mlk_plan *p, const mlk
     free(program);
     free(args);
     free(env);
+    /* the table and detail quote the tool's stacks: function and file names of the engine, shown on a terminal */
+    char shown[sizeof res->table];
+    snprintf(res->table, sizeof res->table, "%s", mlk_text_safe(res->table, shown, sizeof shown, MLK_TEXT_KEEP_NL));
+    snprintf(res->detail, sizeof res->detail, "%s", mlk_text_safe(res->detail, shown, sizeof res->detail, 0));
     return rc;
 }
 

@@ -11,6 +11,7 @@
 #include <yaml.h>
 
 #include "scenario_internal.h"
+#include "text.h"
 
 /* A mapping or list this long is not a scenario; the cap keeps the duplicate scans (keys, axis values)
  * quadratic in something small. */
@@ -204,6 +205,11 @@ static int make_scalar(ybuild *b, const yaml_event_t *ev, mlk_ynode **out)
     size_t n = ev->data.scalar.length;
     if (memchr(v, '\0', n))
         return mlk_yfail(b->err, b->name, loc_of(ev->start_mark), "NUL characters are not allowed in a scalar");
+    /* The reader refuses control characters in the file; an escape ("\e", "\x9b") would still make one, and every
+     * value may end up in a cell's name on a terminal. Line breaks and tabs stay (block scalars). */
+    if (!mlk_text_is_safe(v, MLK_TEXT_KEEP_NL | MLK_TEXT_KEEP_TAB))
+        return mlk_yfail(b->err, b->name, loc_of(ev->start_mark),
+                         "a control character in a scalar (written as an escape such as \\e or \\a): not allowed");
     mlk_ynode *node = mlk_ycalloc(1, sizeof *node);
     char *text = mlk_yalloc(n + 1);
     if (!node || !text) {

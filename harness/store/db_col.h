@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "db_open_ro.h"
 #include "status.h"
 #include "store.h"
 
@@ -36,8 +37,9 @@ static inline int db_exec(db_store *db, const char *sql, mlk_error *err)
     if (sqlite3_exec(db_sqlite(db), sql, NULL, NULL, &msg) == SQLITE_OK)
         return MLK_OK;
     size_t n = strcspn(sql, "\n");
-    mlk_fail(err, MLK_E_DB, "%s: %s (running %.*s%s)", db_path(db), msg ? msg : "?", n > 60 ? 60 : (int)n, sql,
-             n > 60 || sql[n] ? "..." : "");
+    char why[512]; /* a -wal or -shm file that cannot be opened, no descriptor left: said, not just "unable to open" */
+    mlk_fail(err, MLK_E_DB, "%s: %s (running %.*s%s)", db_path(db), db_cause(db_sqlite(db), db_path(db), why, sizeof why),
+             n > 60 ? 60 : (int)n, sql, n > 60 || sql[n] ? "..." : "");
     sqlite3_free(msg);
     return MLK_E_DB;
 }

@@ -49,7 +49,14 @@ const char *db_cause(sqlite3 *h, const char *path, char *buf, size_t len)
     if (!h)
         return "out of memory";
     int code = sqlite3_extended_errcode(h), e = sqlite3_system_errno(h);
-    if (e == EMFILE || e == ENFILE)
+    char dir[4200];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        slash[slash == dir ? 1 : 0] = '\0';
+    if (access(path, F_OK) && errno == ENOENT && !access(slash ? dir : ".", F_OK) && access(slash ? dir : ".", W_OK))
+        snprintf(buf, len, "it does not exist and cannot be made: the folder %s is not writable", slash ? dir : ".");
+    else if (e == EMFILE || e == ENFILE)
         snprintf(buf, len, "no file descriptor left to open it or its -wal/-shm files (%s; see ulimit -n)",
                  strerror(e));
     else if (shm_unmakeable(path))
@@ -70,11 +77,11 @@ int db_fail_cause(sqlite3 *h, const char *path, const char *doing, mlk_error *er
 {
     char why[512];
     int code = h ? sqlite3_extended_errcode(h) & 0xff : SQLITE_NOMEM, e = h ? sqlite3_system_errno(h) : 0;
-    bool theirs = shm_unmakeable(path) || code == SQLITE_NOTADB || code == SQLITE_READONLY || code == SQLITE_PERM || code == SQLITE_AUTH ||
-                  e == EACCES || e == EROFS || e == EPERM;
-    return mlk_fail(err, code == SQLITE_NOMEM ? MLK_E_NOMEM : e == ENOENT ? MLK_E_NOTFOUND : theirs ? MLK_E_PARSE
-                                                                                         : MLK_E_IO, "%s: %s: %s", path,
-                    doing, db_cause(h, path, why, sizeof why));
+    bool theirs = shm_unmakeable(path) || code == SQLITE_NOTADB || code == SQLITE_READONLY || code == SQLITE_PERM ||
+                  code == SQLITE_AUTH || e == EACCES || e == EROFS || e == EPERM;
+    bool missing = access(path, F_OK) != 0 || e == ENOENT;
+    int status = code == SQLITE_NOMEM ? MLK_E_NOMEM : theirs ? MLK_E_PARSE : missing ? MLK_E_NOTFOUND : MLK_E_IO;
+    return mlk_fail(err, status, "%s: %s: %s", path, doing, db_cause(h, path, why, sizeof why));
 }
 
 int db_sqlite_open_ro(const char *path, sqlite3 **out, mlk_error *err)

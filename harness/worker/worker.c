@@ -17,6 +17,7 @@
 #include "probe.h"
 #include "sample.h"
 #include "sites.h"
+#include "text.h"
 #include "worker.h"
 
 typedef struct {
@@ -59,12 +60,10 @@ static void send_line(int fd, const char *line, size_t len)
 static void send_error(worker *w, int step, const char *msg, int oom)
 {
     char line[768];
-    /* Tabs and newlines in the message would break the line format. */
+    /* Tabs and newlines in the message would break the line format; an engine's message may quote a model's node
+     * names, ESC and all: it is stored and shown made safe (text.h). */
     char clean[600];
-    snprintf(clean, sizeof clean, "%s", msg);
-    for (char *p = clean; *p; p++)
-        if (*p == '\t' || *p == '\n')
-            *p = ' ';
+    mlk_text_safe(msg, clean, sizeof clean, 0);
     int n = snprintf(line, sizeof line, "E\t%s\t%d\t%s\n", mlk_any_step_name(step), oom, clean);
     send_line(w->a->fd, line, (size_t)(n < (int)sizeof line ? n : (int)sizeof line - 1));
 }

@@ -49,6 +49,8 @@ def main():
                 fail("yaml/%s: exit %d, expected 2: %s" % (name, r.returncode, r.stderr.strip()[-200:]))
             elif name not in r.stderr and not re.search(r"\d+:\d+", r.stderr):
                 fail("yaml/%s: the message names neither the file nor a place: %s" % (name, r.stderr.strip()))
+            elif re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f]", r.stdout + r.stderr):
+                fail("yaml/%s: a control character reached the output: %r" % (name, r.stderr.strip()[-200:]))
         for name in sorted(os.listdir(os.path.join(HERE, "onnx"))):
             path = os.path.join(HERE, "onnx", name)
             counts["onnx"] += 1

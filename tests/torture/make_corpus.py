@@ -44,6 +44,10 @@ YAML = {
     "too-many-steps.yaml": BASE + "pipeline: [" + ", ".join(["compile_model", "release_compiled"] * 40) + "]\n",
     "not-a-mapping.yaml": "- just\n- a\n- list\n",
     "scalar-doc.yaml": "hello\n",
+    # control characters made by escapes (issue 25): refused where written, the message shows them safely
+    "escape-in-variant.yaml": BASE + PIPE + 'matrix:\n  fault:\n    - {name: "v\\e[31mred\\a\\r"}\n',
+    "escape-in-description.yaml": BASE + PIPE + 'description: "title\\e]0;pwned\\a"\n',
+    "c1-escape-in-value.yaml": BASE + PIPE + 'matrix:\n  threads: ["1\\x9b2J"]\n',
 }
 
 

@@ -42,16 +42,18 @@ static void test_escaping(void)
 {
     CHECK(expect(mlk_rep_xml, "a&<>\"'b", "a&amp;&lt;&gt;&quot;&#39;b"));
     CHECK(expect(mlk_rep_xml, "caf\xc3\xa9\ttab\nline", "caf\xc3\xa9\ttab\nline")); /* valid UTF-8 and whitespace */
-    CHECK(expect(mlk_rep_xml, "x\x01y", "x\xef\xbf\xbdy"));                          /* no control characters */
+    CHECK(expect(mlk_rep_xml, "x\x01y\x1b[31m\r", "x\\x01y\\e[31m\\r"));     /* no control characters: shown */
+    CHECK(expect(mlk_rep_xml, "\xc2\x9b\xef\xbf\xbe", "\\u009b\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd")); /* C1, U+FFFE */
+    CHECK(expect(mlk_rep_md, "n\x1b[2J\xff", "n\\\\e\\[2J\xef\xbf\xbd"));              /* ESC shown, not UTF-8 */
     CHECK(expect(mlk_rep_xml, "\xff", "\xef\xbf\xbd"));                              /* not UTF-8 */
     CHECK(expect(mlk_rep_xml, "\xc0\xaf", "\xef\xbf\xbd\xef\xbf\xbd"));              /* overlong '/' */
     CHECK(expect(mlk_rep_xml, "\xed\xa0\x80", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd")); /* a surrogate */
     CHECK(expect(mlk_rep_xml, "end\xe2\x82", "end\xef\xbf\xbd\xef\xbf\xbd"));        /* cut short by the NUL */
     CHECK(expect(mlk_rep_xml, "\xf0\x9f\x98\x80", "\xf0\x9f\x98\x80"));             /* 4-byte sequence */
     CHECK(expect(mlk_rep_md, "a_b*c[d](e)<f>|g`h\ni#", "a\\_b\\*c\\[d\\](e)\\<f\\>\\|g\\`h i\\#"));
-    char t[8];
+    char t[16];
     mlk_rep_tsv_field(t, sizeof t, "a\tb\"c\n");
-    CHECK(!strcmp(t, "a b'c "));
+    CHECK(!strcmp(t, "a\\tb'c\\n"));
     mlk_rep_tsv_field(t, sizeof t, "");
     CHECK(!strcmp(t, "-")); /* an empty field would read as missing */
     mlk_rep_tsv_field(t, 4, "abcdef");
