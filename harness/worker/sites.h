@@ -43,9 +43,9 @@ void mlk_sites_free(mlk_sites *s);
  * iterations, unprobed and unsent, in which the shim takes every allocation's stack and counts the blocks exactly:
  * the growing heap sites are then reported with their exact rates. The judged series are the measured phase's only.
  * mlk_sites_window_wanted: how many window iterations to run (0: none). begin keeps the sampled phase's mapping
- * sites aside (it allocates: the measured phase is over) and opens the window; after_iteration takes one window
- * checkpoint (never allocates); window_ms: time since begin; end closes it and notes its cost. All accept NULL. */
-#define MLK_SITES_WINDOW 16
+ * sites aside (it allocates: the measured phase is over) and opens the window; after_iteration, after each window
+ * iteration, takes a window checkpoint after every second one (never allocates); window_ms: time since begin; end closes it and notes its cost. All accept NULL. */
+#define MLK_SITES_WINDOW 32 /* iterations at most, a checkpoint after every second: a leak every 10 shows 3 times */
 int mlk_sites_window_wanted(mlk_sites *s);
 void mlk_sites_window_begin(mlk_sites *s);
 void mlk_sites_window_after_iteration(mlk_sites *s);
