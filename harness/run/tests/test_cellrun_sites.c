@@ -76,6 +76,10 @@ static void check_written_lines(void)
     db_site_report w = {0};
     CHECK(feed(&w, "W\tinfo\tsample\t524288\t16\t10\t109\t50\t900\t0\t0\t0\t900\t1.5\t32\t12.5\t3104\n") == 0);
     CHECK(w.have && w.window_iterations == 32 && w.window_ms == 12.5 && w.window_stacks == 3104);
+    mlk_table_row wrow;
+    memset(&wrow, 0, sizeof wrow);
+    mlk_table_sites(&wrow, &w);
+    CHECK(strstr(wrow.sites, "heap sites measured exactly over 32 more iterations (12 ms), not judged") != NULL);
     db_site_report_free(&w);
     CHECK(feed(&w, "W\tinfo\tsample\t524288\t16\t10\t109\t50\t900\t0\t0\t0\t900\t1.5\n") == 0);
     CHECK(w.have && w.window_iterations == 0 && w.window_stacks == -1);
