@@ -1,7 +1,8 @@
 /* sites.c: where a cell's memory grows (issue 9): checkpoints of the heap shim's per-site live bytes over the measured
  * iterations (or two /proc/self/maps texts without them), the sites that grow, named while the engine is loaded, sent
- * to the parent as "W" lines (sites.h). It must never allocate from open to report: every buffer is allocated and
- * touched in mlk_sites_open, before the first step. */
+ * to the parent as "W" lines (sites.h); after them, when the heap grew under sampling, the window of exact stacks.
+ * It must never allocate from open to the end of the measured iterations: every buffer is allocated and touched in
+ * mlk_sites_open, before the first step (the window, which nothing judges, reuses them). */
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>

@@ -2,7 +2,8 @@
  * live bytes at a few checkpoints of the measured iterations, finds the sites that grow (heap blocks, still
  * reachable or not, and mappings), names them while the engine is still loaded, and sends them to the parent as "W"
  * lines. Without the shim's sites (heap_sites: off, heap: off) it diffs /proc/self/maps between two checkpoints.
- * It must never allocate between open and report, nor touch anything between a step's two probes.
+ * It must never allocate between open and the end of the measured iterations, nor touch anything between a step's
+ * two probes.
  *
  * Lines (tab-separated; a missing figure or string is an empty field; strings have tabs and newlines blanked):
  *   W site  SEQ KIND BYTES_PER_ITER BLOCKS_PER_ITER GROWTH_BYTES LIVE_BYTES LIVE_BLOCKS PATH
