@@ -64,3 +64,6 @@ q "$db" "SELECT allocator, min(CAST(substr(r.scenario_name, 6) AS INTEGER)) FROM
 echo "== probe cost per sample (median of 60000 samples; descriptors and allocator figures included)"
 "$bin/memleak-probe-bench"
 LD_PRELOAD="$build/lib/libmemleak_heap.so" "$bin/memleak-probe-bench"
+
+echo "== where leaks grow and how long cells run (issue 23): ci/bench_verdicts_sites.sh"
+"$root/ci/bench_verdicts_sites.sh"

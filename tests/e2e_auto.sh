@@ -31,8 +31,10 @@ db="$work/auto.db"
 scenario auto-auto auto "$leaks $clean" > "$work/auto.yaml"
 "$bin/memleak-run" --db "$db" "$work/auto.yaml" > "$work/auto.txt" 2>&1 || true
 check "every cell has a stop" eq "$(q "SELECT count(*) FROM cells c JOIN cell_stops s ON s.cell_id = c.id")" 20
-check "the same verdicts as with 100 iterations" eq "$(q "ATTACH '$work/fixed.db' AS f; SELECT count(*) FROM cells a JOIN
-  f.cells b ON a.axes = b.axes WHERE a.status = b.status")" 20
+# Pass and plateau are the same finding (none): churn_pool's pool, filled by iteration 50, is a plateau at 100 and may
+# pass at the longer run auto gives it (its early median is then the filled pool too).
+check "the same findings as with 100 iterations" eq "$(q "ATTACH '$work/fixed.db' AS f; SELECT count(*) FROM cells a JOIN
+  f.cells b ON a.axes = b.axes WHERE (a.status = 'leak') = (b.status = 'leak') AND a.status != 'inconclusive'")" 20
 for s in $leaks; do
   check "auto: $s is a leak" eq "$(q "SELECT count(*) FROM cells WHERE status = 'leak' AND axes LIKE '%\"$s\"%'")" 2
 done

@@ -271,7 +271,7 @@ static void mlk_count_realloc(void *p, int64_t old_bytes, void *q, size_t n_byte
     }
     if (!p) {
         if (q)
-            mlk_heap_on_alloc(q);
+            mlk_heap_counted_asked(q, mlk_heap_self.n_alloc_events, n_bytes);
         return;
     }
     if (!q) {
@@ -281,7 +281,9 @@ static void mlk_count_realloc(void *p, int64_t old_bytes, void *q, size_t n_byte
     }
     mlk_heap_self.n_alloc_events++;
     int64_t now = mlk_heap_size_of(q);
-    mlk_sites_on_alloc(q, now); /* the block's old record went before the call: a realloc'd block is a new one */
+    /* The block's old record went before the call: a realloc'd block is a new one, of the size asked for (a buffer
+     * grown in place within jemalloc's size class still grows by what its code appends). */
+    mlk_sites_on_alloc(q, n_bytes > 0 && (int64_t)n_bytes <= now ? (int64_t)n_bytes : now);
     int64_t live = atomic_fetch_add_explicit(&mlk_heap_count.live_bytes, now - old_bytes, memory_order_relaxed) +
                    (now - old_bytes);
     atomic_fetch_add_explicit(&mlk_heap_count.n_reallocs, 1, memory_order_relaxed);

@@ -19,7 +19,29 @@ static bool slowing(const mlk_detect_result *r, double before)
            (isfinite(r->slope) && r->late_slope < 0.75 * r->slope) || (isfinite(before) && r->late_slope < 0.75 * before);
 }
 
+/* Where in the series (0 to 1) the last new high came: a value above every earlier one by more than rise. */
+static double last_high(const mlk_block_series *b, double rise)
+{
+    if (!b || b->n < 2)
+        return 0;
+    double hi = b->v[0];
+    int at = 0;
+    for (int i = 1; i < b->n; i++)
+        if (b->v[i] > hi + rise) {
+            hi = b->v[i];
+            at = i;
+        } else if (b->v[i] > hi) {
+            hi = b->v[i];
+        }
+    return (double)at / (double)(b->n - 1);
+}
+
 bool mlk_seq_point(mlk_seq *q, const mlk_judgement *j, int n)
+{
+    return mlk_seq_point_stream(q, j, NULL, n);
+}
+
+bool mlk_seq_point_stream(mlk_seq *q, const mlk_judgement *j, const mlk_cell_stream *c, int n)
 {
     const mlk_series_result *h = &j->s[MLK_SERIES_HEAP];
     bool heap_flat = h->judged && h->r.verdict != MLK_VERDICT_LEAK;
@@ -44,7 +66,9 @@ bool mlk_seq_point(mlk_seq *q, const mlk_judgement *j, int n)
         }
         q->settling[k] = leak && heap_flat && (k == MLK_SERIES_ANON || k == MLK_SERIES_MAPPED);
         if (!leak)
-            q->decided[k] = q->held[k] >= 2;
+            q->decided[k] = q->held[k] >= 2 &&
+                            (r->r.verdict != MLK_VERDICT_PLATEAU || !c ||
+                             last_high(mlk_cell_stream_series(c, k), 2 * (r->quantum > 0 ? r->quantum : 1)) < 2.0 / 3);
         else if (q->settling[k])
             q->decided[k] = q->held[k] >= 4 && n >= 8 * q->first_leak_n[k] && !slowing(&r->r, before) &&
                             r->r.late_slope >= 0.75 * q->first_leak_slope[k];

@@ -92,7 +92,7 @@ void mlk_rep_fmt_metric(char *out, size_t len, const char *metric, double v)
 
 bool mlk_rep_status_fails(const char *status)
 {
-    static const char *bad[] = {"leak", "crashed", "timeout", "hung", "oom", "error"};
+    static const char *bad[] = {"leak", "inconclusive", "crashed", "timeout", "hung", "oom", "error"};
     for (size_t i = 0; status && i < sizeof bad / sizeof *bad; i++)
         if (!strcmp(status, bad[i]))
             return true;

@@ -81,8 +81,8 @@ static void head(FILE *f, const mlk_report *r)
 
 static void counts(FILE *f, const mlk_report *r)
 {
-    static const char *order[] = {"leak", "crashed", "timeout", "hung", "oom", "error", "plateau", "pass", "pending",
-                                  "running"};
+    static const char *order[] = {"leak",    "inconclusive", "crashed", "timeout", "hung",   "oom",
+                                  "error",   "plateau",      "pass",    "pending", "running"};
     fprintf(f, "<p>%d cell%s:", r->n_cells, r->n_cells == 1 ? "" : "s");
     for (size_t k = 0; k < sizeof order / sizeof *order; k++) {
         int n = 0;

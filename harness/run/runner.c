@@ -121,7 +121,7 @@ static bool on_decide(void *arg, int n)
     mlk_judgement j;
     if (mlk_judge_stream(x->p->s, x->stream, &j) != 0)
         return false;
-    if (mlk_seq_point(&x->decisions, &j, n)) {
+    if (mlk_seq_point_stream(&x->decisions, &j, x->stream, n)) {
         x->stop_reason = "decided";
         return true;
     }
@@ -140,7 +140,7 @@ static int conclude_auto(run_ctx *x, mlk_judgement *j, mlk_error *err)
 {
     const char *why = x->stop_reason;
     if (!why) /* ran to its bound: judge that point too */
-        why = mlk_seq_point(&x->decisions, j, x->measured) ? "decided" : "max";
+        why = mlk_seq_point_stream(&x->decisions, j, x->stream, x->measured) ? "decided" : "max";
     if (strcmp(why, "decided"))
         mlk_seq_conclude(&x->decisions, j, x->measured, why);
     char undecided[160];

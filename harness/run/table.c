@@ -22,6 +22,12 @@ void mlk_table_sites(mlk_table_row *row, const db_site_report *r)
         int w = snprintf(row->sites + used, cap - used, "      %s %s\n", i ? "      " : "grows:", one);
         used += w > 0 ? (size_t)w : 0;
     }
+    if (r->window_iterations > 0 && used < cap) { /* issue 23: what naming them exactly cost */
+        int w = snprintf(row->sites + used, cap - used,
+                         "      sites: heap sites measured exactly over %d more iterations (%.0f ms), not judged\n",
+                         r->window_iterations, isfinite(r->window_ms) ? r->window_ms : 0.0);
+        used += w > 0 ? (size_t)w : 0;
+    }
     if (!r->n && used < cap && !strcmp(r->mode, "sample") && r->sample_bytes > 0)
         snprintf(row->sites + used, cap - used,
                  "      grows: no site named: sampling every %lld KiB names a site once it has grown by a few times "

@@ -1,7 +1,8 @@
 /* sites.c: where a cell's memory grows (issue 9): checkpoints of the heap shim's per-site live bytes over the measured
  * iterations (or two /proc/self/maps texts without them), the sites that grow, named while the engine is loaded, sent
- * to the parent as "W" lines (sites.h). It must never allocate from open to report: every buffer is allocated and
- * touched in mlk_sites_open, before the first step. */
+ * to the parent as "W" lines (sites.h); after them, when the heap grew under sampling, the window of exact stacks.
+ * It must never allocate from open to the end of the measured iterations: every buffer is allocated and touched in
+ * mlk_sites_open, before the first step (the window, which nothing judges, reuses them). */
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -48,7 +49,8 @@ struct mlk_sites {
     mlk_heap_sites_window_fn window;
     mlk_heap_sites_window_snapshot_fn window_snapshot;
     double heap[MLK_SITES_CHECKPOINTS];   /* the shim's live heap bytes at each sampled checkpoint */
-    int w_taken;                          /* window checkpoints taken, one per window iteration */
+    int w_iters, w_taken;                 /* window iterations run, checkpoints taken (after every second one) */
+    double w_x[MLK_SITES_CHECKPOINTS];    /* the window iteration of each checkpoint */
     int64_t w_n[MLK_SITES_CHECKPOINTS];
     bool w_open, w_ran;
     int64_t w_t0_ns, w_ns, w_stacks0, w_stacks;
@@ -560,6 +562,13 @@ static int collect(mlk_sites *s, const double *x, int k, const int64_t *n, const
         double min_growth = kind == MLK_HEAP_SITE_MMAP ? (double)page : min_heap_growth;
         candidate *cd = &c[n_c];
         mlk_sites_trend(x, y, k, min_growth, &cd->t);
+        if (blocks_scale == 1.0 && k >= 3) {
+            /* The window's exact counts: no sampling noise to see through, but a leak every few iterations is a
+             * staircase, whose halves' median slopes may be 0. It grows when it rose in both halves (and mostly
+             * rose), at its overall pace: exact for a leak per iteration, within a step for a periodic one. */
+            cd->t.slope = (y[k - 1] - y[0]) / (x[k - 1] - x[0]);
+            cd->t.grows = y[k / 2] > y[0] && y[k - 1] > y[k / 2] && cd->t.concordance >= 0.5 && kind == MLK_HEAP_SITE_HEAP;
+        }
         if (!cd->t.grows)
             continue;
         cd->site = site;
@@ -634,7 +643,7 @@ static int report_shim(mlk_sites *s, int fd, const char *alloc_lib, mlk_heap_sit
          * sampled phase (every mapping has its stack there already). */
         double x[MLK_SITES_CHECKPOINTS];
         for (int j = 0; j < s->w_taken; j++)
-            x[j] = j + 1;
+            x[j] = s->w_x[j];
         int64_t n_last = s->w_taken ? s->w_n[s->w_taken - 1] : 0;
         c = calloc((size_t)(n_last + s->n_saved + 1), sizeof *c);
         n_c = !c ? -1 : s->w_taken < 3 ? 0
@@ -675,16 +684,17 @@ void mlk_sites_window_begin(mlk_sites *s)
     int n = collect_sampled(s, &info, MLK_HEAP_SITE_MMAP, &s->saved);
     s->n_saved = n > 0 ? n : 0;
     s->w_stacks0 = info.stacks;
-    s->w_taken = 0;
+    s->w_taken = s->w_iters = 0;
     s->w_t0_ns = now_ns();
     s->w_open = s->window(1) == 1;
 }
 
 void mlk_sites_window_after_iteration(mlk_sites *s)
 {
-    if (!s || !s->w_open || s->w_taken >= MLK_SITES_CHECKPOINTS)
+    if (!s || !s->w_open || ++s->w_iters % 2 || s->w_taken >= MLK_SITES_CHECKPOINTS)
         return;
     int j = s->w_taken++;
+    s->w_x[j] = s->w_iters;
     s->w_n[j] = s->window_snapshot(s->bytes + (int64_t)j * s->cap, j == 0 ? s->blocks_first : s->blocks_last,
                                    s->cap);
 }
@@ -777,7 +787,7 @@ void mlk_sites_report(mlk_sites *s, int fd)
     const char *mode = s->mode == MLK_HEAP_SITES_SAMPLE ? "sample" : s->mode == MLK_HEAP_SITES_EXACT ? "exact" : "maps";
     char w[3][32] = {"", "", ""}; /* the window's iterations, wall time and stacks; empty when none ran */
     if (s->w_ran) {
-        snprintf(w[0], sizeof w[0], "%d", s->w_taken);
+        snprintf(w[0], sizeof w[0], "%d", s->w_iters);
         snprintf(w[1], sizeof w[1], "%.3f", (double)s->w_ns / 1e6);
         snprintf(w[2], sizeof w[2], "%lld", (long long)s->w_stacks);
     }

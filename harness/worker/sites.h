@@ -2,7 +2,8 @@
  * live bytes at a few checkpoints of the measured iterations, finds the sites that grow (heap blocks, still
  * reachable or not, and mappings), names them while the engine is still loaded, and sends them to the parent as "W"
  * lines. Without the shim's sites (heap_sites: off, heap: off) it diffs /proc/self/maps between two checkpoints.
- * It must never allocate between open and report, nor touch anything between a step's two probes.
+ * It must never allocate between open and the end of the measured iterations, nor touch anything between a step's
+ * two probes.
  *
  * Lines (tab-separated; a missing figure or string is an empty field; strings have tabs and newlines blanked):
  *   W site  SEQ KIND BYTES_PER_ITER BLOCKS_PER_ITER GROWTH_BYTES LIVE_BYTES LIVE_BLOCKS PATH
@@ -43,9 +44,9 @@ void mlk_sites_free(mlk_sites *s);
  * iterations, unprobed and unsent, in which the shim takes every allocation's stack and counts the blocks exactly:
  * the growing heap sites are then reported with their exact rates. The judged series are the measured phase's only.
  * mlk_sites_window_wanted: how many window iterations to run (0: none). begin keeps the sampled phase's mapping
- * sites aside (it allocates: the measured phase is over) and opens the window; after_iteration takes one window
- * checkpoint (never allocates); window_ms: time since begin; end closes it and notes its cost. All accept NULL. */
-#define MLK_SITES_WINDOW 16
+ * sites aside (it allocates: the measured phase is over) and opens the window; after_iteration, after each window
+ * iteration, takes a window checkpoint after every second one (never allocates); window_ms: time since begin; end closes it and notes its cost. All accept NULL. */
+#define MLK_SITES_WINDOW 32 /* iterations at most, a checkpoint after every second: a leak every 10 shows 3 times */
 int mlk_sites_window_wanted(mlk_sites *s);
 void mlk_sites_window_begin(mlk_sites *s);
 void mlk_sites_window_after_iteration(mlk_sites *s);

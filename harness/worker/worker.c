@@ -368,9 +368,10 @@ static bool ask_parent(worker *w, int measured)
 }
 
 /* The window of exact stacks (sites.h, issue 23): when the heap grew under sampling, up to MLK_SITES_WINDOW more
- * iterations of the pipeline, neither probed nor sent (the verdict rests on the measured phase alone), each followed
- * by a window checkpoint. Bounded in time too: past four iterations it stops once it has taken as long as the whole
- * measured phase (at least a second), so a slow cell pays at most about twice. A failing step fails the cell. */
+ * iterations of the pipeline, neither probed nor sent (the verdict rests on the measured phase alone), a window
+ * checkpoint after every second one. Bounded in time too: past eight iterations it stops once it has taken twice as
+ * long as the measured phase (at least a second), so a slow cell pays at most about three times. A failing step fails
+ * the cell. */
 static int localize(worker *w, mlk_sites *sites, int first_it, int64_t measured_ms)
 {
     int n = mlk_sites_window_wanted(sites);
@@ -378,7 +379,7 @@ static int localize(worker *w, mlk_sites *sites, int first_it, int64_t measured_
         return 0;
     mlk_sites_window_begin(sites);
     int rc = 0;
-    int64_t budget_ms = measured_ms > 1000 ? measured_ms : 1000;
+    int64_t budget_ms = 2 * measured_ms > 1000 ? 2 * measured_ms : 1000;
     for (int i = 0; !rc && i < n; i++) {
         int it = first_it + i;
         shapes_at(w, it);
@@ -392,7 +393,7 @@ static int localize(worker *w, mlk_sites *sites, int first_it, int64_t measured_
         }
         if (!rc)
             mlk_sites_window_after_iteration(sites);
-        if (i >= 3 && mlk_sites_window_ms(sites) > budget_ms)
+        if (i >= 7 && mlk_sites_window_ms(sites) > budget_ms)
             break;
     }
     mlk_sites_window_end(sites);

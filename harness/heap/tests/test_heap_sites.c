@@ -3,7 +3,7 @@
  * helper thread, a buffer grown by realloc, a mapped file) must show as growing sites whose stacks name those
  * functions; churn must grow nothing, from four threads at once; mmap/munmap/mremap must move mapped_bytes and
  * n_mappings exactly; with "overflow" (tiny tables from MLK_HEAP_SITES_MAX) nothing may crash or go negative and the
- * drops must be counted. It must never pass with the shim absent or a mode other than the one asked for. */
+ * drops must be counted; the window (sample mode) counts what it saw exactly. It must never pass with the shim absent or a mode other than the one asked for. */
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -326,6 +326,62 @@ static void *test_reload(void *h, const char *path)
     return h;
 }
 
+/* ------------------------------------------------------------------ the window (issue 23), sample mode */
+
+static int64_t window_bytes_of(mlk_heap_sites_window_snapshot_fn win, const char *fn, int64_t *blocks)
+{
+    int64_t *b = calloc(MAX_SITES, sizeof *b), *n = calloc(MAX_SITES, sizeof *n);
+    int64_t got = b && n ? win(b, n, MAX_SITES) : 0, sum = 0;
+    *blocks = 0;
+    for (int64_t s = 1; s < got; s++) {
+        int kind = -1;
+        if (site_has(s, fn, &kind) && kind == MLK_HEAP_SITE_HEAP) {
+            sum += b[s];
+            *blocks += n[s];
+        }
+    }
+    free(b);
+    free(n);
+    return sum;
+}
+
+/* Every allocation made while the window is open is counted exactly, at the size asked for, apart from the sampled
+ * figures; its free subtracts it, also after the window closed; churn leaves nothing; the live heap stays exact. */
+static void test_window(void)
+{
+    mlk_heap_sites_window_fn window = (mlk_heap_sites_window_fn)dlsym(RTLD_DEFAULT, MLK_HEAP_SITES_WINDOW_SYMBOL);
+    mlk_heap_sites_window_snapshot_fn win =
+        (mlk_heap_sites_window_snapshot_fn)dlsym(RTLD_DEFAULT, MLK_HEAP_SITES_WINDOW_SNAPSHOT_SYMBOL);
+    HT_CHECK(window && win, "the shim exports no window");
+    if (!window || !win)
+        return;
+    if (mode != MLK_HEAP_SITES_SAMPLE) {
+        HT_CHECK(window(1) == 0, "a window opened in mode %d", mode);
+        return;
+    }
+    mlk_heap_stats before = heap_test_stats();
+    int64_t blocks = 0;
+    HT_CHECK(window(1) == 1, "the window did not open");
+    for (int k = 0; k < 10; k++) {
+        pl.plant_malloc(100);
+        pl.plant_new(72);
+        pl.plant_churn((uint32_t)k + 7, 50);
+    }
+    window(0);
+    pl.plant_malloc(100); /* after the window: sampled, never in the window's counts */
+    int64_t m = window_bytes_of(win, "plant_malloc", &blocks);
+    HT_CHECK(m == 1000 && blocks == 10, "plant_malloc in the window: %lld B in %lld blocks, want 1000 in 10",
+             (long long)m, (long long)blocks);
+    int64_t n = window_bytes_of(win, "plant_new", &blocks);
+    HT_CHECK(n == 720 && blocks == 10, "plant_new in the window: %lld B in %lld blocks, want 720 in 10", (long long)n,
+             (long long)blocks);
+    HT_CHECK(window_bytes_of(win, "plant_churn", &blocks) == 0 && blocks == 0, "churn left window bytes");
+    pl.plant_release_all();
+    HT_CHECK(window_bytes_of(win, "plant_malloc", &blocks) == 0 && blocks == 0, "released blocks still in the window");
+    HT_CHECK(heap_test_stats().live_bytes == before.live_bytes, "heap after the window and release: %+lld bytes",
+             (long long)(heap_test_stats().live_bytes - before.live_bytes));
+}
+
 int main(int argc, char **argv)
 {
     int rc = heap_test_setup();
@@ -368,6 +424,7 @@ int main(int argc, char **argv)
                 test_overflow(file);
         } else if (mode) {
             test_growth(file);
+            test_window();
             test_threads();
             h = test_reload(h, argv[1]);
         }

@@ -59,7 +59,31 @@ static void check_written_lines(void)
         CHECK(strstr(row.sites, "grows: +4.0 KiB/iter  ref_inject_step (inject.c:38) in engine_ref.so") != NULL);
         CHECK(strstr(row.sites, "mmap of /models/m.onnx") != NULL);
         CHECK(strstr(row.sites, "[anon]  [mapping, no stack]") != NULL);
+        CHECK(strstr(row.sites, "engine_ref.so (no file:line") == NULL); /* it has its line */
+        /* A frame of the engine without a line names the object that lacks debug information; a runtime's never. */
+        free(a->frames[0].file);
+        a->frames[0].file = NULL;
+        char one[512];
+        db_site_describe(a, one, sizeof one);
+        CHECK(strstr(one, "ref_inject_step in engine_ref.so (no file:line: engine_ref.so has no debug info; build it with "
+                          "-g)") != NULL);
+        free(a->frames[0].obj);
+        a->frames[0].obj = strdup("/lib/libstdc++.so.6");
+        db_site_describe(a, one, sizeof one);
+        CHECK(strstr(one, "no debug info") == NULL);
     }
+    /* The window's fields (issue 23) on the info line; absent ones (an older worker) leave it unmeasured. */
+    db_site_report w = {0};
+    CHECK(feed(&w, "W\tinfo\tsample\t524288\t16\t10\t109\t50\t900\t0\t0\t0\t900\t1.5\t32\t12.5\t3104\n") == 0);
+    CHECK(w.have && w.window_iterations == 32 && w.window_ms == 12.5 && w.window_stacks == 3104);
+    mlk_table_row wrow;
+    memset(&wrow, 0, sizeof wrow);
+    mlk_table_sites(&wrow, &w);
+    CHECK(strstr(wrow.sites, "heap sites measured exactly over 32 more iterations (12 ms), not judged") != NULL);
+    db_site_report_free(&w);
+    CHECK(feed(&w, "W\tinfo\tsample\t524288\t16\t10\t109\t50\t900\t0\t0\t0\t900\t1.5\n") == 0);
+    CHECK(w.have && w.window_iterations == 0 && w.window_stacks == -1);
+    db_site_report_free(&w);
     /* Refused: an unknown kind, a site out of order, a frame of no site or out of order, a short info. */
     CHECK(feed(&r, "W\tsite\t3\tstack\t1\t\t1\t1\t\t\n") == 1);
     CHECK(feed(&r, "W\tsite\t5\theap\t1\t\t1\t1\t\t\n") == 1);
