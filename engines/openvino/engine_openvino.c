@@ -124,6 +124,14 @@ static int load(const engine_kv *kv, size_t n, engine_ctx **out, engine_error *e
     if (!c)
         return ov_fail(err, OV_E_NOMEM, "load_engine: out of memory");
     c->o = o;
+    /* OpenVINO's TBB dlopens tbbbind and hwloc with RTLD_DEEPBIND unless TBB_ENABLE_SANITIZERS is set: hwloc then frees
+     * with glibc's free what a preloaded allocator (jemalloc, tcmalloc, mimalloc) or memleak's heap shim handed out, and
+     * aborts ("free(): invalid pointer", at the first NUMA query of compile_model). Without the flag every library
+     * resolves malloc and free in the global scope, as the rest of the process does. A value the user set is kept. */
+    if (setenv("TBB_ENABLE_SANITIZERS", "1", 0)) {
+        rc = ov_fail(err, OV_E_NOMEM, "load_engine: setenv TBB_ENABLE_SANITIZERS: out of memory");
+        goto fail;
+    }
     if ((rc = ov_library_open(&c->o, &c->ov, err)))
         goto fail;
     TRY(&c->ov, c->ov.fn.ov_core_create(&c->core), "load_engine: ov_core_create");
@@ -183,6 +191,8 @@ static int reshape_input(engine_model *m, size_t i, engine_error *err)
     ov_dimension_t dims[ENGINE_MAX_RANK];
     for (int64_t k = 0; k < ps.rank.max; k++) {
         dims[k] = ps.dims[k];
+        if (dims[k].max < 0) /* unbounded: ov_partial_shape_create takes it only as {-1, -1} */
+            dims[k].min = dims[k].max = -1;
         const char *p = dims[k].min != dims[k].max ? ov_onnx_dims_param(&m->dims, name, (int)k) : NULL;
         int64_t v = p ? ov_opts_dim(&m->ctx->o, p) : 0;
         if (v > 0) {
