@@ -7,17 +7,19 @@ source "$(dirname "$0")/lib.sh"
 need_sqlite
 [ -f "$MLK_BUILD_DIR/lib/engine_openvino.so" ] || { echo "SKIP: engine_openvino.so not built (engines/openvino/fetch.sh)"; exit 77; }
 
-# A clean cell: a model compiled, run and released every iteration, weights mapped and copied.
+# A clean cell: requests created, run and released on a compiled model, weights mapped and copied. (Reading and
+# compiling every iteration leaves OpenVINO 2026.4.1 ~7 KiB of anonymous memory per iteration outside malloc over 300
+# iterations: not a clean loop, see engines/openvino/README.md.)
 db="$work/clean.db"
 cat > "$work/clean.yaml" <<'YAML'
 name: openvino-clean
 engine: openvino
 model: {generate: mlp, mlp_hidden: 128}
-setup: [load_engine]
-pipeline: [read_model, compile_model, create_request, infer, release_request, release_compiled, release_model]
-teardown: [unload_engine]
-iterations: 40
-warmup: 5
+setup: [load_engine, read_model, compile_model]
+pipeline: [create_request, infer, release_request]
+teardown: [release_compiled, release_model, unload_engine]
+iterations: 200
+warmup: 10
 matrix:
   mmap: [on, off]
 YAML
@@ -99,7 +101,7 @@ cat > "$ir" <<'XML'
 XML
 head -c 8192 < <(yes '0.25') > "$work/mm.bin" # bytes of "0.25\n": finite floats
 db="$work/ir.db"
-sed "s|^model: .*|model: $ir|; s/^name: .*/name: openvino-ir/" "$work/clean.yaml" > "$work/ir.yaml"
+sed "s|^model: .*|model: $ir|; s/^name: .*/name: openvino-ir/; s/^iterations: .*/iterations: 50/" "$work/clean.yaml" > "$work/ir.yaml"
 set +e
 "$bin/memleak-run" --db "$db" --quiet "$work/ir.yaml" > "$work/ir.txt" 2>&1
 code=$?
