@@ -90,6 +90,27 @@ static int set_prop(engine_ctx *c, const char *dev, const char *key, const char 
     return check(&c->ov, c->ov.fn.ov_core_set_property(c->core, dev, key, value), err, what);
 }
 
+/* The CPU plugin lists key among its SUPPORTED_PROPERTIES; else OV_E_RELEASE naming the option. A property set on the
+ * core is only checked when the plugin is created, at the first compile: asking here fails load_engine instead. */
+static int cpu_supports(engine_ctx *c, const char *option, const char *key, engine_error *err)
+{
+    char *list = NULL;
+    int rc = check(&c->ov, c->ov.fn.ov_core_get_property(c->core, "CPU", "SUPPORTED_PROPERTIES", &list), err,
+                   "load_engine: the CPU plugin's SUPPORTED_PROPERTIES");
+    if (rc)
+        return rc;
+    int found = 0;
+    size_t n = strlen(key);
+    for (const char *p = list ? strstr(list, key) : NULL; p && !found; p = strstr(p + 1, key))
+        found = (p == list || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0');
+    if (!found)
+        rc = ov_fail(err, OV_E_RELEASE, "load_engine: option %s: OpenVINO %s's CPU plugin does not support %s (its "
+                     "SUPPORTED_PROPERTIES: %.280s)", option, c->ov.release, key, list ? list : "");
+    if (list)
+        c->ov.fn.ov_free(list);
+    return rc;
+}
+
 static int set_props(engine_ctx *c, engine_error *err)
 {
     const ov_opts *o = &c->o;
@@ -99,7 +120,8 @@ static int set_props(engine_ctx *c, engine_error *err)
         rc = set_prop(c, "", "CACHE_DIR", o->cache_dir, err);
     if (!rc && (snprintf(v, sizeof v, "%d", o->threads), 1))
         rc = set_prop(c, "CPU", "INFERENCE_NUM_THREADS", v, err);
-    if (!rc && o->compile_threads >= 0 && (snprintf(v, sizeof v, "%d", o->compile_threads), 1))
+    if (!rc && o->compile_threads >= 0 && !(rc = cpu_supports(c, "compile_threads", "COMPILATION_NUM_THREADS", err)) &&
+        (snprintf(v, sizeof v, "%d", o->compile_threads), 1))
         rc = set_prop(c, "CPU", "COMPILATION_NUM_THREADS", v, err);
     if (!rc && o->hint >= 0)
         rc = set_prop(c, "CPU", "PERFORMANCE_HINT", ov_hint_value(o->hint), err);

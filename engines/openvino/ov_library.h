@@ -15,7 +15,8 @@
  * ov_library_open checks by name, so a release lacking one fails at load_engine naming it. */
 #define OV_FUNCS(X)                                                                                                 \
     X(ov_get_openvino_version) X(ov_version_free) X(ov_get_last_err_msg) X(ov_get_error_info) X(ov_free)           \
-    X(ov_core_create) X(ov_core_free) X(ov_core_set_property) X(ov_core_read_model) X(ov_core_compile_model)         \
+    X(ov_core_create) X(ov_core_free) X(ov_core_set_property) X(ov_core_get_property) X(ov_core_read_model)          \
+    X(ov_core_compile_model)                                                                                        \
     X(ov_model_free) X(ov_model_inputs_size) X(ov_model_const_input_by_index) X(ov_model_reshape_input_by_name)       \
     X(ov_port_get_any_name) X(ov_port_get_partial_shape) X(ov_port_get_element_type) X(ov_output_const_port_free)     \
     X(ov_partial_shape_create) X(ov_partial_shape_free)                                                              \
