@@ -11,7 +11,7 @@
 
 #include "ov_internal.h"
 
-/* Every C API function the plugin calls: all present in every release fetch.sh offers (2024.3.0 on), which
+/* Every C API function the plugin calls (all exported by 2024.3.0, 2024.6.0 and 2026.4.1 libopenvino_c), which
  * ov_library_open checks by name, so a release lacking one fails at load_engine naming it. */
 #define OV_FUNCS(X)                                                                                                 \
     X(ov_get_openvino_version) X(ov_version_free) X(ov_get_last_err_msg) X(ov_get_error_info) X(ov_free)           \
