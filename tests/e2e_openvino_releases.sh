@@ -2,7 +2,8 @@
 # Two OpenVINO releases in one run through the scoped openvino.version axis (engines/openvino/fetch.sh's tested pair, one
 # from before 2026.0's change of the C API's element-type numbering and the default): one engine_openvino.so drives
 # both, each cell loads the release it asked for (metric openvino_release), both pass and give the reference engine's
-# outputs, and a release not fetched is refused before any cell runs. SKIP (77) unless both releases were fetched
+# outputs; runs with MLK_OPENVINO_VERSION line up as commits for history; and a release not fetched is refused before
+# any cell runs. SKIP (77) unless both releases were fetched
 # (engines/openvino/fetch.sh --versions tested; ci/setup.sh does it).
 source "$(dirname "$0")/lib.sh"
 need_sqlite
@@ -54,6 +55,26 @@ if [ -x "$MLK_BUILD_DIR/tests/opencv_crosscheck" ]; then
       --engines ref,openvino --rtol 1e-4 --eopt openvino:precision=f32 --eopt "openvino:version=$v" "$work/mlp.onnx"
   done
 fi
+
+# Releases as commits (scenarios/openvino-release-history.yaml): MLK_OPENVINO_VERSION picks the release without putting
+# it in the config key, so a run per release lines up under one key and history reads them in order.
+db="$work/hist.db"
+sed '/^  engine: /d; /^  openvino.version: /d; /^matrix:/d; s/^engine: ref/engine: openvino/; s/^iterations: .*/iterations: 20/' \
+  "$work/rel.yaml" > "$work/hist.yaml"
+echo "engine_options: {threads: 1}" >> "$work/hist.yaml" # options are checked before the run: so is the release
+for v in "$old" "$new"; do
+  MLK_OPENVINO_VERSION=$v "$bin/memleak-run" --db "$db" --quiet --commit "$v" "$work/hist.yaml" > "$work/hist-$v.txt" 2>&1 ||
+    { cat "$work/hist-$v.txt"; check "a run with MLK_OPENVINO_VERSION=$v" false; }
+done
+check "one config key across the two releases' runs" eq "$(q "SELECT count(DISTINCT config_key) FROM cells")" 1
+check "each run loaded its release" eq "$(q "SELECT group_concat(r, ' ') FROM (SELECT r.commit_sha || '=' || max(m.value) r
+  FROM runs r JOIN cells c ON c.run_id = r.id JOIN metrics m ON m.cell_id = c.id AND m.name = 'openvino_release'
+  GROUP BY r.id ORDER BY r.id)")" "$old=$(code_of "$old") $new=$(code_of "$new")"
+check "history reads both runs (exit 0 or 1: a change point is a finding)" \
+  test "$("$bin/memleak-run" history --db "$db" --all > "$work/history.txt" 2>&1; echo $?)" -le 1
+check "MLK_OPENVINO_VERSION that is not a release: refused" \
+  test "$(MLK_OPENVINO_VERSION=2024.6 "$bin/memleak-run" --db "$work/bad.db" --dry-run "$work/hist.yaml" 2>&1 |
+    grep -c "MLK_OPENVINO_VERSION: '2024.6' is not an OpenVINO release")" -eq 1
 
 # A pinned release nobody fetched: refused at the scenario's line, naming the fetch command.
 sed "s/^  openvino.version: .*/  openvino.version: [$new, 2025.2.0]/" "$work/rel.yaml" > "$work/missing.yaml"

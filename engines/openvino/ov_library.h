@@ -42,14 +42,15 @@ typedef struct ov_library {
     int elem_shift;        /* the library's ov_element_type_e value minus the header's, for the same type */
 } ov_library;
 
-/* Open the release o asks for (option version, else the default this plugin was built with) from fetch.sh's cache
+/* Open the release o asks for (option version, else $MLK_OPENVINO_VERSION, else the default this plugin was built
+ * with) from fetch.sh's cache
  * ($MLK_OPENVINO_CACHE overrides it), take every function of OV_FUNCS and check the library is that release. On
  * failure *lib may hold a handle: ov_library_close it either way. OV_E_LOAD, OV_E_RELEASE. */
 int ov_library_open(const ov_opts *o, ov_library *lib, engine_error *err);
 void ov_library_close(ov_library *lib);
 
-/* The library file ov_library_open would load for release want (NULL or "": the default); OV_E_RELEASE naming the
- * fetch command when it is not fetched. */
+/* The library file ov_library_open would load for release want (NULL or "": $MLK_OPENVINO_VERSION, else the default);
+ * OV_E_INVALID for a malformed $MLK_OPENVINO_VERSION, OV_E_RELEASE naming the fetch command when it is not fetched. */
 int ov_library_path(const char *want, char *path, size_t len, engine_error *err);
 
 /* ONNX dtype of a library element type, 0 when there is none; and back, -1 when there is none. */
