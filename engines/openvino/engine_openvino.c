@@ -248,8 +248,9 @@ static int read_model(engine_ctx *c, const char *path, engine_model **out, engin
         return ov_fail(err, OV_E_NOMEM, "read_model: out of memory");
     m->ctx = c;
     int rc = 0;
-    /* ONNX: the symbolic names of the inputs' dims, which OpenVINO's ports do not keep. IR has none to give. */
-    if (!ends_with(path, ".xml") && (rc = ov_onnx_dims_read(path, &m->dims, err)))
+    /* ONNX: the symbolic names of the inputs' dims, which OpenVINO's ports do not keep. IR has none to give, and the
+     * other formats OpenVINO reads are left to it whole. */
+    if (ends_with(path, ".onnx") && (rc = ov_onnx_dims_read(path, &m->dims, err)))
         goto fail;
     /* IR: the weights are the .bin beside the .xml (OpenVINO finds it when bin_path is NULL). */
     TRY(&c->ov, c->ov.fn.ov_core_read_model(c->core, path, NULL, &m->model), "read_model: ov_core_read_model");
@@ -309,8 +310,15 @@ static int describe_port(engine_compiled *cc, const engine_model *m, size_t i, i
     TRY(ov, output ? ov->fn.ov_compiled_model_output_by_index(cc->cm, i, &port)
                    : ov->fn.ov_compiled_model_input_by_index(cc->cm, i, &port),
         "compile_model: port of the compiled model");
-    TRY(ov, ov->fn.ov_port_get_any_name(port, &name), "compile_model: ov_port_get_any_name");
-    if ((rc = take_name(ov, name, output ? &cc->out_names[i] : &cc->in_names[i], err)) || output)
+    /* A port may carry no tensor name (an IR written without names): it is then known by its index. */
+    char **slot = output ? &cc->out_names[i] : &cc->in_names[i];
+    if (ov->fn.ov_port_get_any_name(port, &name) == OK && name)
+        rc = take_name(ov, name, slot, err);
+    else if (!(*slot = malloc(32)))
+        rc = ov_fail(err, OV_E_NOMEM, "compile_model: out of memory");
+    else
+        snprintf(*slot, 32, "%s%zu", output ? "output" : "input", i);
+    if (rc || output)
         goto fail;
     TRY(ov, ov->fn.ov_port_get_element_type(port, &et), "compile_model: ov_port_get_element_type");
     TRY(ov, ov->fn.ov_port_get_partial_shape(port, &ps), "compile_model: ov_port_get_partial_shape");
