@@ -24,11 +24,25 @@ set +e
 "$bin/memleak-run" --db "$db" --quiet "$work/three.yaml" > "$work/run.txt" 2>&1
 code=$?
 set -e
-check "$n engines in one run: exit 0" eq "$code" 0
+# OpenVINO's 2-thread cells on a busy machine: the TBB allocator OpenVINO ships (libtbbmalloc, which its TBB uses when it
+# sits beside libtbb) grows anonymous memory per request while another process holds a core, +15 KiB/iter and not
+# levelling off in 200 iterations, flat on a quiet machine or without libtbbmalloc (engines/openvino/README.md). The
+# judge calling that a leak is a finding about OpenVINO as shipped, not a failure: those cells may leak, no other may.
+ov2="engine = 'openvino' AND json_extract(axes, '\$.threads') = '2' AND status = 'leak'"
+others() { q "SELECT count(*) FROM cells WHERE status NOT IN ('pass', 'plateau') AND NOT ($ov2)"; }
+ov_note() {
+  local n_ov
+  n_ov=$(q "SELECT count(*) FROM cells WHERE $ov2")
+  [ "$n_ov" -eq 0 ] || echo "note: $n_ov OpenVINO 2-thread cell(s) judged leak (libtbbmalloc under contention):" \
+    "$(q "SELECT group_concat(model || ' ' || axes, '; ') FROM cells WHERE $ov2")"
+}
+check "$n engines in one run: exit 0, or 1 when only OpenVINO's 2-thread cells leak" \
+  test "$code" -eq 0 -o \( "$code" -eq 1 -a "$(others)" -eq 0 \)
+ov_note
 check "8 cells per engine" \
   eq "$(q "SELECT group_concat(engine || ':' || n) FROM (SELECT engine, count(*) n FROM cells GROUP BY engine ORDER BY engine)")" \
   "$(printf '%s\n' $engines | sort | sed 's/$/:8/' | paste -sd,)"
-check "no cell leaks or fails" eq "$(q "SELECT count(*) FROM cells WHERE status NOT IN ('pass', 'plateau')")" 0
+check "no other cell leaks or fails" eq "$(others)" 0
 check "the engines ran the same two models" eq "$(q "SELECT count(DISTINCT engine || model) FROM cells")" $((2 * n))
 check "OpenCV's estimate was recorded" test "$(q "SELECT count(*) FROM metrics WHERE name = 'opencv_weights_bytes'")" -gt 0
 "$bin/memleak-run" report --db "$db" --out "$work/report" > /dev/null
