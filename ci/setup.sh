@@ -11,6 +11,7 @@ packages=(
   libexpat1-dev libonnx-testdata libopencv-dnn-dev
   python3 python3-onnx python3-numpy python3-scipy
   libunwind-dev libdw-dev
+  python3-pip unzip
 )
 
 # engines/ort/fetch.sh needs npm (any: Node's own, or Debian's when there is none).
@@ -38,6 +39,11 @@ fi
 # built from, and the releases e2e_ort_releases drives (1.17.3 and 1.23.2 beside it: two more tarballs, ~23 s here).
 # Without them the ORT plugin is not built or its release tests SKIP, so a failure here is reported, not fatal.
 "$(dirname "$0")/../engines/ort/fetch.sh" --versions tested || echo "setup: WARNING: ONNX Runtime not fetched; engine_ort.so will not be built and its tests will SKIP" >&2
+
+# OpenVINO for engines/openvino, from the PyPI wheels (pip download, pinned by sha256; no pip install), into the user's
+# cache: the default release the plugin is built from and the older one e2e_openvino_releases drives (two wheels,
+# ~6 s here). Without them the plugin is not built and its tests SKIP, so a failure here is reported, not fatal.
+"$(dirname "$0")/../engines/openvino/fetch.sh" --versions tested || echo "setup: WARNING: OpenVINO not fetched; engine_openvino.so will not be built and its tests will SKIP" >&2
 
 # Real published ONNX models from npm packages (engines/ref/models/fetch.sh: PP-OCRv4, openWakeWord, Silero VAD; pinned
 # by checksum, cached, ~5 s here) for e2e_ref_real_models, which SKIPs without them.

@@ -90,6 +90,27 @@ static int set_prop(engine_ctx *c, const char *dev, const char *key, const char 
     return check(&c->ov, c->ov.fn.ov_core_set_property(c->core, dev, key, value), err, what);
 }
 
+/* The CPU plugin lists key among its SUPPORTED_PROPERTIES; else OV_E_RELEASE naming the option. A property set on the
+ * core is only checked when the plugin is created, at the first compile: asking here fails load_engine instead. */
+static int cpu_supports(engine_ctx *c, const char *option, const char *key, engine_error *err)
+{
+    char *list = NULL;
+    int rc = check(&c->ov, c->ov.fn.ov_core_get_property(c->core, "CPU", "SUPPORTED_PROPERTIES", &list), err,
+                   "load_engine: the CPU plugin's SUPPORTED_PROPERTIES");
+    if (rc)
+        return rc;
+    int found = 0;
+    size_t n = strlen(key);
+    for (const char *p = list ? strstr(list, key) : NULL; p && !found; p = strstr(p + 1, key))
+        found = (p == list || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0');
+    if (!found)
+        rc = ov_fail(err, OV_E_RELEASE, "load_engine: option %s: OpenVINO %s's CPU plugin does not support %s (its "
+                     "SUPPORTED_PROPERTIES: %.280s)", option, c->ov.release, key, list ? list : "");
+    if (list)
+        c->ov.fn.ov_free(list);
+    return rc;
+}
+
 static int set_props(engine_ctx *c, engine_error *err)
 {
     const ov_opts *o = &c->o;
@@ -99,7 +120,8 @@ static int set_props(engine_ctx *c, engine_error *err)
         rc = set_prop(c, "", "CACHE_DIR", o->cache_dir, err);
     if (!rc && (snprintf(v, sizeof v, "%d", o->threads), 1))
         rc = set_prop(c, "CPU", "INFERENCE_NUM_THREADS", v, err);
-    if (!rc && o->compile_threads >= 0 && (snprintf(v, sizeof v, "%d", o->compile_threads), 1))
+    if (!rc && o->compile_threads >= 0 && !(rc = cpu_supports(c, "compile_threads", "COMPILATION_NUM_THREADS", err)) &&
+        (snprintf(v, sizeof v, "%d", o->compile_threads), 1))
         rc = set_prop(c, "CPU", "COMPILATION_NUM_THREADS", v, err);
     if (!rc && o->hint >= 0)
         rc = set_prop(c, "CPU", "PERFORMANCE_HINT", ov_hint_value(o->hint), err);
@@ -124,6 +146,14 @@ static int load(const engine_kv *kv, size_t n, engine_ctx **out, engine_error *e
     if (!c)
         return ov_fail(err, OV_E_NOMEM, "load_engine: out of memory");
     c->o = o;
+    /* OpenVINO's TBB dlopens tbbbind and hwloc with RTLD_DEEPBIND unless TBB_ENABLE_SANITIZERS is set: hwloc then frees
+     * with glibc's free what a preloaded allocator (jemalloc, tcmalloc, mimalloc) or memleak's heap shim handed out, and
+     * aborts ("free(): invalid pointer", at the first NUMA query of compile_model). Without the flag every library
+     * resolves malloc and free in the global scope, as the rest of the process does. A value the user set is kept. */
+    if (setenv("TBB_ENABLE_SANITIZERS", "1", 0)) {
+        rc = ov_fail(err, OV_E_NOMEM, "load_engine: setenv TBB_ENABLE_SANITIZERS: out of memory");
+        goto fail;
+    }
     if ((rc = ov_library_open(&c->o, &c->ov, err)))
         goto fail;
     TRY(&c->ov, c->ov.fn.ov_core_create(&c->core), "load_engine: ov_core_create");
@@ -183,6 +213,8 @@ static int reshape_input(engine_model *m, size_t i, engine_error *err)
     ov_dimension_t dims[ENGINE_MAX_RANK];
     for (int64_t k = 0; k < ps.rank.max; k++) {
         dims[k] = ps.dims[k];
+        if (dims[k].max < 0) /* unbounded: ov_partial_shape_create takes it only as {-1, -1} */
+            dims[k].min = dims[k].max = -1;
         const char *p = dims[k].min != dims[k].max ? ov_onnx_dims_param(&m->dims, name, (int)k) : NULL;
         int64_t v = p ? ov_opts_dim(&m->ctx->o, p) : 0;
         if (v > 0) {
@@ -216,8 +248,9 @@ static int read_model(engine_ctx *c, const char *path, engine_model **out, engin
         return ov_fail(err, OV_E_NOMEM, "read_model: out of memory");
     m->ctx = c;
     int rc = 0;
-    /* ONNX: the symbolic names of the inputs' dims, which OpenVINO's ports do not keep. IR has none to give. */
-    if (!ends_with(path, ".xml") && (rc = ov_onnx_dims_read(path, &m->dims, err)))
+    /* ONNX: the symbolic names of the inputs' dims, which OpenVINO's ports do not keep. IR has none to give, and the
+     * other formats OpenVINO reads are left to it whole. */
+    if (ends_with(path, ".onnx") && (rc = ov_onnx_dims_read(path, &m->dims, err)))
         goto fail;
     /* IR: the weights are the .bin beside the .xml (OpenVINO finds it when bin_path is NULL). */
     TRY(&c->ov, c->ov.fn.ov_core_read_model(c->core, path, NULL, &m->model), "read_model: ov_core_read_model");
@@ -277,8 +310,15 @@ static int describe_port(engine_compiled *cc, const engine_model *m, size_t i, i
     TRY(ov, output ? ov->fn.ov_compiled_model_output_by_index(cc->cm, i, &port)
                    : ov->fn.ov_compiled_model_input_by_index(cc->cm, i, &port),
         "compile_model: port of the compiled model");
-    TRY(ov, ov->fn.ov_port_get_any_name(port, &name), "compile_model: ov_port_get_any_name");
-    if ((rc = take_name(ov, name, output ? &cc->out_names[i] : &cc->in_names[i], err)) || output)
+    /* A port may carry no tensor name (an IR written without names): it is then known by its index. */
+    char **slot = output ? &cc->out_names[i] : &cc->in_names[i];
+    if (ov->fn.ov_port_get_any_name(port, &name) == OK && name)
+        rc = take_name(ov, name, slot, err);
+    else if (!(*slot = malloc(32)))
+        rc = ov_fail(err, OV_E_NOMEM, "compile_model: out of memory");
+    else
+        snprintf(*slot, 32, "%s%zu", output ? "output" : "input", i);
+    if (rc || output)
         goto fail;
     TRY(ov, ov->fn.ov_port_get_element_type(port, &et), "compile_model: ov_port_get_element_type");
     TRY(ov, ov->fn.ov_port_get_partial_shape(port, &ps), "compile_model: ov_port_get_partial_shape");

@@ -98,8 +98,9 @@ versions="${versions//tested/$tested_versions}"
 versions="${versions//default/$default_version}"
 wanted=("$default_version")
 for v in $versions; do
-  [ -n "${pins[$v]:-}" ] || die "no pinned openvino release $v (pinned: $(pinned_sorted | tr '\n' ' ')); to add one,
-  pip download it (see 'download' in fetch.sh) and write its wheel's sha256 into fetch.sh's pins"
+  [ -n "${pins[$v]:-}" ] || die "no pinned openvino release $v (pinned: $(pinned_sorted | tr '\n' ' ' | sed 's/ $//'); wheels
+  before 2024.3.0 carry no C API); to add a later one, pip download it (see 'download' in fetch.sh) and write its
+  wheel's sha256 into fetch.sh's pins"
   [[ " ${wanted[*]} " == *" $v "* ]] || wanted+=("$v")
 done
 

@@ -9,16 +9,17 @@
 
 #include "engine.h"
 
-/* Plugin status codes (engine_error.code); OpenVINO's own ov_status_e is added to OV_E_RUNTIME's message. */
+/* Plugin status codes (engine_error.code, apart from ORT's -3xxx, common/onnx's -4xxx and OpenCV's -5xxx); OpenVINO's own
+ * ov_status_e is added to OV_E_RUNTIME's message. */
 enum {
-    OV_E_INVALID = -4001,  /* a bad option value or argument */
-    OV_E_NOTFOUND = -4002, /* an unknown option key, a missing file */
-    OV_E_NOMEM = -4003,
-    OV_E_LOAD = -4004,     /* libopenvino_c missing, or not loadable, or lacking a function */
-    OV_E_RUNTIME = -4005,  /* a failed OpenVINO call */
-    OV_E_PARSE = -4006,    /* the ONNX file's inputs could not be read */
-    OV_E_STATE = -4007,    /* a call out of order (output before infer) */
-    OV_E_RELEASE = -4008,  /* a release not pinned, not fetched, or not the one asked for */
+    OV_E_INVALID = -6001,  /* a bad option value or argument */
+    OV_E_NOTFOUND = -6002, /* an unknown option key, a missing file */
+    OV_E_NOMEM = -6003,
+    OV_E_LOAD = -6004,     /* libopenvino_c missing, or not loadable, or lacking a function */
+    OV_E_RUNTIME = -6005,  /* a failed OpenVINO call */
+    OV_E_PARSE = -6006,    /* the ONNX file's inputs could not be read */
+    OV_E_STATE = -6007,    /* a call out of order (output before infer) */
+    OV_E_RELEASE = -6008,  /* a release not pinned, not fetched, or not the one asked for */
 };
 
 #define OV_MAX_DIMS 16

@@ -42,9 +42,30 @@ int ov_library_elem(const ov_library *lib, int32_t onnx_dtype)
     return -1;
 }
 
+/* The release to load: option version, else $MLK_OPENVINO_VERSION (which keeps the release out of the cells' config
+ * keys, so runs of several releases line up in memleak-run history as commits), else the default. */
+static int wanted(const char *version, const char **out, engine_error *err)
+{
+    const char *env = getenv("MLK_OPENVINO_VERSION");
+    if (version && *version) {
+        *out = version;
+        return 0;
+    }
+    if (!env || !*env) {
+        *out = MLK_OV_DEFAULT_VERSION;
+        return 0;
+    }
+    int rc = ov_release_parse(env, "MLK_OPENVINO_VERSION", NULL, err);
+    if (!rc)
+        *out = env;
+    return rc;
+}
+
 int ov_library_path(const char *want, char *path, size_t len, engine_error *err)
 {
-    return ov_release_library(want && *want ? want : MLK_OV_DEFAULT_VERSION, MLK_OV_CACHE_DIR, path, len, err);
+    const char *v = NULL;
+    int rc = wanted(want, &v, err);
+    return rc ? rc : ov_release_library(v, MLK_OV_CACHE_DIR, path, len, err);
 }
 
 void ov_library_close(ov_library *lib)
@@ -76,9 +97,9 @@ static int read_release(ov_library *lib, engine_error *err)
 int ov_library_open(const ov_opts *o, ov_library *lib, engine_error *err)
 {
     memset(lib, 0, sizeof *lib);
-    const char *want = o->version[0] ? o->version : MLK_OV_DEFAULT_VERSION;
-    int rc = ov_library_path(want, lib->path, sizeof lib->path, err);
-    if (rc)
+    const char *want = NULL;
+    int rc = wanted(o->version, &want, err);
+    if (rc || (rc = ov_release_library(want, MLK_OV_CACHE_DIR, lib->path, sizeof lib->path, err)))
         return rc;
     /* RTLD_LOCAL: OpenVINO's symbols stay out of the global scope; its own libraries find each other by $ORIGIN. */
     lib->handle = dlopen(lib->path, RTLD_NOW | RTLD_LOCAL);

@@ -11,11 +11,12 @@
 
 #include "ov_internal.h"
 
-/* Every C API function the plugin calls: all present in every release fetch.sh offers (2024.3.0 on), which
+/* Every C API function the plugin calls (all exported by 2024.3.0, 2024.6.0 and 2026.4.1 libopenvino_c), which
  * ov_library_open checks by name, so a release lacking one fails at load_engine naming it. */
 #define OV_FUNCS(X)                                                                                                 \
     X(ov_get_openvino_version) X(ov_version_free) X(ov_get_last_err_msg) X(ov_get_error_info) X(ov_free)           \
-    X(ov_core_create) X(ov_core_free) X(ov_core_set_property) X(ov_core_read_model) X(ov_core_compile_model)         \
+    X(ov_core_create) X(ov_core_free) X(ov_core_set_property) X(ov_core_get_property) X(ov_core_read_model)          \
+    X(ov_core_compile_model)                                                                                        \
     X(ov_model_free) X(ov_model_inputs_size) X(ov_model_const_input_by_index) X(ov_model_reshape_input_by_name)       \
     X(ov_port_get_any_name) X(ov_port_get_partial_shape) X(ov_port_get_element_type) X(ov_output_const_port_free)     \
     X(ov_partial_shape_create) X(ov_partial_shape_free)                                                              \
@@ -41,14 +42,15 @@ typedef struct ov_library {
     int elem_shift;        /* the library's ov_element_type_e value minus the header's, for the same type */
 } ov_library;
 
-/* Open the release o asks for (option version, else the default this plugin was built with) from fetch.sh's cache
+/* Open the release o asks for (option version, else $MLK_OPENVINO_VERSION, else the default this plugin was built
+ * with) from fetch.sh's cache
  * ($MLK_OPENVINO_CACHE overrides it), take every function of OV_FUNCS and check the library is that release. On
  * failure *lib may hold a handle: ov_library_close it either way. OV_E_LOAD, OV_E_RELEASE. */
 int ov_library_open(const ov_opts *o, ov_library *lib, engine_error *err);
 void ov_library_close(ov_library *lib);
 
-/* The library file ov_library_open would load for release want (NULL or "": the default); OV_E_RELEASE naming the
- * fetch command when it is not fetched. */
+/* The library file ov_library_open would load for release want (NULL or "": $MLK_OPENVINO_VERSION, else the default);
+ * OV_E_INVALID for a malformed $MLK_OPENVINO_VERSION, OV_E_RELEASE naming the fetch command when it is not fetched. */
 int ov_library_path(const char *want, char *path, size_t len, engine_error *err);
 
 /* ONNX dtype of a library element type, 0 when there is none; and back, -1 when there is none. */

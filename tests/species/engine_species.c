@@ -1,6 +1,6 @@
-/* engine_species.c: a test engine plugin that wraps a real one (engine_ref.so or engine_ort.so, option `inner`) and
- * adds one memory behaviour of a chosen species on every infer (or read_model): leaks inside and outside malloc, and
- * bounded behaviours that are not leaks. It must never be used to measure anything but the harness's own verdicts. */
+/* engine_species.c: a test engine plugin that wraps a real one (engine_ref.so, engine_ort.so or engine_openvino.so, option
+ * `inner`) and adds one memory behaviour of a chosen species on every infer (or read_model): leaks inside and outside
+ * malloc, and bounded behaviours that are not leaks. It must never be used to measure anything but the harness's own verdicts. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -119,8 +119,9 @@ static int check_options(const engine_kv *opts, size_t n, engine_error *err)
     for (size_t i = 0; i < n; i++) {
         if (!strcmp(opts[i].key, "species") && find_species(opts[i].value) < 0)
             return fail(err, "species: unknown species '%s'", opts[i].value);
-        if (!strcmp(opts[i].key, "inner") && strcmp(opts[i].value, "ref") && strcmp(opts[i].value, "ort"))
-            return fail(err, "inner: expected ref or ort, got '%s'", opts[i].value);
+        if (!strcmp(opts[i].key, "inner") && strcmp(opts[i].value, "ref") && strcmp(opts[i].value, "ort") &&
+            strcmp(opts[i].value, "openvino"))
+            return fail(err, "inner: expected ref, ort or openvino, got '%s'", opts[i].value);
     }
     return 0;
 }
