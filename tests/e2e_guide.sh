@@ -73,8 +73,9 @@ iterations: 5
 warmup: 1
 YAML
 "$mlk" --db "$work/p.db" --quiet "$work/plain.yaml" > /dev/null
+mkdir -p "$work/rep2" && cp "$work/rep/guide.md" "$work/rep2/guide.md" # a previous report's
 "$mlk" report --db "$work/p.db" --out "$work/rep2" --no-plots > /dev/null
-check "no guide.md for a run that varies no knob of the guide" test ! -e "$work/rep2/guide.md"
+check "no guide.md (a stale one removed) for a run that varies no knob of the guide" test ! -e "$work/rep2/guide.md"
 check "report --guide still prints it, rows untested" grep -q 'not tested' <("$mlk" report --guide --db "$work/p.db")
 set +e
 "$mlk" report --guide --db "$work/none.db" > /dev/null 2>&1

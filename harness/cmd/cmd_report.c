@@ -206,6 +206,8 @@ static int write_guide(db_store *db, int64_t run_id, FILE *f, const char *what, 
         if (!f && out) {
             int crc = mlk_rep_close(out, path, err);
             rc = rc ? rc : crc;
+            if (!rc)
+                printf("OpenVINO's memory guide, measured: %s\n", path);
         }
     }
     mlk_guide_free(g);
@@ -261,6 +263,8 @@ static int report(const report_args *a, mlk_error *err)
     if ((rc = write_outputs(r, dir, err)))
         goto out;
     mlk_error gerr = {0};
+    snprintf(sub, sizeof sub, "%s/guide.md", dir);
+    unlink(sub); /* a previous report's: this run may test none of the guide */
     if (write_guide(db, run_id, NULL, dir, true, &gerr)) /* the rest of the report stands without it */
         fprintf(stderr, "memleak-run report: no guide.md: %s\n", gerr.msg);
     printf("report of run %lld (%s) written to %s/index.html\n", (long long)r->run_id, r->scenario, dir);

@@ -140,9 +140,9 @@ static void judge_pair(const mlk_guide *g, int row, guide_pair *p)
         x = lower(t->compile_hwm_kib, b->compile_hwm_kib, MLK_GUIDE_LOWER_ABS_KIB), nx = "compile VmHWM";
         y = lower(t->compile_req_bytes, b->compile_req_bytes, MLK_GUIDE_LOWER_ABS_KIB * 1024.0), ny = "requested peak";
         break;
-    default: /* the allocator rows: the level VmRSS after compile settles at, and how soon it settles */
+    default: /* the allocator rows: the level VmRSS after compile settles at, and that it settles no later */
         x = lower(t->rss_stable_kib, b->rss_stable_kib, MLK_GUIDE_LOWER_ABS_KIB), nx = "VmRSS after compile";
-        y = t->stable_at > 0 && (b->stable_at == 0 || t->stable_at < b->stable_at), ny = "stable point earlier";
+        y = t->stable_at > 0 && (b->stable_at == 0 || t->stable_at <= b->stable_at), ny = "stable no later";
         break;
     }
     p->v = of_two(x, y);

@@ -149,8 +149,12 @@ static void thresholds(FILE *o)
                "%.0f%% and %d MiB; VmRSS after compile is *stable* from the first compile after which it stays within "
                "max(%.0f%%, %d MiB) of its final level (the median of the last quarter), and has no stable point when "
                "that comes only in the last quarter; a latency *costs* when it rises by at least %.0f%% and %.2f ms. "
-               "A row holds when every pair (or cell) it tests shows both of its figures, holds partly when some "
-               "figure does, does not hold here when none does. The loop rows want >= %d recompilations per cell.\n",
+               "The two figures of each row: mmap, compile VmHWM and RssAnon after compile lower; threads, compile "
+               "VmHWM and requested peak lower; each allocator remedy, VmRSS after compile settling lower and no "
+               "later; the stable point, one found after a rise of at least 1 MiB, with memleak's detector finding no "
+               "leak; the compile peak, compile's VmHWM at least every other step's. A row holds when every pair (or "
+               "cell) it tests shows both, holds partly when some figure does, does not hold here when none does. "
+               "The loop rows want >= %d recompilations per cell.\n",
             MLK_GUIDE_LOWER_REL * 100, MLK_GUIDE_LOWER_ABS_KIB / 1024, MLK_GUIDE_STABLE_REL * 100,
             MLK_GUIDE_STABLE_ABS_KIB / 1024, MLK_GUIDE_LATENCY_REL * 100, MLK_GUIDE_LATENCY_ABS_MS,
             MLK_GUIDE_MIN_RECOMPILES);

@@ -113,7 +113,7 @@ static void test_verdicts(void)
     r = &g->rows[MLK_GUIDE_TRIM];
     CHECK(r->n_pairs == 1 && r->pairs[0].test == TRIM && r->v == GV_HOLDS);
     r = &g->rows[MLK_GUIDE_JEMALLOC];
-    CHECK(r->n_pairs == 1 && r->pairs[0].test == JE && r->v == GV_NOT); /* same level, same stable point */
+    CHECK(r->n_pairs == 1 && r->pairs[0].test == JE && r->v == GV_PARTLY); /* same level, settles as soon */
     CHECK(g->rows[MLK_GUIDE_TRIM_THRESHOLD].v == GV_UNTESTED && g->rows[MLK_GUIDE_ARENA_MAX].v == GV_UNTESTED);
     CHECK(g->rows[MLK_GUIDE_COMPILE_PEAK].v == GV_HOLDS && g->rows[MLK_GUIDE_COMPILE_PEAK].n_cells == N_CELLS);
     /* plain glibc cells: base, copy and one; each grows 40 MiB, then settles */
