@@ -39,7 +39,12 @@ for r in 2 3 4; do
   check "clean rerun $r: no memory alert" eq "$(grep -c 'REGRESSION memory' "$work/cmp.txt" || true)" 0
   check "clean rerun $r: its JSON validates" valid "$work/clean-$r.json"
 done
-run tiny c5
+MLK_SPECIES=tiny "$mlk" --db "$db" --quiet --commit c5 --branch main --json "$work/run5.json" "$work/leak.yaml" > /dev/null 2>&1 || true
+check "run --json validates against docs/run.schema.json" "$py" "$src/tests/json_schema_check.py" "$src/docs/run.schema.json" "$work/run5.json"
+check "run --json: the two open cells leak, exit 1" eq "$("$py" -c '
+import json, sys; d = json.load(open(sys.argv[1]))
+print(d["exit_code"], " ".join(sorted(c["cell"] for c in d["cells"] if c["status"] == "leak")))' "$work/run5.json")" \
+  "1 threads=1 half=open threads=2 half=open"
 compare --format json
 check "the leak: exit 1 under the default gate" eq "$code" 1
 check "the leak: JSON on stdout validates" valid "$work/cmp.txt"

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cmd_run_json.h"
 #include "commands.h"
 #include "plan.h"
 #include "runner.h"
@@ -19,7 +20,7 @@
 enum { EXIT_PASS = 0, EXIT_FINDING = 1, EXIT_INPUT = 2, EXIT_INTERNAL = 3 };
 
 typedef struct {
-    const char *scenario, *db, *commit, *branch, *engine_dir, *model_cache, *run_key;
+    const char *scenario, *db, *commit, *branch, *engine_dir, *model_cache, *run_key, *json;
     int64_t resume;
     double duration_s;  /* --duration: > 0 overrides the scenario's iterations or duration */
     bool dry_run, quiet, no_heap;
@@ -48,6 +49,8 @@ static void usage(FILE *f)
             "  --no-heap          do not preload the heap-accounting shim (judge on RSS)\n"
             "  --dry-run          check everything and list the cells; run nothing\n"
             "  --quiet            no progress output (the final table is still printed)\n"
+            "  --json FILE        also write the run (cells, verdicts, series, steps' figures) as JSON into FILE\n"
+            "                     (docs/run.schema.json)\n"
             "  --help, --version\n\n"
             "environment: workers get memleak-run's environment, except LD_PRELOAD, which each cell sets itself (the\n"
             "heap shim, then the cell's allocator): a LD_PRELOAD of your own is not passed on. To run under your own\n"
@@ -68,6 +71,7 @@ static int parse_args(int argc, char **argv, args *a)
                             : !strcmp(k, "--engine-dir")  ? &a->engine_dir
                             : !strcmp(k, "--model-cache") ? &a->model_cache
                             : !strcmp(k, "--run-key")     ? &a->run_key
+                            : !strcmp(k, "--json")        ? &a->json
                                                           : NULL;
         if (!strcmp(k, "--help") || !strcmp(k, "-h")) {
             usage(stdout);
@@ -207,6 +211,8 @@ static int run(const args *a, const char *self, int argc, char **argv)
         printf("run %lld stored in %s%s\n", (long long)run_id, a->db,
                mlk_run_interrupted ? " (interrupted: continue with --resume)" : "");
         code = mlk_run_interrupted ? 130 : finding ? EXIT_FINDING : EXIT_PASS;
+        if (a->json && (rc = mlk_run_json_write(db, run_id, code, a->json, &err)))
+            code = EXIT_INTERNAL;
     }
 out:
     if (rc) {
