@@ -118,4 +118,14 @@ check "history JSON: the one alert, recovered" eq "$("$py" -c '
 import json, sys; d = json.load(open(sys.argv[1])); a = d["alerts"]
 print(len(a), a[0]["findings"][0]["metric"], a[0]["where"].split()[1], a[0]["findings"][0]["note"].split()[3])' "$work/hist.json")" \
   "1 peak_kib h5 h9"
+
+# ---- --filter, --iterations, --warmup ----
+db="$work/filter.db"
+"$mlk" --db "$db" --quiet --filter threads=2 --iterations 7 --warmup 2 "$work/h.yaml" > /dev/null
+check "--filter: only the selected cell ran" eq "$(q "SELECT group_concat(json_extract(axes, '$.threads')) FROM cells")" 2
+check "--iterations and --warmup: 7 measured, 2 warmup" eq "$(q "SELECT count(DISTINCT iteration) FROM samples WHERE phase = 'measure'"):$(q "SELECT count(DISTINCT iteration) FROM samples WHERE phase = 'warmup'")" "7:2"
+set +e; "$mlk" --db "$db" --dry-run --filter threads=12 "$work/h.yaml" > /dev/null 2> "$work/f.txt"; fcode=$?; set -e
+check "--filter never matches part of a value: threads=12 selects nothing, exit 2" eq "$fcode:$(grep -c "selects none" "$work/f.txt")" "2:1"
+set +e; "$mlk" compare --db "$db" --filter threads=1 > /dev/null 2>&1; fcode=$?; set -e
+check "compare --filter of no cell of the run: exit 2" eq "$fcode" 2
 finish

@@ -9,6 +9,7 @@
 
 #include "alert.h"
 #include "cmd_alerts.h"
+#include "cmd_filter.h"
 #include "cmd_util.h"
 #include "commands.h"
 #include "quantile.h"
@@ -18,7 +19,7 @@
 #define MAX_WINDOW 50
 
 typedef struct {
-    const char *db_path, *run, *baseline, *branch, *baseline_engine;
+    const char *db_path, *run, *baseline, *branch, *baseline_engine, *filter;
     int window;
     bool all;
     mlk_alert_opts ao;
@@ -43,7 +44,7 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: memleak-run compare [--db PATH] [--run ID|latest] [--baseline ID|auto] [--branch B] [--window N]\n"
                "                           [--baseline-engine NAME] [--all] [--gate G] [--floor K=V,...]\n"
-               "                           [--format text|json] [--json FILE]\n"
+               "                           [--filter K=V,...] [--format text|json] [--json FILE]\n"
                "  Judges every cell and step of the run against a baseline: the run pinned for the branch (memleak-run\n"
                "  baseline pin), or else the median of the last N (--window, default 5) finished runs of the same config\n"
                "  on the branch (--branch, default the run's own). A figure is a finding only past its floors and the\n"
@@ -56,6 +57,7 @@ static void usage(FILE *f)
                "  finding too (series.NAME). Findings of one cell collapse into one alert summary, ranked by effect\n"
                "  size, memory before latency; improvements are listed apart. --all also prints every comparison.\n"
                "  --baseline-engine NAME compares with that engine's cells of the same run.\n"
+               "  --filter K=V,... compares only the cells whose axes hold these values (as memleak-run --filter).\n"
                MLK_ALERT_OPTS_USAGE
                "  exit status: 1 an alert that fails the gate, 0 none (or no baseline yet), 2 usage error, 3 internal\n");
 }
@@ -74,6 +76,7 @@ static int parse(int argc, char **argv, compare_args *a)
                             : !strcmp(k, "--baseline")        ? &a->baseline
                             : !strcmp(k, "--branch")          ? &a->branch
                             : !strcmp(k, "--baseline-engine") ? &a->baseline_engine
+                            : !strcmp(k, "--filter")          ? &a->filter
                                                               : NULL;
         int took = mlk_alert_opt("compare", argc, argv, &i, &a->ao);
         if (took < 0)
@@ -343,6 +346,15 @@ static int run_compare(compare_ctx *x, int *failing, mlk_error *err)
     if (rc)
         return rc;
     char desc[256], floors[640];
+    int selected = 0;
+    for (int i = 0; i < n; i++)
+        selected += !x->a->filter || mlk_filter_match(x->a->filter, rows[i].label);
+    if (n && !selected) { /* before the comparison is stored: a typo stores nothing */
+        rc = mlk_fail(err, MLK_E_USAGE, "--filter %s selects none of the run's cells (e.g. %s)", x->a->filter,
+                      rows[0].label);
+        free(rows);
+        return rc;
+    }
     describe_baseline(x, desc, sizeof desc);
     if ((rc = db_begin_comparison(x->db, x->run.id, desc, &x->comparison_id, err))) {
         free(rows);
@@ -354,7 +366,8 @@ static int run_compare(compare_ctx *x, int *failing, mlk_error *err)
         fprintf(x->out, "compare run %lld (%s, commit %.12s) against %s\nfloors: %s\n", (long long)x->run.id,
                 x->run.scenario, x->run.commit[0] ? x->run.commit : "?", desc, floors);
     for (int i = 0; i < n && !rc; i++)
-        rc = compare_row(x, &rows[i], err);
+        if (!x->a->filter || mlk_filter_match(x->a->filter, rows[i].label))
+            rc = compare_row(x, &rows[i], err);
     int rows_n = n;
     free(rows);
     mlk_alert *al = NULL;
@@ -382,10 +395,12 @@ static int run_compare(compare_ctx *x, int *failing, mlk_error *err)
 int mlk_cmd_compare(int argc, char **argv)
 {
     compare_args a;
+    mlk_error err = {0};
     int rc = parse(argc, argv, &a);
+    if (!rc && (rc = mlk_filter_check(a.filter, &err)))
+        fprintf(stderr, "memleak-run compare: %s\n", err.msg);
     if (rc)
         return rc > 0 ? 0 : 2;
-    mlk_error err = {0};
     compare_ctx x = {.a = &a, .out = a.ao.json ? NULL : stdout};
     mlk_scenario *s = NULL;
     int code = 3, failing = 0;

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cmd_filter.h"
 #include "cmd_run_json.h"
 #include "commands.h"
 #include "plan.h"
@@ -20,7 +21,8 @@
 enum { EXIT_PASS = 0, EXIT_FINDING = 1, EXIT_INPUT = 2, EXIT_INTERNAL = 3 };
 
 typedef struct {
-    const char *scenario, *db, *commit, *branch, *engine_dir, *model_cache, *run_key, *json;
+    const char *scenario, *db, *commit, *branch, *engine_dir, *model_cache, *run_key, *json, *filter;
+    int iterations, warmup; /* --iterations, --warmup: >= 0 override the scenario's; -1 keep */
     int64_t resume;
     double duration_s;  /* --duration: > 0 overrides the scenario's iterations or duration */
     bool dry_run, quiet, no_heap;
@@ -49,6 +51,10 @@ static void usage(FILE *f)
             "  --no-heap          do not preload the heap-accounting shim (judge on RSS)\n"
             "  --dry-run          check everything and list the cells; run nothing\n"
             "  --quiet            no progress output (the final table is still printed)\n"
+            "  --filter K=V,...   run only the cells whose axes hold these values (values of one key are\n"
+            "                     alternatives: --filter threads=1,threads=2,allocator=jemalloc)\n"
+            "  --iterations N     measure N iterations per cell instead of the scenario's iterations or duration\n"
+            "  --warmup N         run N warmup iterations first instead of the scenario's\n"
             "  --json FILE        also write the run (cells, verdicts, series, steps' figures) as JSON into FILE\n"
             "                     (docs/run.schema.json)\n"
             "  --help, --version\n\n"
@@ -63,6 +69,7 @@ static int parse_args(int argc, char **argv, args *a)
 {
     memset(a, 0, sizeof *a);
     a->db = "memleak.db";
+    a->iterations = a->warmup = -1;
     for (int i = 1; i < argc; i++) {
         const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         const char **slot = !strcmp(k, "--db")            ? &a->db
@@ -72,6 +79,7 @@ static int parse_args(int argc, char **argv, args *a)
                             : !strcmp(k, "--model-cache") ? &a->model_cache
                             : !strcmp(k, "--run-key")     ? &a->run_key
                             : !strcmp(k, "--json")        ? &a->json
+                            : !strcmp(k, "--filter")      ? &a->filter
                                                           : NULL;
         if (!strcmp(k, "--help") || !strcmp(k, "-h")) {
             usage(stdout);
@@ -85,6 +93,16 @@ static int parse_args(int argc, char **argv, args *a)
             a->quiet = true;
         } else if (!strcmp(k, "--no-heap")) {
             a->no_heap = true;
+        } else if ((!strcmp(k, "--iterations") || !strcmp(k, "--warmup")) && v) {
+            char *end;
+            long x = strtol(v, &end, 10);
+            bool it = !strcmp(k, "--iterations");
+            if (*end || end == v || x < (it ? 1 : 0) || x > 100000000) {
+                fprintf(stderr, "memleak-run: %s: '%s' is not a count (%s)\n", k, v, it ? "1 or more" : "0 or more");
+                return -1;
+            }
+            *(it ? &a->iterations : &a->warmup) = (int)x;
+            i++;
         } else if (slot || !strcmp(k, "--resume") || !strcmp(k, "--shard") || !strcmp(k, "--duration")) {
             if (!v) {
                 fprintf(stderr, "memleak-run: %s needs a value\n", k);
@@ -151,16 +169,39 @@ static char *argv_text(int argc, char **argv)
     return mlk_buf_take(&b);
 }
 
-static void print_cells(const mlk_plan *p)
+/* --filter: the cells it selects (*only malloc'd); MLK_E_USAGE when the spec is bad or selects none. */
+static int select_cells(const mlk_plan *p, const char *spec, bool **only, mlk_error *err)
 {
-    printf("%s: %d cells\n", p->s->name, p->n_cells);
+    int rc = mlk_filter_check(spec, err), n = 0;
+    if (rc)
+        return rc;
+    if (!(*only = calloc((size_t)p->n_cells + 1, sizeof **only)))
+        return mlk_fail(err, MLK_E_NOMEM, "out of memory");
+    for (int i = 0; i < p->n_cells; i++)
+        n += (*only)[i] = mlk_filter_match(spec, p->cells[i].label);
+    if (!n)
+        return mlk_fail(err, MLK_E_USAGE, "--filter %s selects none of the %d cells (e.g. %s)", spec, p->n_cells,
+                        p->n_cells ? p->cells[0].label : "none");
+    return MLK_OK;
+}
+
+static void print_cells(const mlk_plan *p, const bool *only)
+{
+    int n = 0;
+    for (int i = 0; i < p->n_cells; i++)
+        n += !only || only[i];
+    if (n < p->n_cells)
+        printf("%s: %d of %d cells (--filter)\n", p->s->name, n, p->n_cells);
+    else
+        printf("%s: %d cells\n", p->s->name, p->n_cells);
     for (int m = 0; m < p->n_models; m++)
         printf("  model %s%s%s\n", p->models[m].name ? p->models[m].name : "", p->models[m].name ? ": " : "",
                p->models[m].path);
     for (int e = 0; e < p->n_engines; e++)
         printf("  engine %s: %s\n", p->engines[e], p->engine_libs[e]);
     for (int i = 0; i < p->n_cells; i++)
-        printf("  %3d  %s\n", i, p->cells[i].label);
+        if (!only || only[i])
+            printf("  %3d  %s\n", i, p->cells[i].label);
 }
 
 /* Load the scenario (from its file, or from the db for --resume), plan and run. */
@@ -172,6 +213,7 @@ static int run(const args *a, const char *self, int argc, char **argv)
     db_store *db = NULL;
     char *text = NULL, *spath = NULL, *cmd = argv_text(argc, argv);
     char *dir = strdup(self), *shim = NULL;
+    bool *only = NULL;
     int rc = 0, code = EXIT_INTERNAL;
     bool finding = false;
     if (a->resume) {
@@ -183,11 +225,19 @@ static int run(const args *a, const char *self, int argc, char **argv)
     }
     if (a->duration_s > 0)
         s->duration_s = a->duration_s; /* the verdict and the store do not depend on which of the two was used */
+    if (a->iterations > 0) {
+        s->iterations = a->iterations;
+        s->duration_s = 0;
+    }
+    if (a->warmup >= 0)
+        s->warmup = a->warmup;
     mlk_plan_opts po = {a->engine_dir, a->model_cache, NULL, dirname(dir)};
     if ((rc = mlk_plan_build(s, &po, &p, &err)))
         goto out;
+    if (a->filter && (rc = select_cells(p, a->filter, &only, &err)))
+        goto out;
     if (a->dry_run) {
-        print_cells(p);
+        print_cells(p, only);
         code = EXIT_PASS;
         goto out;
     }
@@ -204,7 +254,8 @@ static int run(const args *a, const char *self, int argc, char **argv)
         fprintf(stderr, "memleak-run: heap shim %s not found: judging on RSS only\n", shim ? shim : "?");
     mlk_run_opts ro = {.self_exe = self, .heap_shim = use_shim ? shim : NULL, .commit = a->commit,
                        .branch = a->branch, .argv_text = cmd, .run_key = a->run_key, .progress_tty = isatty(STDOUT_FILENO),
-                       .quiet = a->quiet, .shard_index = a->shard_index, .shard_count = a->shard_count};
+                       .quiet = a->quiet, .shard_index = a->shard_index, .shard_count = a->shard_count,
+                       .only = only};
     int64_t run_id = 0;
     rc = mlk_run(p, db, &ro, a->resume, &run_id, &finding, &err);
     if (!rc) {
@@ -227,6 +278,7 @@ out:
     free(cmd);
     free(dir);
     free(shim);
+    free(only);
     return code;
 }
 

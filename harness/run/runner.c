@@ -237,7 +237,7 @@ static int begin(const mlk_plan *p, db_store *db, const mlk_run_opts *o, int64_t
 
 static bool in_shard(const mlk_run_opts *o, int idx)
 {
-    return o->shard_count <= 0 || idx % o->shard_count == o->shard_index;
+    return (!o->only || o->only[idx]) && (o->shard_count <= 0 || idx % o->shard_count == o->shard_index);
 }
 
 int mlk_run(const mlk_plan *p, db_store *db, const mlk_run_opts *o, int64_t resume, int64_t *run_id, bool *finding,
