@@ -78,6 +78,26 @@ cs = xml.dom.minidom.parse(sys.argv[1]).getElementsByTagName("testcase")
 print(" ".join(sorted(c.getAttribute("name") for c in cs[:2])), sum(1 for c in cs if c.getElementsByTagName("failure")) >= 2)' \
   "$work/report/junit.xml")" "threads=1 half=open threads=2 half=open True"
 
+# ---- expect: the same leak, known: reported, never failing (run, compare, junit) ----
+{ cat "$work/leak.yaml"; echo 'expect: [{cells: "half=open", verdict: leak, reason: "known: upstream bug 42"}]'; } > "$work/known.yaml"
+set +e; MLK_SPECIES=tiny "$mlk" --db "$db" --quiet --commit c6 --branch main "$work/known.yaml" > "$work/known.txt" 2>&1; kcode=$?; set -e
+check "expect: the known leaks do not fail the run (exit 0)" eq "$kcode" 0
+check "expect: the table says so, with the reason" eq "$(grep -c "leak, expected" "$work/known.txt"):$(grep -c "known: upstream bug 42" "$work/known.txt")" "2:2"
+compare
+check "expect: compare still reports them, failing nothing (exit 0)" eq \
+  "$code:$(grep -cE '^ +[0-9]+\. REGRESSION memory: threads=[12] half=open' "$work/cmp.txt")" "0:2"
+check "expect: ... saying why" grep -q "expected leak: known: upstream bug 42" "$work/cmp.txt"
+"$mlk" report --db "$db" --out "$work/known-report" --no-plots > /dev/null
+check "expect: junit skips them with the reason, fails nothing" eq "$("$py" -c '
+import sys, xml.dom.minidom
+d = xml.dom.minidom.parse(sys.argv[1]); s = d.getElementsByTagName("testsuite")[0]
+print(s.getAttribute("failures"), s.getAttribute("skipped"),
+      sum("upstream bug 42" in k.getAttribute("message") for k in d.getElementsByTagName("skipped")))' "$work/known-report/junit.xml")" "0 2 2"
+check "expect: summary.md lists them apart" grep -q "^Expected by the scenario (2, not failing)" "$work/known-report/summary.md"
+printf 'expect: [{cells: "half", verdict: leak}]\n' | cat "$work/leak.yaml" - > "$work/bad-expect.yaml"
+set +e; "$mlk" --dry-run "$work/bad-expect.yaml" > /dev/null 2> "$work/be.txt"; bcode=$?; set -e
+check "expect: a bad cells spec is refused with file:line:col" eq "$bcode:$(grep -c "bad-expect.yaml:[0-9]*:[0-9]*: expect.cells" "$work/be.txt")" "2:1"
+
 # ---- history: +-2% wobble on every metric of every run, one +50% step of one metric at commit h5, back at h9 ----
 db="$work/hist.db"
 cat > "$work/h.yaml" <<'YAML'

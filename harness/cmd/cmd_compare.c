@@ -9,7 +9,7 @@
 
 #include "alert.h"
 #include "cmd_alerts.h"
-#include "cmd_filter.h"
+#include "cell_filter.h"
 #include "cmd_util.h"
 #include "commands.h"
 #include "quantile.h"
@@ -125,6 +125,13 @@ static int finding_named(compare_ctx *x, const mlk_step_figures *f, const char *
     v->p = p;
     v->cell_id = f->cell_id;
     snprintf(v->note, sizeof v->note, "%s", why ? why : "");
+    const mlk_expect *ex = mlk_scenario_expected(x->s, f->label, f->status);
+    if (ex) { /* known: reported, never failing */
+        v->expected = true;
+        size_t k = strlen(v->note);
+        snprintf(v->note + k, sizeof v->note - k, "%sexpected %s%s%.80s", k ? "; " : "", f->status,
+                 ex->reason ? ": " : "", ex->reason ? ex->reason : "");
+    }
     char detail[600];
     mlk_finding_text(detail, sizeof detail, v);
     return db_store_finding(x->db, x->comparison_id, f, metric, dir > 0 ? "regression" : "improvement", cur, base,
@@ -397,7 +404,7 @@ int mlk_cmd_compare(int argc, char **argv)
     compare_args a;
     mlk_error err = {0};
     int rc = parse(argc, argv, &a);
-    if (!rc && (rc = mlk_filter_check(a.filter, &err)))
+    if (!rc && (rc = mlk_filter_check(a.filter, "--filter", &err)))
         fprintf(stderr, "memleak-run compare: %s\n", err.msg);
     if (rc)
         return rc > 0 ? 0 : 2;

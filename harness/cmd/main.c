@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cmd_filter.h"
+#include "cell_filter.h"
 #include "cmd_run_json.h"
 #include "commands.h"
 #include "plan.h"
@@ -172,7 +172,7 @@ static char *argv_text(int argc, char **argv)
 /* --filter: the cells it selects (*only malloc'd); MLK_E_USAGE when the spec is bad or selects none. */
 static int select_cells(const mlk_plan *p, const char *spec, bool **only, mlk_error *err)
 {
-    int rc = mlk_filter_check(spec, err), n = 0;
+    int rc = mlk_filter_check(spec, "--filter", err), n = 0;
     if (rc)
         return rc;
     if (!(*only = calloc((size_t)p->n_cells + 1, sizeof **only)))

@@ -103,6 +103,7 @@ typedef struct mlk_finding {
     double p;          /* the test's p, NaN when none ran */
     long long cell_id; /* the caller's id of the cell (compare's cells.id), 0 when none */
     int ref;           /* the caller's index of what this finding stands for (the report's finding), -1 none */
+    bool expected;     /* the scenario expects the cell's verdict (expect:): reported, never failing */
 } mlk_finding;
 
 /* A summary of the findings with one cause: same key, where and direction. */
@@ -121,7 +122,7 @@ mlk_finding *mlk_finding_set(mlk_finding *f, const char *key, const char *cell, 
  * improvements, then memory before latency, then larger effect first; *out is malloc'd (never NULL on success).
  * MLK_E_NOMEM. */
 int mlk_alerts_build(mlk_finding *v, int n, mlk_alert **out, int *n_out, mlk_error *err);
-/* Whether a fails under gate g: a regression with a finding of a gated family. */
+/* Whether a fails under gate g: a regression with a finding of a gated family, of a cell not expected to fail. */
 bool mlk_alert_fails(const mlk_alert *a, const mlk_finding *v, mlk_gate g);
 
 /* A metric's value as people read it: KiB/MiB/GiB for kib and bytes, µs/ms/s for ms, B/iter for growth, a slope

@@ -210,9 +210,11 @@ static int finish_cell(run_ctx *x, const mlk_cell *c, mlk_cellrun *r, const mlk_
     return rc;
 }
 
-static bool is_finding(const char *status)
+/* A verdict that fails the run, unless the scenario expects it of this cell (expect:, issue 22). */
+static bool is_finding(const mlk_plan *p, int i, const char *status)
 {
-    return strcmp(status, "pass") && strcmp(status, "plateau");
+    return strcmp(status, "pass") && strcmp(status, "plateau") &&
+           !mlk_scenario_expected(p->s, p->cells[i].label, status);
 }
 
 static int begin(const mlk_plan *p, db_store *db, const mlk_run_opts *o, int64_t resume, int64_t *run_id,
@@ -266,7 +268,7 @@ int mlk_run(const mlk_plan *p, db_store *db, const mlk_run_opts *o, int64_t resu
             snprintf(rows[i].status, sizeof rows[i].status, "%s", status);
             snprintf(rows[i].detail, sizeof rows[i].detail, "finished before the resume");
             rows[i].slope = NAN;
-            *finding |= is_finding(status);
+            *finding |= is_finding(p, i, status);
         } else if (!rc) {
             db_cell_def def = {i, c->engine, p->models[c->model].path, p->models[c->model].hash, c->axes_json,
                                c->config_key,
@@ -327,7 +329,7 @@ int mlk_run(const mlk_plan *p, db_store *db, const mlk_run_opts *o, int64_t resu
         x.keep = NULL;
         if (rc || r.end == MLK_END_INTERRUPTED)
             break;
-        *finding |= is_finding(rows[i].status);
+        *finding |= is_finding(p, i, rows[i].status);
         if (!o->quiet)
             printf("%scell %d/%d [%s]: %s: %s\n", o->progress_tty ? "\r\033[K" : "", x.k + 1, n_run, c->label,
                    rows[i].status, rows[i].detail), fflush(stdout);

@@ -81,7 +81,9 @@ void mlk_table_print(FILE *f, const mlk_plan *p, const mlk_table_row *rows, int 
             snprintf(slope, sizeof slope, "%+.2f", r->slope);
         else
             bytes_str(r->slope, slope, sizeof slope);
-        snprintf(verdict, sizeof verdict, isnan(r->slope) ? "%s" : "%s (%s)", status, slope);
+        const mlk_expect *ex = mlk_scenario_expected(p->s, p->cells[i].label, status);
+        snprintf(verdict, sizeof verdict, isnan(r->slope) ? "%s%s" : "%s%s (%s)", status, ex ? ", expected" : "",
+                 slope);
         for (int s = 0; s < r->n_steps; s++) {
             const db_step_stats *st = &r->steps[s];
             if (st->step == MLK_STEP_ITERATION)
@@ -98,6 +100,9 @@ void mlk_table_print(FILE *f, const mlk_plan *p, const mlk_table_row *rows, int 
         for (label_line(p->cells[i].label, line++, lab, sizeof lab); lab[0];
              label_line(p->cells[i].label, line++, lab, sizeof lab))
             fprintf(f, "%-4s  %s\n", "", lab);
+        if (ex)
+            fprintf(f, "      expected by the scenario (expect: cells %s)%s%s: does not fail the run\n", ex->cells,
+                    ex->reason ? ": " : "", ex->reason ? ex->reason : "");
         fputs(r->series_line, f); /* which signal leaks or plateaus, and how fast */
         fputs(r->tool, f);        /* a tool cell's findings, under its steps (issue 6) */
         if (strcmp(status, "pass"))

@@ -1,18 +1,18 @@
-/* cmd_filter.c: --filter KEY=VALUE,... against a cell's axes (cmd_filter.h). It must never match part of a value
+/* cell_filter.c: --filter KEY=VALUE,... against a cell's axes (cell_filter.h). It must never match part of a value
  * nor read past the strings it is given. */
 #include <stdio.h>
 #include <string.h>
 
-#include "cmd_filter.h"
+#include "cell_filter.h"
 
-int mlk_filter_check(const char *spec, mlk_error *err)
+int mlk_filter_check(const char *spec, const char *what, mlk_error *err)
 {
     for (const char *p = spec; p && *p;) {
         const char *end = strchr(p, ',');
         size_t n = end ? (size_t)(end - p) : strlen(p);
         const char *eq = memchr(p, '=', n);
         if (!eq || eq == p)
-            return mlk_fail(err, MLK_E_USAGE, "--filter: expected KEY=VALUE[,KEY=VALUE...], got '%.*s'", (int)n, p);
+            return mlk_fail(err, MLK_E_USAGE, "%s: expected KEY=VALUE[,KEY=VALUE...], got '%.*s'", what, (int)n, p);
         p = end ? end + 1 : p + n;
     }
     return MLK_OK;
