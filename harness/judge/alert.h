@@ -74,6 +74,13 @@ double mlk_alert_spread(const double *v, int n);
  * spread), and *effect how many floors the move cleared (0 when inside). series.NAME: always 0. */
 int mlk_alert_level(const mlk_alert_floors *f, const char *metric, double cur, double base, double spread,
                     double *effect);
+/* The verdict of a level or growth figure cur against the baseline runs' values vals[0..n), newest first: their
+ * median (*base) and spread set the floor as mlk_alert_level does; then, when cur lies within the range those runs
+ * spanned, it is a finding only if the runs at cur's level are the newest ones in a row (a step that began inside
+ * the window: a regression stays one until the median takes it in), not runs scattered among the others (an
+ * allocator's two modes: noise). n <= MLK_ALERT_MAX_RUNS. */
+int mlk_alert_level_runs(const mlk_alert_floors *f, const char *metric, double cur, const double *vals, int n,
+                         double *base, double *effect);
 /* The verdict of a level change between two means of runs (history's change points, whose t-test already weighed
  * the noise): the family's floors only (latency: latency_rel and latency_abs_ms). +1, -1 or 0; *effect as above. */
 int mlk_alert_step(const mlk_alert_floors *f, const char *metric, double before, double after, double *effect);
