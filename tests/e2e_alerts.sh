@@ -145,8 +145,21 @@ db="$work/filter.db"
 "$mlk" --db "$db" --quiet --filter threads=2 --iterations 7 --warmup 2 "$work/h.yaml" > /dev/null
 check "--filter: only the selected cell ran" eq "$(q "SELECT group_concat(json_extract(axes, '$.threads')) FROM cells")" 2
 check "--iterations and --warmup: 7 measured, 2 warmup" eq "$(q "SELECT count(DISTINCT iteration) FROM samples WHERE phase = 'measure'"):$(q "SELECT count(DISTINCT iteration) FROM samples WHERE phase = 'warmup'")" "7:2"
+"$mlk" --db "$db" --quiet --filter threads=1 --iterations 5 --warmup 1 --repetitions 3 --json "$work/reps.json" "$work/h.yaml" > "$work/reps.txt"
+check "--repetitions 3: three more runs" eq "$(q "SELECT count(*) FROM runs")" 4
+check "--repetitions: mean, median, stddev and cv per metric" grep -qE "^  peak_kib +[0-9.]+ [KM]iB +[0-9.]+ [KM]iB +[0-9.]+ (B|KiB|MiB) +[0-9.]+% +3$" "$work/reps.txt"
+check "--repetitions: the JSON has them and validates" "$py" "$src/tests/json_schema_check.py" "$src/docs/run.schema.json" "$work/reps.json"
+check "--repetitions: the JSON's aggregates match the runs" eq "$("$py" -c '
+import json, sys; d = json.load(open(sys.argv[1])); r = [x for x in d["repetitions"] if x["metric"] == "peak_kib"][0]
+print(r["n"], r["cell"])' "$work/reps.json")" "3 threads=1"
+check "--repetitions: the mean is the runs' mean" "$py" -c '
+import json, sqlite3, sys; d = json.load(open(sys.argv[1])); r = [x for x in d["repetitions"] if x["metric"] == "peak_kib"][0]
+v = [x[0] for x in sqlite3.connect(sys.argv[2]).execute("SELECT s.peak_kib FROM step_stats s JOIN cells c ON c.id = s.cell_id WHERE c.run_id > 1 AND s.step = ? AND json_extract(c.axes, ?) = ?", ("iteration", "$.threads", "1"))]
+sys.exit(not (len(v) == 3 and abs(sum(v) / 3 - r["mean"]) < 1e-9))' "$work/reps.json" "$db"
+set +e; "$mlk" --db "$db" --repetitions 2 --run-key k "$work/h.yaml" > /dev/null 2>&1; rcode=$?; set -e
+check "--repetitions with --run-key: exit 2" eq "$rcode" 2
 set +e; "$mlk" --db "$db" --dry-run --filter threads=12 "$work/h.yaml" > /dev/null 2> "$work/f.txt"; fcode=$?; set -e
 check "--filter never matches part of a value: threads=12 selects nothing, exit 2" eq "$fcode:$(grep -c "selects none" "$work/f.txt")" "2:1"
-set +e; "$mlk" compare --db "$db" --filter threads=1 > /dev/null 2>&1; fcode=$?; set -e
+set +e; "$mlk" compare --db "$db" --filter threads=2 > /dev/null 2>&1; fcode=$?; set -e
 check "compare --filter of no cell of the run: exit 2" eq "$fcode" 2
 finish

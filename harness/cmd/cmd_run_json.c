@@ -106,7 +106,8 @@ static int cell_json(db_store *db, mlk_buf *b, const db_report_cell *c, const ml
     return MLK_OK;
 }
 
-int mlk_run_json_write(db_store *db, int64_t run_id, int exit_code, const char *path, mlk_error *err)
+int mlk_run_json_write(db_store *db, int64_t run_id, int exit_code, const char *extra, const char *path,
+                       mlk_error *err)
 {
     db_report_run *r = NULL;
     mlk_step_figures *rows = NULL;
@@ -129,7 +130,7 @@ int mlk_run_json_write(db_store *db, int64_t run_id, int exit_code, const char *
                 mlk_buf_printf(&b, ",");
             rc = cell_json(db, &b, &r->cells[i], rows, n, err);
         }
-        mlk_buf_printf(&b, "]}\n");
+        mlk_buf_printf(&b, "]%s}\n", extra ? extra : "");
     }
     if (!rc && b.failed)
         rc = mlk_fail(err, MLK_E_NOMEM, "out of memory writing %s", path);

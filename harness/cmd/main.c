@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cell_filter.h"
+#include "cmd_repetitions.h"
 #include "cmd_run_json.h"
 #include "commands.h"
 #include "plan.h"
@@ -23,11 +24,14 @@ enum { EXIT_PASS = 0, EXIT_FINDING = 1, EXIT_INPUT = 2, EXIT_INTERNAL = 3 };
 typedef struct {
     const char *scenario, *db, *commit, *branch, *engine_dir, *model_cache, *run_key, *json, *filter;
     int iterations, warmup; /* --iterations, --warmup: >= 0 override the scenario's; -1 keep */
+    int repetitions;        /* --repetitions N: N runs and their aggregates; 0 or 1: one run */
     int64_t resume;
     double duration_s;  /* --duration: > 0 overrides the scenario's iterations or duration */
     bool dry_run, quiet, no_heap;
     int shard_index, shard_count;
 } args;
+
+#define MAX_REPETITIONS 100
 
 static void usage(FILE *f)
 {
@@ -55,6 +59,8 @@ static void usage(FILE *f)
             "                     alternatives: --filter threads=1,threads=2,allocator=jemalloc)\n"
             "  --iterations N     measure N iterations per cell instead of the scenario's iterations or duration\n"
             "  --warmup N         run N warmup iterations first instead of the scenario's\n"
+            "  --repetitions N    run the scenario N times (N runs in the db, 1 to 100) and print each cell's mean,\n"
+            "                     median, stddev and cv of its peak, final RSS and heap, growth and latency\n"
             "  --json FILE        also write the run (cells, verdicts, series, steps' figures) as JSON into FILE\n"
             "                     (docs/run.schema.json)\n"
             "  --help, --version\n\n"
@@ -93,15 +99,16 @@ static int parse_args(int argc, char **argv, args *a)
             a->quiet = true;
         } else if (!strcmp(k, "--no-heap")) {
             a->no_heap = true;
-        } else if ((!strcmp(k, "--iterations") || !strcmp(k, "--warmup")) && v) {
+        } else if ((!strcmp(k, "--iterations") || !strcmp(k, "--warmup") || !strcmp(k, "--repetitions")) && v) {
             char *end;
             long x = strtol(v, &end, 10);
-            bool it = !strcmp(k, "--iterations");
-            if (*end || end == v || x < (it ? 1 : 0) || x > 100000000) {
-                fprintf(stderr, "memleak-run: %s: '%s' is not a count (%s)\n", k, v, it ? "1 or more" : "0 or more");
+            bool it = !strcmp(k, "--iterations"), reps = !strcmp(k, "--repetitions");
+            if (*end || end == v || x < (it || reps ? 1 : 0) || x > (reps ? MAX_REPETITIONS : 100000000)) {
+                fprintf(stderr, "memleak-run: %s: '%s' is not a count (%s)\n", k, v,
+                        reps ? "1 to 100" : it ? "1 or more" : "0 or more");
                 return -1;
             }
-            *(it ? &a->iterations : &a->warmup) = (int)x;
+            *(reps ? &a->repetitions : it ? &a->iterations : &a->warmup) = (int)x;
             i++;
         } else if (slot || !strcmp(k, "--resume") || !strcmp(k, "--shard") || !strcmp(k, "--duration")) {
             if (!v) {
@@ -141,6 +148,10 @@ static int parse_args(int argc, char **argv, args *a)
     }
     if (!a->scenario == !a->resume) {
         fprintf(stderr, "memleak-run: give a scenario file, or --resume RUN (see --help)\n");
+        return -1;
+    }
+    if (a->repetitions > 1 && (a->resume || a->run_key)) {
+        fprintf(stderr, "memleak-run: --repetitions makes new runs: not with %s\n", a->resume ? "--resume" : "--run-key");
         return -1;
     }
     return 0;
@@ -256,15 +267,26 @@ static int run(const args *a, const char *self, int argc, char **argv)
                        .branch = a->branch, .argv_text = cmd, .run_key = a->run_key, .progress_tty = isatty(STDOUT_FILENO),
                        .quiet = a->quiet, .shard_index = a->shard_index, .shard_count = a->shard_count,
                        .only = only};
-    int64_t run_id = 0;
-    rc = mlk_run(p, db, &ro, a->resume, &run_id, &finding, &err);
+    int64_t run_id = 0, rep_ids[MAX_REPETITIONS];
+    int n_reps = 0, reps = a->repetitions > 1 ? a->repetitions : 1;
+    for (int r = 0; r < reps && !rc && !mlk_run_interrupted; r++) {
+        run_id = 0;
+        rc = mlk_run(p, db, &ro, a->resume, &run_id, &finding, &err);
+        if (!rc) {
+            rep_ids[n_reps++] = run_id;
+            printf("run %lld stored in %s%s\n", (long long)run_id, a->db,
+                   mlk_run_interrupted ? " (interrupted: continue with --resume)" : "");
+        }
+    }
+    mlk_buf extra = {0};
+    if (!rc && n_reps > 1)
+        rc = mlk_reps_report(db, rep_ids, n_reps, stdout, a->json ? &extra : NULL, &err);
     if (!rc) {
-        printf("run %lld stored in %s%s\n", (long long)run_id, a->db,
-               mlk_run_interrupted ? " (interrupted: continue with --resume)" : "");
         code = mlk_run_interrupted ? 130 : finding ? EXIT_FINDING : EXIT_PASS;
-        if (a->json && (rc = mlk_run_json_write(db, run_id, code, a->json, &err)))
+        if (a->json && (rc = mlk_run_json_write(db, run_id, code, extra.s, a->json, &err)))
             code = EXIT_INTERNAL;
     }
+    mlk_buf_free(&extra);
 out:
     if (rc) {
         fprintf(stderr, "memleak-run: %s\n", err.msg);
