@@ -162,4 +162,14 @@ set +e; "$mlk" --db "$db" --dry-run --filter threads=12 "$work/h.yaml" > /dev/nu
 check "--filter never matches part of a value: threads=12 selects nothing, exit 2" eq "$fcode:$(grep -c "selects none" "$work/f.txt")" "2:1"
 set +e; "$mlk" compare --db "$db" --filter threads=2 > /dev/null 2>&1; fcode=$?; set -e
 check "compare --filter of no cell of the run: exit 2" eq "$fcode" 2
+# ---- budgets: absolute caps, a finding when crossed ----
+db="$work/budget.db"
+{ cat "$work/h.yaml"; printf 'budgets:\n  - {peak: 1MiB}\n  - {cells: "threads=2", final_rss: 1TiB, growth: 1GiB}\n'; } > "$work/b.yaml"
+sed 's/TiB/GiB/' "$work/b.yaml" > "$work/b2.yaml"
+set +e; "$mlk" --db "$db" --quiet "$work/b.yaml" > "$work/b.txt" 2>&1; bcode=$?; set -e
+check "budgets: a size in an unknown unit is refused at its line (exit 2)" eq "$bcode:$(grep -c "b.yaml:[0-9]*:[0-9]*: budgets.final_rss: expected a size" "$work/b.txt")" "2:1"
+set +e; "$mlk" --db "$db" --quiet "$work/b2.yaml" > "$work/b.txt" 2>&1; bcode=$?; set -e
+check "budgets: a peak over its cap is a finding of the run (exit 1), in every cell" eq "$bcode:$(grep -c "^over budget: threads=[12]: iteration peak_kib .* over its budget of 1.0 MiB" "$work/b.txt")" "1:2"
+compare
+check "budgets: compare alerts on them without a baseline (exit 1)" eq "$code:$(grep -cE '^ +[0-9]+\. .*REGRESSION memory: threads=[12] .*over its budget of 1.0 MiB' "$work/cmp.txt")" "1:2"
 finish

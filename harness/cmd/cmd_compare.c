@@ -278,10 +278,23 @@ static int judge_latency(compare_ctx *x, const mlk_step_figures *f, const int64_
     return MLK_OK;
 }
 
+/* The scenario's budgets: absolute, no baseline needed. */
+static int judge_budgets(compare_ctx *x, const mlk_step_figures *f, mlk_error *err)
+{
+    mlk_finding over[16];
+    int n = mlk_budget_findings(x->s, f, x->where, over, 16), rc = MLK_OK;
+    for (int i = 0; i < n && !rc; i++)
+        rc = finding_named(x, f, over[i].metric, 1, over[i].cur, over[i].base, over[i].effect, NAN, over[i].note,
+                           err);
+    return rc;
+}
+
 static int compare_row(compare_ctx *x, const mlk_step_figures *f, mlk_error *err)
 {
     int64_t cells[MAX_WINDOW];
-    int n = 0, rc = baseline_cells(x, f, cells, &n, err);
+    int n = 0, rc = judge_budgets(x, f, err);
+    if (!rc)
+        rc = baseline_cells(x, f, cells, &n, err);
     if (rc)
         return rc;
     if (!n) {

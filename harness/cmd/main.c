@@ -8,11 +8,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "alert.h"
 #include "cell_filter.h"
 #include "cmd_repetitions.h"
 #include "cmd_run_json.h"
 #include "commands.h"
 #include "plan.h"
+#include "runs.h"
 #include "runner.h"
 #include "scenario.h"
 #include "store.h"
@@ -215,6 +217,25 @@ static void print_cells(const mlk_plan *p, const bool *only)
             printf("  %3d  %s\n", i, p->cells[i].label);
 }
 
+/* The scenario's budgets against run_id's figures: each crossing printed, *n_over counts them (a finding). */
+static int over_budget(db_store *db, const mlk_scenario *s, int64_t run_id, int *n_over, mlk_error *err)
+{
+    mlk_step_figures *rows = NULL;
+    int n = 0, rc = s->n_budgets ? mlk_runs_figures(db, run_id, &rows, &n, err) : MLK_OK;
+    for (int i = 0; i < n && !rc; i++) {
+        mlk_finding over[16];
+        int k = mlk_budget_findings(s, &rows[i], "", over, 16);
+        for (int j = 0; j < k; j++) {
+            char text[512];
+            mlk_finding_text(text, sizeof text, &over[j]);
+            printf("over budget: %s: %s\n", rows[i].label, text);
+        }
+        *n_over += k;
+    }
+    free(rows);
+    return rc;
+}
+
 /* Load the scenario (from its file, or from the db for --resume), plan and run. */
 static int run(const args *a, const char *self, int argc, char **argv)
 {
@@ -272,7 +293,9 @@ static int run(const args *a, const char *self, int argc, char **argv)
     for (int r = 0; r < reps && !rc && !mlk_run_interrupted; r++) {
         run_id = 0;
         rc = mlk_run(p, db, &ro, a->resume, &run_id, &finding, &err);
-        if (!rc) {
+        int n_over = 0;
+        if (!rc && !(rc = over_budget(db, s, run_id, &n_over, &err))) {
+            finding |= n_over > 0;
             rep_ids[n_reps++] = run_id;
             printf("run %lld stored in %s%s\n", (long long)run_id, a->db,
                    mlk_run_interrupted ? " (interrupted: continue with --resume)" : "");

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "runs.h"
 #include "scenario.h"
 #include "status.h"
 
@@ -131,6 +132,12 @@ mlk_finding *mlk_finding_set(mlk_finding *f, const char *key, const char *cell, 
 int mlk_alerts_build(mlk_finding *v, int n, mlk_alert **out, int *n_out, mlk_error *err);
 /* Whether a fails under gate g: a regression with a finding of a gated family, of a cell not expected to fail. */
 bool mlk_alert_fails(const mlk_alert *a, const mlk_finding *v, mlk_gate g);
+
+/* The scenario's budgets (budgets:) that f, a cell's whole iteration, crosses: at most max findings into out, each a
+ * regression of the figure against its cap (base = the cap, note "over its budget of ..."), where as given. Other
+ * steps and unmeasured figures: none. Returns how many. */
+int mlk_budget_findings(const mlk_scenario *s, const mlk_step_figures *f, const char *where, mlk_finding *out,
+                        int max);
 
 /* A metric's value as people read it: KiB/MiB/GiB for kib and bytes, µs/ms/s for ms, B/iter for growth, a slope
  * for series; "-" for NaN (not measured), never an exponent. */

@@ -480,6 +480,8 @@ static int k_shapes(pctx *c, const mlk_ynode *v) { return mlk_scn_shapes(c->s, v
 
 static int k_expect(pctx *c, const mlk_ynode *v) { return mlk_scn_expect(c->s, v, c->name, c->err); }
 
+static int k_budgets(pctx *c, const mlk_ynode *v) { return mlk_scn_budgets(c->s, v, c->name, c->err); }
+
 static int k_shape_seed(pctx *c, const mlk_ynode *v)
 {
     return mlk_yget_int(v, "shape_seed", 0, INT64_MAX, c->name, &c->s->shape_seed, c->err);
@@ -525,6 +527,7 @@ static const struct {
     {"shape_seed", k_shape_seed, false},
     {"expect", k_expect, false},
     {"inputs", k_inputs, false},
+    {"budgets", k_budgets, false},
 };
 #define N_TOP_KEYS ((int)(sizeof top_keys / sizeof top_keys[0]))
 
@@ -745,6 +748,7 @@ void mlk_scenario_free(mlk_scenario *s)
     mlk_scn_axes_free(s->axes, s->n_axes);
     mlk_scn_kvs_free(s->engine_options, s->n_engine_options);
     mlk_scn_expect_free(s->expect, s->n_expect);
+    mlk_scn_budgets_free(s->budgets, s->n_budgets);
     free(s);
 }
 
