@@ -73,6 +73,21 @@ static void usage(FILE *f)
             "             2 usage or input error (nothing ran), 3 internal error\n");
 }
 
+/* --iterations N (>= 1), --warmup N (>= 0), --repetitions N (1 to MAX_REPETITIONS) into a; -1 (said) when bad. */
+static int count_opt(const char *k, const char *v, args *a)
+{
+    char *end;
+    long x = strtol(v, &end, 10);
+    bool it = !strcmp(k, "--iterations"), reps = !strcmp(k, "--repetitions");
+    if (*end || end == v || x < (it || reps ? 1 : 0) || x > (reps ? MAX_REPETITIONS : 100000000)) {
+        fprintf(stderr, "memleak-run: %s: '%s' is not a count (%s)\n", k, v,
+                reps ? "1 to 100" : it ? "1 or more" : "0 or more");
+        return -1;
+    }
+    *(reps ? &a->repetitions : it ? &a->iterations : &a->warmup) = (int)x;
+    return 0;
+}
+
 static int parse_args(int argc, char **argv, args *a)
 {
     memset(a, 0, sizeof *a);
@@ -102,15 +117,8 @@ static int parse_args(int argc, char **argv, args *a)
         } else if (!strcmp(k, "--no-heap")) {
             a->no_heap = true;
         } else if ((!strcmp(k, "--iterations") || !strcmp(k, "--warmup") || !strcmp(k, "--repetitions")) && v) {
-            char *end;
-            long x = strtol(v, &end, 10);
-            bool it = !strcmp(k, "--iterations"), reps = !strcmp(k, "--repetitions");
-            if (*end || end == v || x < (it || reps ? 1 : 0) || x > (reps ? MAX_REPETITIONS : 100000000)) {
-                fprintf(stderr, "memleak-run: %s: '%s' is not a count (%s)\n", k, v,
-                        reps ? "1 to 100" : it ? "1 or more" : "0 or more");
+            if (count_opt(k, v, a))
                 return -1;
-            }
-            *(reps ? &a->repetitions : it ? &a->iterations : &a->warmup) = (int)x;
             i++;
         } else if (slot || !strcmp(k, "--resume") || !strcmp(k, "--shard") || !strcmp(k, "--duration")) {
             if (!v) {
@@ -236,6 +244,37 @@ static int over_budget(db_store *db, const mlk_scenario *s, int64_t run_id, int 
     return rc;
 }
 
+/* Run the plan (--repetitions times), check the budgets, print the repetitions' aggregates, write --json; *code
+ * gets the exit status. */
+static int run_all(const args *a, const mlk_plan *p, const mlk_scenario *s, db_store *db, const mlk_run_opts *ro,
+                   int *code, mlk_error *err)
+{
+    int64_t run_id = 0, rep_ids[MAX_REPETITIONS];
+    int n_reps = 0, reps = a->repetitions > 1 ? a->repetitions : 1, rc = MLK_OK;
+    bool finding = false;
+    for (int r = 0; r < reps && !rc && !mlk_run_interrupted; r++) {
+        int n_over = 0;
+        run_id = 0;
+        if (!(rc = mlk_run(p, db, ro, a->resume, &run_id, &finding, err)) &&
+            !(rc = over_budget(db, s, run_id, &n_over, err))) {
+            finding |= n_over > 0;
+            rep_ids[n_reps++] = run_id;
+            printf("run %lld stored in %s%s\n", (long long)run_id, a->db,
+                   mlk_run_interrupted ? " (interrupted: continue with --resume)" : "");
+        }
+    }
+    mlk_buf extra = {0};
+    if (!rc && n_reps > 1)
+        rc = mlk_reps_report(db, rep_ids, n_reps, stdout, a->json ? &extra : NULL, err);
+    if (!rc) {
+        *code = mlk_run_interrupted ? 130 : finding ? EXIT_FINDING : EXIT_PASS;
+        if (a->json && (rc = mlk_run_json_write(db, run_id, *code, extra.s, a->json, err)))
+            *code = EXIT_INTERNAL;
+    }
+    mlk_buf_free(&extra);
+    return rc;
+}
+
 /* Load the scenario (from its file, or from the db for --resume), plan and run. */
 static int run(const args *a, const char *self, int argc, char **argv)
 {
@@ -247,7 +286,6 @@ static int run(const args *a, const char *self, int argc, char **argv)
     char *dir = strdup(self), *shim = NULL;
     bool *only = NULL;
     int rc = 0, code = EXIT_INTERNAL;
-    bool finding = false;
     if (a->resume) {
         if ((rc = db_open(a->db, &db, &err)) || (rc = db_run_load(db, a->resume, &text, &spath, &err)) ||
             (rc = mlk_scenario_parse(text, strlen(text), spath ? spath : "(db)", &s, &err)))
@@ -257,10 +295,8 @@ static int run(const args *a, const char *self, int argc, char **argv)
     }
     if (a->duration_s > 0)
         s->duration_s = a->duration_s; /* the verdict and the store do not depend on which of the two was used */
-    if (a->iterations > 0) {
-        s->iterations = a->iterations;
-        s->duration_s = 0;
-    }
+    if (a->iterations > 0)
+        s->iterations = a->iterations, s->duration_s = 0;
     if (a->warmup >= 0)
         s->warmup = a->warmup;
     mlk_plan_opts po = {a->engine_dir, a->model_cache, NULL, dirname(dir)};
@@ -288,28 +324,7 @@ static int run(const args *a, const char *self, int argc, char **argv)
                        .branch = a->branch, .argv_text = cmd, .run_key = a->run_key, .progress_tty = isatty(STDOUT_FILENO),
                        .quiet = a->quiet, .shard_index = a->shard_index, .shard_count = a->shard_count,
                        .only = only};
-    int64_t run_id = 0, rep_ids[MAX_REPETITIONS];
-    int n_reps = 0, reps = a->repetitions > 1 ? a->repetitions : 1;
-    for (int r = 0; r < reps && !rc && !mlk_run_interrupted; r++) {
-        run_id = 0;
-        rc = mlk_run(p, db, &ro, a->resume, &run_id, &finding, &err);
-        int n_over = 0;
-        if (!rc && !(rc = over_budget(db, s, run_id, &n_over, &err))) {
-            finding |= n_over > 0;
-            rep_ids[n_reps++] = run_id;
-            printf("run %lld stored in %s%s\n", (long long)run_id, a->db,
-                   mlk_run_interrupted ? " (interrupted: continue with --resume)" : "");
-        }
-    }
-    mlk_buf extra = {0};
-    if (!rc && n_reps > 1)
-        rc = mlk_reps_report(db, rep_ids, n_reps, stdout, a->json ? &extra : NULL, &err);
-    if (!rc) {
-        code = mlk_run_interrupted ? 130 : finding ? EXIT_FINDING : EXIT_PASS;
-        if (a->json && (rc = mlk_run_json_write(db, run_id, code, extra.s, a->json, &err)))
-            code = EXIT_INTERNAL;
-    }
-    mlk_buf_free(&extra);
+    rc = run_all(a, p, s, db, &ro, &code, &err);
 out:
     if (rc) {
         fprintf(stderr, "memleak-run: %s\n", err.msg);
