@@ -149,7 +149,9 @@ static void print_ok(compare_ctx *x, const mlk_step_figures *f, const char *metr
     mlk_fmt_metric_value(b, sizeof b, metric, base);
     mlk_fmt_metric_value(c, sizeof c, metric, cur);
     mlk_fmt_rel(r, sizeof r, cur, base);
-    fprintf(x->out, "ok  %s | %s %s: %s -> %s (%s)%s\n", f->label, f->step, metric, b, c, r, extra ? extra : "");
+    fputs("ok  ", x->out);
+    mlk_cmd_text(x->out, f->label);
+    fprintf(x->out, " | %s %s: %s -> %s (%s)%s\n", f->step, metric, b, c, r, extra ? extra : "");
 }
 
 /* The floor (bytes) of the level a byte series feeds: heap the live heap, anon RssAnon, mapped the requested mapped
@@ -407,9 +409,13 @@ static int run_compare(compare_ctx *x, int *failing, mlk_error *err)
     }
     snprintf(x->where, sizeof x->where, "run %lld", (long long)x->run.id);
     mlk_alert_floors_text(&x->floors, floors, sizeof floors);
-    if (x->out)
-        fprintf(x->out, "compare run %lld (%s, commit %.12s) against %s\nfloors: %s\n", (long long)x->run.id,
-                x->run.scenario, x->run.commit[0] ? x->run.commit : "?", desc, floors);
+    if (x->out) {
+        fprintf(x->out, "compare run %lld (", (long long)x->run.id);
+        mlk_cmd_text(x->out, x->run.scenario);
+        fprintf(x->out, ", commit %.12s) against ", x->run.commit[0] ? x->run.commit : "?");
+        mlk_cmd_text(x->out, desc);
+        fprintf(x->out, "\nfloors: %s\n", floors);
+    }
     for (int i = 0; i < n && !rc; i++)
         if (!x->a->filter || mlk_filter_match(x->a->filter, rows[i].label))
             rc = compare_row(x, &rows[i], err);
