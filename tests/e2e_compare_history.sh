@@ -45,7 +45,7 @@ check "a series that starts leaking is a regression: exit 1" eq "$code" 1
 check "the regression names the series" grep -qE "^ +regression +memory +iteration series.fds .*leaks now, did not in the baseline" "$work/cmp.txt"
 check "series findings are stored" test "$(q "SELECT count(*) FROM findings WHERE kind = 'regression' AND metric = 'series.fds'")" -ge 2
 q "UPDATE series_results SET verdict = 'pass', late_slope_per_iter = 0 WHERE series = 'fds' AND cell_id IN (SELECT id FROM cells WHERE run_id = $last)"
-q "UPDATE series_results SET verdict = 'leak' WHERE series = 'fds' AND cell_id IN (SELECT id FROM cells WHERE run_id < $last)"
+q "UPDATE series_results SET verdict = 'leak', late_slope_per_iter = 1 WHERE series = 'fds' AND cell_id IN (SELECT id FROM cells WHERE run_id < $last)"
 compare
 check "a series that stops leaking is an improvement" grep -qE "^ +improvement +memory +iteration series.fds .*no longer leaks" "$work/cmp.txt"
 q "UPDATE series_results SET verdict = 'pass' WHERE series = 'fds'"

@@ -61,8 +61,7 @@ void mlk_findings_free(mlk_findings *f)
 
 /* ---- text ---- */
 
-/* Every stored string a person reads goes through here (control characters of a foreign db stay visible). */
-static void put_text(FILE *out, const char *s)
+void mlk_cmd_text(FILE *out, const char *s)
 {
     for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++)
         if (*p < 0x20 || *p == 0x7f)
@@ -76,7 +75,7 @@ static void print_finding(FILE *out, const mlk_finding *x)
     char what[512];
     mlk_finding_text(what, sizeof what, x);
     fprintf(out, "      %-11s %-7s ", x->dir > 0 ? "regression" : "improvement", mlk_family_name(mlk_metric_family(x->metric)));
-    put_text(out, what);
+    mlk_cmd_text(out, what);
     if (!isnan(x->p))
         fprintf(out, " (U test p=%.2g)", x->p);
     fputc('\n', out);
@@ -87,11 +86,11 @@ static void print_alert(FILE *out, int rank, const mlk_alert *a, const mlk_findi
     char head[1600];
     mlk_alert_headline(head, sizeof head, a, v);
     fprintf(out, "%3d. %s", rank, mlk_alert_fails(a, v, g) ? "[fails gate] " : "");
-    put_text(out, head);
+    mlk_cmd_text(out, head);
     fputc('\n', out);
     if (strcmp(v[a->first].cell, v[a->first].key)) {
         fputs("      config ", out);
-        put_text(out, v[a->first].key);
+        mlk_cmd_text(out, v[a->first].key);
         fputc('\n', out);
     }
     for (int i = a->first; i < a->first + a->n; i++)

@@ -9,6 +9,7 @@
 
 #include "alert.h"
 #include "cmd_alerts.h"
+#include "cell_filter.h"
 #include "cmd_util.h"
 #include "commands.h"
 #include "quantile.h"
@@ -18,7 +19,7 @@
 #define MAX_WINDOW 50
 
 typedef struct {
-    const char *db_path, *run, *baseline, *branch, *baseline_engine;
+    const char *db_path, *run, *baseline, *branch, *baseline_engine, *filter;
     int window;
     bool all;
     mlk_alert_opts ao;
@@ -43,7 +44,7 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: memleak-run compare [--db PATH] [--run ID|latest] [--baseline ID|auto] [--branch B] [--window N]\n"
                "                           [--baseline-engine NAME] [--all] [--gate G] [--floor K=V,...]\n"
-               "                           [--format text|json] [--json FILE]\n"
+               "                           [--filter K=V,...] [--format text|json] [--json FILE]\n"
                "  Judges every cell and step of the run against a baseline: the run pinned for the branch (memleak-run\n"
                "  baseline pin), or else the median of the last N (--window, default 5) finished runs of the same config\n"
                "  on the branch (--branch, default the run's own). A figure is a finding only past its floors and the\n"
@@ -53,9 +54,11 @@ static void usage(FILE *f)
                "  run's median) by more than latency_rel and latency_abs_ms against at least 3 baseline runs' medians,\n"
                "  its CPU time accounting for half the move (imported benchmarks: a U test over repetitions). A judged\n"
                "  series (heap, anon, mapped, fds, threads, mappings) that leaks now and leaked in no baseline cell is a\n"
-               "  finding too (series.NAME). Findings of one cell collapse into one alert summary, ranked by effect\n"
+               "  finding too (series.NAME) when its slope moved and, for bytes, it grew past its level's floor. The\n"
+               "  scenario's budgets: are findings without a baseline; a verdict its expect: names never fails. Findings of one cell collapse into one alert summary, ranked by effect\n"
                "  size, memory before latency; improvements are listed apart. --all also prints every comparison.\n"
                "  --baseline-engine NAME compares with that engine's cells of the same run.\n"
+               "  --filter K=V,... compares only the cells whose axes hold these values (as memleak-run --filter).\n"
                MLK_ALERT_OPTS_USAGE
                "  exit status: 1 an alert that fails the gate, 0 none (or no baseline yet), 2 usage error, 3 internal\n");
 }
@@ -74,6 +77,7 @@ static int parse(int argc, char **argv, compare_args *a)
                             : !strcmp(k, "--baseline")        ? &a->baseline
                             : !strcmp(k, "--branch")          ? &a->branch
                             : !strcmp(k, "--baseline-engine") ? &a->baseline_engine
+                            : !strcmp(k, "--filter")          ? &a->filter
                                                               : NULL;
         int took = mlk_alert_opt("compare", argc, argv, &i, &a->ao);
         if (took < 0)
@@ -122,6 +126,13 @@ static int finding_named(compare_ctx *x, const mlk_step_figures *f, const char *
     v->p = p;
     v->cell_id = f->cell_id;
     snprintf(v->note, sizeof v->note, "%s", why ? why : "");
+    const mlk_expect *ex = mlk_scenario_expected(x->s, f->label, f->status);
+    if (ex) { /* known: reported, never failing */
+        v->expected = true;
+        size_t k = strlen(v->note);
+        snprintf(v->note + k, sizeof v->note - k, "%sexpected %s%s%.80s", k ? "; " : "", f->status,
+                 ex->reason ? ": " : "", ex->reason ? ex->reason : "");
+    }
     char detail[600];
     mlk_finding_text(detail, sizeof detail, v);
     return db_store_finding(x->db, x->comparison_id, f, metric, dir > 0 ? "regression" : "improvement", cur, base,
@@ -138,7 +149,22 @@ static void print_ok(compare_ctx *x, const mlk_step_figures *f, const char *metr
     mlk_fmt_metric_value(b, sizeof b, metric, base);
     mlk_fmt_metric_value(c, sizeof c, metric, cur);
     mlk_fmt_rel(r, sizeof r, cur, base);
-    fprintf(x->out, "ok  %s | %s %s: %s -> %s (%s)%s\n", f->label, f->step, metric, b, c, r, extra ? extra : "");
+    fputs("ok  ", x->out);
+    mlk_cmd_text(x->out, f->label);
+    fprintf(x->out, " | %s %s: %s -> %s (%s)%s\n", f->step, metric, b, c, r, extra ? extra : "");
+}
+
+/* The floor (bytes) of the level a byte series feeds: heap the live heap, anon RssAnon, mapped the requested mapped
+ * peak; 0 for count series (descriptors, threads, mappings: any new one counts). */
+static double series_level_floor(const compare_ctx *x, const char *series)
+{
+    if (!strcmp(series, "heap"))
+        return x->floors.abs[MLK_M_FINAL_HEAP];
+    if (!strcmp(series, "anon"))
+        return x->floors.abs[MLK_M_FINAL_ANON] * 1024;
+    if (!strcmp(series, "mapped"))
+        return x->floors.abs[MLK_M_REQ_MAPPED];
+    return 0;
 }
 
 /* The verdict of each judged series (issue 9): a series that leaks now and leaked in none of the baseline cells is
@@ -166,14 +192,25 @@ static int judge_series(compare_ctx *x, const mlk_step_figures *f, const int64_t
         if (!judged)
             continue; /* a series the baseline did not judge (an older db, heap off) */
         bool leaks = !strcmp(c->verdict, "leak");
+        double spread = mlk_alert_spread(slopes, judged);
         double b = mlk_median(slopes, judged), now = isnan(c->late_slope) ? 0 : c->late_slope;
+        /* a verdict that flips on a slope the baseline already had (a series judged near its floor, run to run) is
+         * no finding: the slope itself must move by half the baseline's and leave its spread, and by the growth
+         * floor for byte series (ref under jemalloc: mapped +60 KiB/iter passed, +80 KiB/iter leaked, clean runs) */
+        double floor = fmax(fmax(spread, fabs(b) / 2), strcmp(c->unit, "bytes") ? 0 : x->floors.abs[MLK_M_GROWTH]);
+        /* and what it grew by over the run must reach the floor of the level it feeds: the judge calls a slope of
+         * tens of KiB/iter a leak on ref under jemalloc in identical runs (mapped grew 0.5 MiB, anon 74 KiB); a real
+         * leak of that size is the growth figure's finding anyway */
+        double total = isfinite(c->growth) ? c->growth : now * x->s->iterations;
+        double level = series_level_floor(x, c->series);
+        bool moved = fabs(now - b) > floor && (!leaks || level <= 0 || fabs(total) > level);
         char metric[40];
         snprintf(metric, sizeof metric, "series.%s", c->series);
         /* the judge's own floor decided the verdict: the effect is the slope over the growth floor, at least 1 */
         double effect = fmax(1, fabs(now - b) / fmax(x->floors.abs[MLK_M_GROWTH], 1));
-        if (leaks && !leaked)
+        if (moved && leaks && !leaked)
             rc = finding_named(x, f, metric, 1, now, b, effect, NAN, "leaks now, did not in the baseline", err);
-        else if (!leaks && leaked == judged)
+        else if (moved && !leaks && leaked == judged)
             rc = finding_named(x, f, metric, -1, now, b, effect, NAN, "no longer leaks", err);
         else if (x->out && x->a->all) {
             char extra[96];
@@ -262,10 +299,23 @@ static int judge_latency(compare_ctx *x, const mlk_step_figures *f, const int64_
     return MLK_OK;
 }
 
+/* The scenario's budgets: absolute, no baseline needed. */
+static int judge_budgets(compare_ctx *x, const mlk_step_figures *f, mlk_error *err)
+{
+    mlk_finding over[16];
+    int n = mlk_budget_findings(x->s, f, x->where, over, 16), rc = MLK_OK;
+    for (int i = 0; i < n && !rc; i++)
+        rc = finding_named(x, f, over[i].metric, 1, over[i].cur, over[i].base, over[i].effect, NAN, over[i].note,
+                           err);
+    return rc;
+}
+
 static int compare_row(compare_ctx *x, const mlk_step_figures *f, mlk_error *err)
 {
     int64_t cells[MAX_WINDOW];
-    int n = 0, rc = baseline_cells(x, f, cells, &n, err);
+    int n = 0, rc = judge_budgets(x, f, err);
+    if (!rc)
+        rc = baseline_cells(x, f, cells, &n, err);
     if (rc)
         return rc;
     if (!n) {
@@ -286,8 +336,8 @@ static int compare_row(compare_ctx *x, const mlk_step_figures *f, mlk_error *err
         if (!k)
             continue;
         const char *name = mlk_metric_name(m);
-        double spread = mlk_alert_spread(vals, k), base = mlk_median(vals, k);
-        int dir = mlk_alert_level(&x->floors, name, f->v[m], base, spread, &effect);
+        double base;
+        int dir = mlk_alert_level_runs(&x->floors, name, f->v[m], vals, k, &base, &effect);
         if (dir)
             rc = finding_named(x, f, name, dir, f->v[m], base, effect, NAN, NULL, err);
         else
@@ -343,6 +393,15 @@ static int run_compare(compare_ctx *x, int *failing, mlk_error *err)
     if (rc)
         return rc;
     char desc[256], floors[640];
+    int selected = 0;
+    for (int i = 0; i < n; i++)
+        selected += !x->a->filter || mlk_filter_match(x->a->filter, rows[i].label);
+    if (n && !selected) { /* before the comparison is stored: a typo stores nothing */
+        rc = mlk_fail(err, MLK_E_USAGE, "--filter %s selects none of the run's cells (e.g. %s)", x->a->filter,
+                      rows[0].label);
+        free(rows);
+        return rc;
+    }
     describe_baseline(x, desc, sizeof desc);
     if ((rc = db_begin_comparison(x->db, x->run.id, desc, &x->comparison_id, err))) {
         free(rows);
@@ -350,11 +409,16 @@ static int run_compare(compare_ctx *x, int *failing, mlk_error *err)
     }
     snprintf(x->where, sizeof x->where, "run %lld", (long long)x->run.id);
     mlk_alert_floors_text(&x->floors, floors, sizeof floors);
-    if (x->out)
-        fprintf(x->out, "compare run %lld (%s, commit %.12s) against %s\nfloors: %s\n", (long long)x->run.id,
-                x->run.scenario, x->run.commit[0] ? x->run.commit : "?", desc, floors);
+    if (x->out) {
+        fprintf(x->out, "compare run %lld (", (long long)x->run.id);
+        mlk_cmd_text(x->out, x->run.scenario);
+        fprintf(x->out, ", commit %.12s) against ", x->run.commit[0] ? x->run.commit : "?");
+        mlk_cmd_text(x->out, desc);
+        fprintf(x->out, "\nfloors: %s\n", floors);
+    }
     for (int i = 0; i < n && !rc; i++)
-        rc = compare_row(x, &rows[i], err);
+        if (!x->a->filter || mlk_filter_match(x->a->filter, rows[i].label))
+            rc = compare_row(x, &rows[i], err);
     int rows_n = n;
     free(rows);
     mlk_alert *al = NULL;
@@ -382,10 +446,12 @@ static int run_compare(compare_ctx *x, int *failing, mlk_error *err)
 int mlk_cmd_compare(int argc, char **argv)
 {
     compare_args a;
+    mlk_error err = {0};
     int rc = parse(argc, argv, &a);
+    if (!rc && (rc = mlk_filter_check(a.filter, "--filter", &err)))
+        fprintf(stderr, "memleak-run compare: %s\n", err.msg);
     if (rc)
         return rc > 0 ? 0 : 2;
-    mlk_error err = {0};
     compare_ctx x = {.a = &a, .out = a.ao.json ? NULL : stdout};
     mlk_scenario *s = NULL;
     int code = 3, failing = 0;

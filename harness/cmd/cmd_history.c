@@ -76,8 +76,11 @@ static void print_series(history_ctx *x, const char *key, const char *label, con
                          const mlk_series *s, const bool *at)
 {
     const char *name = mlk_metric_name(m);
-    fprintf(x->out, "%s\n  config %s\n  step %s, metric %s (%s), %d runs\n%-5s %-14s %-24s %14s %16s\n", label, key,
-            step, name, mlk_metric_label(name), s->n, "#", "commit", "started", "value", "raw");
+    mlk_cmd_text(x->out, label);
+    fputs("\n  config ", x->out);
+    mlk_cmd_text(x->out, key);
+    fprintf(x->out, "\n  step %s, metric %s (%s), %d runs\n%-5s %-14s %-24s %14s %16s\n", step, name,
+            mlk_metric_label(name), s->n, "#", "commit", "started", "value", "raw");
     for (int i = 0; i < s->n; i++) {
         char v[40], raw[40];
         mlk_fmt_metric_value(v, sizeof v, name, s->v[i]);

@@ -8,11 +8,16 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "alert.h"
+#include "cell_filter.h"
 #include "cellrun.h"
+#include "cmd_repetitions.h"
+#include "cmd_run_json.h"
 #include "commands.h"
 #include "model_id.h"
 #include "plan.h"
 #include "run_lock.h"
+#include "runs.h"
 #include "runner.h"
 #include "scenario.h"
 #include "store.h"
@@ -23,12 +28,16 @@
 enum { EXIT_PASS = 0, EXIT_FINDING = 1, EXIT_INPUT = 2, EXIT_INTERNAL = 3 };
 
 typedef struct {
-    const char *scenario, *db, *commit, *branch, *engine_dir, *model_cache, *run_key;
+    const char *scenario, *db, *commit, *branch, *engine_dir, *model_cache, *run_key, *json, *filter;
+    int iterations, warmup; /* --iterations, --warmup: >= 0 override the scenario's; -1 keep */
+    int repetitions;        /* --repetitions N: N runs and their aggregates; 0 or 1: one run */
     int64_t resume;
     double duration_s;  /* --duration: > 0 overrides the scenario's iterations or duration */
     bool dry_run, quiet, no_heap;
     int shard_index, shard_count;
 } args;
+
+#define MAX_REPETITIONS 100
 
 static void usage(FILE *f)
 {
@@ -53,6 +62,14 @@ static void usage(FILE *f)
             "  --no-heap          do not preload the heap-accounting shim (judge on RSS)\n"
             "  --dry-run          check everything and list the cells; run nothing\n"
             "  --quiet            no progress output (the final table is still printed)\n"
+            "  --filter K=V,...   run only the cells whose axes hold these values (values of one key are\n"
+            "                     alternatives: --filter threads=1,threads=2,allocator=jemalloc)\n"
+            "  --iterations N     measure N iterations per cell instead of the scenario's iterations or duration\n"
+            "  --warmup N         run N warmup iterations first instead of the scenario's\n"
+            "  --repetitions N    run the scenario N times (N runs in the db, 1 to 100) and print each cell's mean,\n"
+            "                     median, stddev and cv of its peak, final RSS and heap, growth and latency\n"
+            "  --json FILE        also write the run (cells, verdicts, series, steps' figures) as JSON into FILE\n"
+            "                     (docs/run.schema.json)\n"
             "  --help, --version\n\n"
             "environment: workers get memleak-run's environment, except LD_PRELOAD, which each cell sets itself (the\n"
             "heap shim, then the cell's allocator): a LD_PRELOAD of your own is not passed on. To run under your own\n"
@@ -61,10 +78,26 @@ static void usage(FILE *f)
             "             2 usage or input error (nothing ran), 3 internal error\n");
 }
 
+/* --iterations N (>= 1), --warmup N (>= 0), --repetitions N (1 to MAX_REPETITIONS) into a; -1 (said) when bad. */
+static int count_opt(const char *k, const char *v, args *a)
+{
+    char *end;
+    long x = strtol(v, &end, 10);
+    bool it = !strcmp(k, "--iterations"), reps = !strcmp(k, "--repetitions");
+    if (*end || end == v || x < (it || reps ? 1 : 0) || x > (reps ? MAX_REPETITIONS : 100000000)) {
+        fprintf(stderr, "memleak-run: %s: '%s' is not a count (%s)\n", k, v,
+                reps ? "1 to 100" : it ? "1 or more" : "0 or more");
+        return -1;
+    }
+    *(reps ? &a->repetitions : it ? &a->iterations : &a->warmup) = (int)x;
+    return 0;
+}
+
 static int parse_args(int argc, char **argv, args *a)
 {
     memset(a, 0, sizeof *a);
     a->db = "memleak.db";
+    a->iterations = a->warmup = -1;
     for (int i = 1; i < argc; i++) {
         const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         const char **slot = !strcmp(k, "--db")            ? &a->db
@@ -73,6 +106,8 @@ static int parse_args(int argc, char **argv, args *a)
                             : !strcmp(k, "--engine-dir")  ? &a->engine_dir
                             : !strcmp(k, "--model-cache") ? &a->model_cache
                             : !strcmp(k, "--run-key")     ? &a->run_key
+                            : !strcmp(k, "--json")        ? &a->json
+                            : !strcmp(k, "--filter")      ? &a->filter
                                                           : NULL;
         if (!strcmp(k, "--help") || !strcmp(k, "-h")) {
             usage(stdout);
@@ -86,6 +121,10 @@ static int parse_args(int argc, char **argv, args *a)
             a->quiet = true;
         } else if (!strcmp(k, "--no-heap")) {
             a->no_heap = true;
+        } else if ((!strcmp(k, "--iterations") || !strcmp(k, "--warmup") || !strcmp(k, "--repetitions")) && v) {
+            if (count_opt(k, v, a))
+                return -1;
+            i++;
         } else if (slot || !strcmp(k, "--resume") || !strcmp(k, "--shard") || !strcmp(k, "--duration")) {
             if (!v) {
                 fprintf(stderr, "memleak-run: %s needs a value\n", k);
@@ -129,6 +168,10 @@ static int parse_args(int argc, char **argv, args *a)
         fprintf(stderr, "memleak-run: give a scenario file, or --resume RUN (see --help)\n");
         return -1;
     }
+    if (a->repetitions > 1 && (a->resume || a->run_key)) {
+        fprintf(stderr, "memleak-run: --repetitions makes new runs: not with %s\n", a->resume ? "--resume" : "--run-key");
+        return -1;
+    }
     mlk_error e = {0};
     if (db_check_name(a->db, &e)) { /* before a model is generated or a worker runs */
         fprintf(stderr, "memleak-run: %s\n", e.msg);
@@ -160,16 +203,39 @@ static char *argv_text(int argc, char **argv)
     return mlk_buf_take(&b);
 }
 
-static void print_cells(const mlk_plan *p)
+/* --filter: the cells it selects (*only malloc'd); MLK_E_USAGE when the spec is bad or selects none. */
+static int select_cells(const mlk_plan *p, const char *spec, bool **only, mlk_error *err)
 {
-    mlk_fprintf_safe(stdout, "%s: %d cells\n", p->s->name, p->n_cells);
+    int rc = mlk_filter_check(spec, "--filter", err), n = 0;
+    if (rc)
+        return rc;
+    if (!(*only = calloc((size_t)p->n_cells + 1, sizeof **only)))
+        return mlk_fail(err, MLK_E_NOMEM, "out of memory");
+    for (int i = 0; i < p->n_cells; i++)
+        n += (*only)[i] = mlk_filter_match(spec, p->cells[i].label);
+    if (!n)
+        return mlk_fail(err, MLK_E_USAGE, "--filter %s selects none of the %d cells (e.g. %.200s)", spec, p->n_cells,
+                        p->n_cells ? p->cells[0].label : "none");
+    return MLK_OK;
+}
+
+static void print_cells(const mlk_plan *p, const bool *only)
+{
+    int n = 0;
+    for (int i = 0; i < p->n_cells; i++)
+        n += !only || only[i];
+    if (n < p->n_cells)
+        mlk_fprintf_safe(stdout, "%s: %d of %d cells (--filter)\n", p->s->name, n, p->n_cells);
+    else
+        mlk_fprintf_safe(stdout, "%s: %d cells\n", p->s->name, p->n_cells);
     for (int m = 0; m < p->n_models; m++)
         mlk_fprintf_safe(stdout, "  model %s%s%s\n", p->models[m].name ? p->models[m].name : "",
                          p->models[m].name ? ": " : "", p->models[m].path);
     for (int e = 0; e < p->n_engines; e++)
         mlk_fprintf_safe(stdout, "  engine %s: %s\n", p->engines[e], p->engine_libs[e]);
     for (int i = 0; i < p->n_cells; i++)
-        mlk_fprintf_safe(stdout, "  %3d  %s\n", i, p->cells[i].label);
+        if (!only || only[i])
+            mlk_fprintf_safe(stdout, "  %3d  %s\n", i, p->cells[i].label);
 }
 
 static int check_before_run(const args *a, const mlk_plan *p, db_store *db, const char *self, const char *shim,
@@ -194,6 +260,56 @@ static int check_before_run(const args *a, const mlk_plan *p, db_store *db, cons
     return rc;
 }
 
+/* The scenario's budgets against run_id's figures: each crossing printed, *n_over counts them (a finding). */
+static int over_budget(db_store *db, const mlk_scenario *s, int64_t run_id, int *n_over, mlk_error *err)
+{
+    mlk_step_figures *rows = NULL;
+    int n = 0, rc = s->n_budgets ? mlk_runs_figures(db, run_id, &rows, &n, err) : MLK_OK;
+    for (int i = 0; i < n && !rc; i++) {
+        mlk_finding over[16];
+        int k = mlk_budget_findings(s, &rows[i], "", over, 16);
+        for (int j = 0; j < k; j++) {
+            char text[512];
+            mlk_finding_text(text, sizeof text, &over[j]);
+            mlk_fprintf_safe(stdout, "over budget: %s: %s\n", rows[i].label, text);
+        }
+        *n_over += k;
+    }
+    free(rows);
+    return rc;
+}
+
+/* Run the plan (--repetitions times), check the budgets, print the repetitions' aggregates, write --json; *code
+ * gets the exit status. */
+static int run_all(const args *a, const mlk_plan *p, const mlk_scenario *s, db_store *db, const mlk_run_opts *ro,
+                   int *code, mlk_error *err)
+{
+    int64_t run_id = 0, rep_ids[MAX_REPETITIONS];
+    int n_reps = 0, reps = a->repetitions > 1 ? a->repetitions : 1, rc = MLK_OK;
+    bool finding = false;
+    for (int r = 0; r < reps && !rc && !mlk_run_interrupted; r++) {
+        int n_over = 0;
+        run_id = 0;
+        if (!(rc = mlk_run(p, db, ro, a->resume, &run_id, &finding, err)) &&
+            !(rc = over_budget(db, s, run_id, &n_over, err))) {
+            finding |= n_over > 0;
+            rep_ids[n_reps++] = run_id;
+            mlk_fprintf_safe(stdout, "run %lld stored in %s%s\n", (long long)run_id, a->db,
+                   mlk_run_interrupted ? " (interrupted: continue with --resume)" : "");
+        }
+    }
+    mlk_buf extra = {0};
+    if (!rc && n_reps > 1)
+        rc = mlk_reps_report(db, rep_ids, n_reps, stdout, a->json ? &extra : NULL, err);
+    if (!rc) {
+        *code = mlk_run_interrupted ? 130 : finding ? EXIT_FINDING : EXIT_PASS;
+        if (a->json && (rc = mlk_run_json_write(db, run_id, *code, extra.s, a->json, err)))
+            *code = EXIT_INTERNAL;
+    }
+    mlk_buf_free(&extra);
+    return rc;
+}
+
 /* Load the scenario (from its file, or from the db for --resume), plan and run. */
 static int run(const args *a, const char *self, int argc, char **argv)
 {
@@ -203,8 +319,8 @@ static int run(const args *a, const char *self, int argc, char **argv)
     db_store *db = NULL;
     char *text = NULL, *spath = NULL, *cmd = argv_text(argc, argv);
     char *dir = strdup(self), *shim = NULL;
+    bool *only = NULL;
     int rc = 0, code = EXIT_INTERNAL;
-    bool finding = false;
     if (a->resume) {
         if ((rc = db_open_existing(a->db, &db, &err)) || (rc = db_run_load(db, a->resume, &text, &spath, &err)) ||
             (rc = mlk_scenario_parse(text, strlen(text), spath ? spath : "(db)", &s, &err)))
@@ -214,8 +330,14 @@ static int run(const args *a, const char *self, int argc, char **argv)
     }
     if (a->duration_s > 0)
         s->duration_s = a->duration_s; /* the verdict and the store do not depend on which of the two was used */
+    if (a->iterations > 0)
+        s->iterations = a->iterations, s->duration_s = 0;
+    if (a->warmup >= 0)
+        s->warmup = a->warmup;
     mlk_plan_opts po = {a->engine_dir, a->model_cache, NULL, dirname(dir)};
     if ((rc = mlk_plan_build(s, &po, &p, &err)))
+        goto out;
+    if (a->filter && (rc = select_cells(p, a->filter, &only, &err)))
         goto out;
     mlk_buf b = {0};
     if (getenv("MLK_HEAP_SHIM"))
@@ -229,7 +351,7 @@ static int run(const args *a, const char *self, int argc, char **argv)
     if ((rc = check_before_run(a, p, db, self, use_shim ? shim : NULL, &err)))
         goto out;
     if (a->dry_run) {
-        print_cells(p);
+        print_cells(p, only);
         code = EXIT_PASS;
         goto out;
     }
@@ -239,14 +361,9 @@ static int run(const args *a, const char *self, int argc, char **argv)
         fprintf(stderr, "memleak-run: heap shim %s not found: judging on RSS only\n", shim ? shim : "?");
     mlk_run_opts ro = {.self_exe = self, .heap_shim = use_shim ? shim : NULL, .commit = a->commit,
                        .branch = a->branch, .argv_text = cmd, .run_key = a->run_key, .progress_tty = isatty(STDOUT_FILENO),
-                       .quiet = a->quiet, .shard_index = a->shard_index, .shard_count = a->shard_count};
-    int64_t run_id = 0;
-    rc = mlk_run(p, db, &ro, a->resume, &run_id, &finding, &err);
-    if (!rc) {
-        mlk_fprintf_safe(stdout, "run %lld stored in %s%s\n", (long long)run_id, a->db,
-               mlk_run_interrupted ? " (interrupted: continue with --resume)" : "");
-        code = mlk_run_interrupted ? 130 : finding ? EXIT_FINDING : EXIT_PASS;
-    }
+                       .quiet = a->quiet, .shard_index = a->shard_index, .shard_count = a->shard_count,
+                       .only = only};
+    rc = run_all(a, p, s, db, &ro, &code, &err);
 out:
     if (rc) {
         mlk_fprintf_safe(stderr, "memleak-run: %s\n", err.msg); /* it may quote a model's names or a scenario's */
@@ -260,6 +377,7 @@ out:
     free(cmd);
     free(dir);
     free(shim);
+    free(only);
     return code;
 }
 

@@ -264,6 +264,35 @@ int mlk_alert_step(const mlk_alert_floors *f, const char *metric, double before,
     return mlk_alert_level(f, metric, after, before, 0, effect);
 }
 
+int mlk_alert_level_runs(const mlk_alert_floors *f, const char *metric, double cur, const double *vals, int n,
+                         double *base, double *effect)
+{
+    double tmp[MLK_ALERT_MAX_RUNS], lo = INFINITY, hi = -INFINITY;
+    n = n > MLK_ALERT_MAX_RUNS ? MLK_ALERT_MAX_RUNS : n;
+    *effect = 0;
+    *base = NAN;
+    if (n < 1)
+        return 0;
+    memcpy(tmp, vals, sizeof *vals * (size_t)n);
+    for (int i = 0; i < n; i++)
+        lo = fmin(lo, vals[i]), hi = fmax(hi, vals[i]);
+    *base = mlk_median(tmp, n);
+    int dir = mlk_alert_level(f, metric, cur, *base, mlk_alert_spread(vals, n), effect);
+    if (!dir || (dir > 0 ? cur > hi : cur < lo))
+        return dir;
+    /* inside the range: the runs nearer cur than the median must be the newest ones, in a row */
+    bool near_run = true;
+    for (int i = 0; i < n; i++) {
+        bool near = fabs(vals[i] - cur) < fabs(vals[i] - *base);
+        if (near && !near_run) {
+            *effect = 0;
+            return 0; /* a run at cur's level older than one at the median's: two modes, not a step */
+        }
+        near_run = near_run && near;
+    }
+    return dir;
+}
+
 double mlk_alert_effect(const mlk_alert_floors *f, const char *metric, double cur, double base)
 {
     int m = mlk_metric_from_name(metric ? metric : "");

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "runs.h"
 #include "scenario.h"
 #include "status.h"
 
@@ -74,6 +75,13 @@ double mlk_alert_spread(const double *v, int n);
  * spread), and *effect how many floors the move cleared (0 when inside). series.NAME: always 0. */
 int mlk_alert_level(const mlk_alert_floors *f, const char *metric, double cur, double base, double spread,
                     double *effect);
+/* The verdict of a level or growth figure cur against the baseline runs' values vals[0..n), newest first: their
+ * median (*base) and spread set the floor as mlk_alert_level does; then, when cur lies within the range those runs
+ * spanned, it is a finding only if the runs at cur's level are the newest ones in a row (a step that began inside
+ * the window: a regression stays one until the median takes it in), not runs scattered among the others (an
+ * allocator's two modes: noise). n <= MLK_ALERT_MAX_RUNS. */
+int mlk_alert_level_runs(const mlk_alert_floors *f, const char *metric, double cur, const double *vals, int n,
+                         double *base, double *effect);
 /* The verdict of a level change between two means of runs (history's change points, whose t-test already weighed
  * the noise): the family's floors only (latency: latency_rel and latency_abs_ms). +1, -1 or 0; *effect as above. */
 int mlk_alert_step(const mlk_alert_floors *f, const char *metric, double before, double after, double *effect);
@@ -103,6 +111,7 @@ typedef struct mlk_finding {
     double p;          /* the test's p, NaN when none ran */
     long long cell_id; /* the caller's id of the cell (compare's cells.id), 0 when none */
     int ref;           /* the caller's index of what this finding stands for (the report's finding), -1 none */
+    bool expected;     /* the scenario expects the cell's verdict (expect:): reported, never failing */
 } mlk_finding;
 
 /* A summary of the findings with one cause: same key, where and direction. */
@@ -121,8 +130,14 @@ mlk_finding *mlk_finding_set(mlk_finding *f, const char *key, const char *cell, 
  * improvements, then memory before latency, then larger effect first; *out is malloc'd (never NULL on success).
  * MLK_E_NOMEM. */
 int mlk_alerts_build(mlk_finding *v, int n, mlk_alert **out, int *n_out, mlk_error *err);
-/* Whether a fails under gate g: a regression with a finding of a gated family. */
+/* Whether a fails under gate g: a regression with a finding of a gated family, of a cell not expected to fail. */
 bool mlk_alert_fails(const mlk_alert *a, const mlk_finding *v, mlk_gate g);
+
+/* The scenario's budgets (budgets:) that f, a cell's whole iteration, crosses: at most max findings into out, each a
+ * regression of the figure against its cap (base = the cap, note "over its budget of ..."), where as given. Other
+ * steps and unmeasured figures: none. Returns how many. */
+int mlk_budget_findings(const mlk_scenario *s, const mlk_step_figures *f, const char *where, mlk_finding *out,
+                        int max);
 
 /* A metric's value as people read it: KiB/MiB/GiB for kib and bytes, µs/ms/s for ms, B/iter for growth, a slope
  * for series; "-" for NaN (not measured), never an exponent. */

@@ -108,7 +108,7 @@ int mlk_alerts_build(mlk_finding *v, int n, mlk_alert **out, int *n_out, mlk_err
 
 bool mlk_alert_fails(const mlk_alert *a, const mlk_finding *v, mlk_gate g)
 {
-    if (a->dir <= 0 || g == MLK_GATE_NONE)
+    if (a->dir <= 0 || g == MLK_GATE_NONE || v[a->first].expected)
         return false;
     for (int i = a->first; i < a->first + a->n; i++) {
         mlk_family fam = mlk_metric_family(v[i].metric);

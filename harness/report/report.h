@@ -47,6 +47,8 @@ typedef struct mlk_rep_cell {
                                        few lines; NULL when the worker sent no site report */
     db_series_row *series; /* every judged memory signal's verdict (issue 9), names.h's order; NULL for none */
     int n_series;
+    char *expected;      /* the scenario expects this cell's verdict (expect:, issue 22): its reason ("" for none);
+                            NULL when it does not */
 } mlk_rep_cell;
 
 /* A finding of the newest comparison of the run. */
@@ -101,7 +103,8 @@ int mlk_rep_add_plot(mlk_report *r, int kind, const char *base, const char *titl
 int mlk_rep_find_trend(const mlk_report *r, int cell, const char *step, const char *metric);
 
 /* ---- report_alerts.c ---- */
-/* Group r's findings into ranked alerts (alert.h), their effects from the run's stored thresholds. MLK_E_NOMEM. */
+/* Group r's findings into ranked alerts (alert.h), their effects from the run's stored thresholds, and mark the
+ * cells whose verdict its expect: covers. MLK_E_NOMEM. */
 int mlk_rep_alerts_build(db_store *db, mlk_report *r, mlk_error *err);
 /* Whether alert a fails r->gate. */
 bool mlk_rep_alert_fails(const mlk_report *r, int a);
@@ -147,6 +150,8 @@ static inline bool mlk_rep_cell_ran(const mlk_rep_cell *c)
 {
     return c->status && strcmp(c->status, "pending") && strcmp(c->status, "running");
 }
+/* A cell whose verdict fails and that the scenario does not expect. */
+bool mlk_rep_cell_fails(const mlk_rep_cell *c);
 /* Close f, turning any write error into MLK_E_IO naming path. */
 int mlk_rep_close(FILE *f, const char *path, mlk_error *err);
 

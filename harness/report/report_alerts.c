@@ -20,6 +20,13 @@ int mlk_rep_alerts_build(db_store *db, mlk_report *r, mlk_error *err)
     if (db_run_scenario(db, r->run_id, &s, err))
         s = NULL;
     mlk_alert_floors_init(&floors, s);
+    for (int i = 0; i < r->n_cells; i++) {
+        const mlk_expect *ex = mlk_scenario_expected(s, r->cells[i].label, r->cells[i].status);
+        if (ex && !(r->cells[i].expected = strdup(ex->reason ? ex->reason : ""))) {
+            mlk_scenario_free(s);
+            return mlk_fail(err, MLK_E_NOMEM, "report: out of memory");
+        }
+    }
     mlk_scenario_free(s);
     if (r->n_findings && !(r->alert_findings = calloc((size_t)r->n_findings, sizeof *r->alert_findings)))
         return mlk_fail(err, MLK_E_NOMEM, "report: out of memory");
@@ -35,6 +42,7 @@ int mlk_rep_alerts_build(db_store *db, mlk_report *r, mlk_error *err)
                         mlk_alert_effect(&floors, x->metric, x->current, x->baseline));
         v->p = x->p_value;
         v->ref = i;
+        v->expected = c && c->expected;
         if (!strncmp(x->metric, "series.", 7) && x->detail) {
             const char *note = strrchr(x->detail, ';'); /* compare's detail ends with its note */
             snprintf(v->note, sizeof v->note, "%s", note ? note + 2 : (dir > 0 ? "leaks now" : "no longer leaks"));

@@ -119,7 +119,7 @@ void mlk_rep_free(mlk_report *r)
         return;
     for (int i = 0; i < r->n_cells; i++) {
         mlk_rep_cell *c = &r->cells[i];
-        free(c->sites_html), free(c->sites_brief);
+        free(c->sites_html), free(c->sites_brief), free(c->expected);
         char *s[] = {c->label,  c->axes_json, c->config_key, c->allocator, c->status,
                      c->metric, c->detail,    c->error,      c->tool_html};
         for (size_t k = 0; k < sizeof s / sizeof *s; k++)

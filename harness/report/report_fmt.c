@@ -99,6 +99,11 @@ bool mlk_rep_status_fails(const char *status)
     return false;
 }
 
+bool mlk_rep_cell_fails(const mlk_rep_cell *c)
+{
+    return mlk_rep_status_fails(c->status) && !c->expected;
+}
+
 int mlk_rep_close(FILE *f, const char *path, mlk_error *err)
 {
     int bad = ferror(f), e = errno;

@@ -265,6 +265,14 @@ static void cells(FILE *f, const mlk_report *r)
         text(f, c->status);
         if (c->signal > 0)
             fprintf(f, " (signal %d)", c->signal);
+        if (c->expected) {
+            fputs(" (expected", f);
+            if (*c->expected) {
+                fputs(": ", f);
+                text(f, c->expected);
+            }
+            fputs(")", f);
+        }
         fputs("</td>", f);
         slope_cell(f, c);
         fputs("<td class=\"detail\">", f);

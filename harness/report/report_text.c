@@ -76,14 +76,35 @@ static void series_line(char *out, size_t len, const mlk_rep_cell *c, bool all)
 static void md_failures(FILE *f, const mlk_report *r)
 {
     int n = 0, shown = 0;
-    for (int i = 0; i < r->n_cells; i++)
-        n += mlk_rep_status_fails(r->cells[i].status);
+    int expected = 0;
+    for (int i = 0; i < r->n_cells; i++) {
+        n += mlk_rep_cell_fails(&r->cells[i]);
+        expected += r->cells[i].expected != NULL;
+    }
+    if (expected) { /* known, reported, never failing */
+        fprintf(f, "Expected by the scenario (%d, not failing):", expected);
+        for (int i = 0, k = 0; i < r->n_cells; i++) {
+            const mlk_rep_cell *c = &r->cells[i];
+            if (!c->expected)
+                continue;
+            fputs(k++ ? "; " : " ", f);
+            mlk_rep_md(f, c->label);
+            fputs(" ", f);
+            mlk_rep_md(f, c->status);
+            if (*c->expected) {
+                fputs(" (", f);
+                mlk_rep_md(f, c->expected);
+                fputs(")", f);
+            }
+        }
+        fputs("\n\n", f);
+    }
     if (!n)
         return;
     fprintf(f, "**Leaks and failures (%d)**:\n", n);
     for (int i = 0; i < r->n_cells && shown < MD_MAX_ITEMS; i++) {
         const mlk_rep_cell *c = &r->cells[i];
-        if (!mlk_rep_status_fails(c->status))
+        if (!mlk_rep_cell_fails(c))
             continue;
         char nums[512], anchor[32];
         cell_numbers(nums, sizeof nums, c);
@@ -173,7 +194,7 @@ static failure cell_failure(const mlk_report *r, int i)
 {
     failure fl = {{0}, NULL};
     const mlk_rep_cell *c = &r->cells[i];
-    if (mlk_rep_status_fails(c->status)) {
+    if (mlk_rep_cell_fails(c)) {
         char nums[512];
         cell_numbers(nums, sizeof nums, c);
         add_message(&fl, c->status, nums);
@@ -228,6 +249,14 @@ static void testcase(FILE *f, const mlk_report *r, int i)
         }
         alert_lines(f, r, i);
         fputs("</failure>\n", f);
+    } else if (c->expected) {
+        fputs("      <skipped message=\"expected ", f);
+        mlk_rep_xml(f, s);
+        if (*c->expected) {
+            fputs(": ", f);
+            mlk_rep_xml(f, c->expected);
+        }
+        fputs("\"/>\n", f);
     } else if (!strcmp(s, "pending") || !strcmp(s, "running")) {
         fprintf(f, "      <skipped message=\"not finished: %s (run interrupted?)\"/>\n", s);
     } else if (c->detail) {
@@ -257,7 +286,8 @@ int mlk_rep_write_junit(const mlk_report *r, const char *path, mlk_error *err)
     for (int i = 0; i < r->n_cells; i++) {
         failures += cell_failure(r, i).type != NULL;
         const char *s = r->cells[i].status ? r->cells[i].status : "";
-        skipped += !strcmp(s, "pending") || !strcmp(s, "running");
+        skipped += !strcmp(s, "pending") || !strcmp(s, "running") ||
+                   (r->cells[i].expected && !cell_failure(r, i).type);
         seconds += isnan(r->cells[i].seconds) ? 0 : r->cells[i].seconds;
     }
     fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"memleak\" tests=\"%d\" "

@@ -266,9 +266,11 @@ static int finish_cell(run_ctx *x, const mlk_cell *c, mlk_cellrun *r, const mlk_
     return rc;
 }
 
-static bool is_finding(const char *status)
+/* A verdict that fails the run, unless the scenario expects it of this cell (expect:, issue 22). */
+static bool is_finding(const mlk_plan *p, int i, const char *status)
 {
-    return strcmp(status, "pass") && strcmp(status, "plateau");
+    return strcmp(status, "pass") && strcmp(status, "plateau") &&
+           !mlk_scenario_expected(p->s, p->cells[i].label, status);
 }
 
 /* Start the run, or take up run `resume`, claimed for this process (and its shard): a second process on the same
@@ -325,7 +327,7 @@ int mlk_run_check_resume(const mlk_plan *p, db_store *db, int64_t run_id, mlk_er
 
 static bool in_shard(const mlk_run_opts *o, int idx)
 {
-    return o->shard_count <= 0 || idx % o->shard_count == o->shard_index;
+    return (!o->only || o->only[idx]) && (o->shard_count <= 0 || idx % o->shard_count == o->shard_index);
 }
 
 int mlk_run(const mlk_plan *p, db_store *db, const mlk_run_opts *o, int64_t resume, int64_t *run_id, bool *finding,
@@ -357,7 +359,7 @@ int mlk_run(const mlk_plan *p, db_store *db, const mlk_run_opts *o, int64_t resu
             snprintf(rows[i].status, sizeof rows[i].status, "%s", status);
             snprintf(rows[i].detail, sizeof rows[i].detail, "finished before the resume");
             rows[i].slope = NAN;
-            *finding |= is_finding(status);
+            *finding |= is_finding(p, i, status);
         } else if (!rc) {
             db_cell_def def = {i, c->engine, p->models[c->model].path, p->models[c->model].hash, c->axes_json,
                                c->config_key,
@@ -423,7 +425,7 @@ int mlk_run(const mlk_plan *p, db_store *db, const mlk_run_opts *o, int64_t resu
         x.keep = NULL;
         if (rc || r.end == MLK_END_INTERRUPTED)
             break;
-        *finding |= is_finding(rows[i].status);
+        *finding |= is_finding(p, i, rows[i].status);
         if (!o->quiet) { /* the detail may quote an engine's message: names of the model's nodes, made safe */
             fputs(o->progress_tty ? "\r\033[K" : "", stdout);
             mlk_fprintf_safe(stdout, "cell %d/%d [%s]: %s: %s\n", x.k + 1, n_run, c->label, rows[i].status,

@@ -19,6 +19,7 @@ typedef struct mlk_run_opts {
     bool progress_tty;      /* redraw one progress line (stdout is a terminal) */
     bool quiet;             /* no progress at all */
     int shard_index, shard_count; /* run only cells with idx % count == index; count 0 = all */
+    const bool *only;       /* NULL: every cell (of the shard); else only the cells i with only[i] (--filter) */
 } mlk_run_opts;
 
 /* Run every cell of plan p into db. resume_run > 0 continues that run: finished cells are kept, the others run

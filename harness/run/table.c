@@ -36,6 +36,33 @@ void mlk_table_sites(mlk_table_row *row, const db_site_report *r)
         snprintf(row->sites + used, cap - used, "      grows: no growing site found (%s)\n", r->mode);
 }
 
+#define LABEL_W 44
+
+/* The k-th line of label wrapped at LABEL_W columns, at spaces where it can ("" past the end): a cell's name is never
+ * cut, its axes go on under it. */
+static void label_line(const char *label, int k, char *out, size_t len)
+{
+    const char *p = label ? label : "";
+    out[0] = '\0';
+    for (int line = 0; *p; line++) {
+        size_t n = strlen(p);
+        if (n > LABEL_W) {
+            n = LABEL_W;
+            while (n > 0 && p[n] != ' ')
+                n--;
+            if (!n)
+                n = LABEL_W; /* one word longer than the column: split it */
+        }
+        if (line == k) {
+            snprintf(out, len, "%.*s", (int)n, p);
+            return;
+        }
+        p += n;
+        while (*p == ' ')
+            p++;
+    }
+}
+
 void mlk_table_print(FILE *f, const mlk_plan *p, const mlk_table_row *rows, int n)
 {
     fprintf(f, "\n%-4s  %-44s  %-16s  %10s  %12s  %9s  %s\n", "cell", "config", "step", "peak MiB", "delta/call",
@@ -43,9 +70,14 @@ void mlk_table_print(FILE *f, const mlk_plan *p, const mlk_table_row *rows, int 
     for (int i = 0; i < n; i++) {
         const mlk_table_row *r = &rows[i];
         const char *status = r->status[0] ? r->status : "not run";
+        char lab[LABEL_W + 1];
+        int line = 0;
         if (r->n_steps == 0) {
-            fprintf(f, "%-4d  %-44.44s  %-16s  %10s  %14s  %9s  %s\n", i, p->cells[i].label, "-", "-", "-", "-",
-                    status);
+            label_line(p->cells[i].label, line++, lab, sizeof lab);
+            fprintf(f, "%-4d  %-44s  %-16s  %10s  %14s  %9s  %s\n", i, lab, "-", "-", "-", "-", status);
+            for (label_line(p->cells[i].label, line++, lab, sizeof lab); lab[0];
+                 label_line(p->cells[i].label, line++, lab, sizeof lab))
+                fprintf(f, "%-4s  %s\n", "", lab);
             fputs(r->series_line, f); /* why it ended before any measured step */
             fputs(r->tool, f);
             continue;
@@ -55,7 +87,9 @@ void mlk_table_print(FILE *f, const mlk_plan *p, const mlk_table_row *rows, int 
             snprintf(slope, sizeof slope, "%+.2f", r->slope);
         else
             bytes_str(r->slope, slope, sizeof slope);
-        snprintf(verdict, sizeof verdict, isnan(r->slope) ? "%s" : "%s (%s)", status, slope);
+        const mlk_expect *ex = mlk_scenario_expected(p->s, p->cells[i].label, status);
+        snprintf(verdict, sizeof verdict, isnan(r->slope) ? "%s%s" : "%s%s (%s)", status, ex ? ", expected" : "",
+                 slope);
         for (int s = 0; s < r->n_steps; s++) {
             const db_step_stats *st = &r->steps[s];
             if (st->step == MLK_STEP_ITERATION)
@@ -65,9 +99,16 @@ void mlk_table_print(FILE *f, const mlk_plan *p, const mlk_table_row *rows, int 
             bytes_str(r->heap ? st->heap_delta_median : st->rss_delta_median, growth, sizeof growth);
             snprintf(peak, sizeof peak, st->peak_kib >= 0 ? "%.1f" : "-", st->peak_kib / 1024.0);
             snprintf(ms, sizeof ms, isnan(st->wall_ms_median) ? "-" : "%.3f", st->wall_ms_median);
-            fprintf(f, "%-4s  %-44.44s  %-16s  %10s  %12s  %9s  %s\n", s ? "" : idx,
-                    s ? "" : p->cells[i].label, mlk_any_step_name(st->step), peak, growth, ms, s ? "" : verdict);
+            label_line(p->cells[i].label, line++, lab, sizeof lab);
+            fprintf(f, "%-4s  %-44s  %-16s  %10s  %12s  %9s  %s\n", s ? "" : idx, lab, mlk_any_step_name(st->step),
+                    peak, growth, ms, s ? "" : verdict);
         }
+        for (label_line(p->cells[i].label, line++, lab, sizeof lab); lab[0];
+             label_line(p->cells[i].label, line++, lab, sizeof lab))
+            fprintf(f, "%-4s  %s\n", "", lab);
+        if (ex)
+            fprintf(f, "      expected by the scenario (expect: cells %s)%s%s: does not fail the run\n", ex->cells,
+                    ex->reason ? ": " : "", ex->reason ? ex->reason : "");
         fputs(r->series_line, f); /* which signal leaks or plateaus, and how fast */
         fputs(r->tool, f);        /* a tool cell's findings, under its steps (issue 6) */
         if (strcmp(status, "pass"))

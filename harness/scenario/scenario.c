@@ -179,6 +179,9 @@ static int parse_model(mlk_model_spec *m, const mlk_ynode *v, const char *name, 
 {
     char d[64];
     m->loc = v->loc;
+    if (v->kind == MLK_YMAP && m->n_inputs && mlk_ymap_get(v, "inputs"))
+        return mlk_yfail(err, name, mlk_ymap_get(v, "inputs")->loc,
+                         "model.inputs: the inputs are given twice (here and as a top-level inputs:)");
     if (v->kind == MLK_YMAP)
         return mlk_scn_model_map(m, v, false, name, err);
     if (v->kind != MLK_YSCALAR || mlk_ynull(v) || !v->text[0])
@@ -234,6 +237,14 @@ static int k_description(pctx *c, const mlk_ynode *v)
 static int k_model(pctx *c, const mlk_ynode *v)
 {
     return parse_model(&c->s->model, v, c->name, c->err);
+}
+
+/* `model: path.onnx` with `inputs: [in0.pb]` beside it (the short form) is model.inputs. */
+static int k_inputs(pctx *c, const mlk_ynode *v)
+{
+    if (c->s->model.n_inputs)
+        return mlk_yfail(c->err, c->name, v->loc, "inputs: the inputs are given twice (here and as model.inputs)");
+    return parse_inputs(&c->s->model, v, c->name, c->err);
 }
 
 static int k_detector(pctx *c, const mlk_ynode *v)
@@ -507,6 +518,10 @@ static int k_tool(pctx *c, const mlk_ynode *v)
 
 static int k_shapes(pctx *c, const mlk_ynode *v) { return mlk_scn_shapes(c->s, v, c->name, c->err); }
 
+static int k_expect(pctx *c, const mlk_ynode *v) { return mlk_scn_expect(c->s, v, c->name, c->err); }
+
+static int k_budgets(pctx *c, const mlk_ynode *v) { return mlk_scn_budgets(c->s, v, c->name, c->err); }
+
 static int k_shape_seed(pctx *c, const mlk_ynode *v)
 {
     return mlk_yget_int(v, "shape_seed", 0, INT64_MAX, c->name, &c->s->shape_seed, c->err);
@@ -550,6 +565,9 @@ static const struct {
     {"tool_iterations", k_tool_iterations, false},
     {"shapes", k_shapes, false},
     {"shape_seed", k_shape_seed, false},
+    {"expect", k_expect, false},
+    {"inputs", k_inputs, false},
+    {"budgets", k_budgets, false},
 };
 #define N_TOP_KEYS ((int)(sizeof top_keys / sizeof top_keys[0]))
 
@@ -769,6 +787,8 @@ void mlk_scenario_free(mlk_scenario *s)
     free(s->teardown);
     mlk_scn_axes_free(s->axes, s->n_axes);
     mlk_scn_kvs_free(s->engine_options, s->n_engine_options);
+    mlk_scn_expect_free(s->expect, s->n_expect);
+    mlk_scn_budgets_free(s->budgets, s->n_budgets);
     free(s);
 }
 

@@ -162,7 +162,37 @@ typedef struct mlk_scenario {
     char *tool;          /* NULL for none */
     mlk_loc tool_loc;
     int tool_iterations;
+    /* Known findings (issue 22): `expect: [{cells: "fault=leak,engine=ort", verdict: leak, reason: "upstream #123"}]`.
+     * A cell whose axes match `cells` (cell_filter.h) and whose verdict is `verdict` (default leak) is reported with
+     * its reason but fails neither the run's exit status nor junit.xml. NULL with 0 when absent. */
+    struct mlk_expect *expect;
+    int n_expect;
+    /* Absolute caps (issue 22, as pytest-memray's limit_memory): `budgets: [{cells: "engine=ort", peak: 200MiB,
+     * final_rss: 150MiB, heap: 64MiB, growth: 1KiB}]` (cells optional: every cell). A cell's whole iteration over
+     * a cap is a finding of the run and of compare. NULL with 0 when absent. */
+    struct mlk_budget *budgets;
+    int n_budgets;
 } mlk_scenario;
+
+/* One budget: bytes (growth: bytes per iteration); < 0 where not capped. */
+typedef struct mlk_budget {
+    char *cells; /* KEY=VALUE,... or NULL for every cell */
+    double peak_bytes, final_rss_bytes, heap_bytes, growth_bytes;
+    mlk_loc loc;
+} mlk_budget;
+
+typedef struct mlk_expect {
+    char *cells;   /* KEY=VALUE,... */
+    char *verdict; /* leak, plateau, crashed, timeout, hung, oom or error */
+    char *reason;  /* NULL when none given */
+    mlk_loc loc;
+} mlk_expect;
+
+/* The budgets that apply to a cell with these axes, in order: the i-th from *at (start at 0), or NULL at the end. */
+const mlk_budget *mlk_scenario_budget(const mlk_scenario *s, const char *label, int *at);
+
+/* The expectation that covers a cell with these axes ("k=v k=v") ending with status, or NULL. Borrowed from s. */
+const mlk_expect *mlk_scenario_expected(const mlk_scenario *s, const char *label, const char *status);
 
 /* Read and parse a scenario file. On failure *out is untouched and err->msg starts with
  * "PATH:LINE:COL: " and says what was expected (MLK_E_PARSE), or names the file (MLK_E_IO, also for a file

@@ -111,5 +111,11 @@ void mlk_scn_model_free(mlk_model_spec *m);
 
 /* scenario_shapes.c: `shapes:` into s->shapes (untouched on failure). */
 int mlk_scn_shapes(mlk_scenario *s, const mlk_ynode *v, const char *name, mlk_error *err);
+/* scenario_expect.c: `expect:` into s->expect; and their release. */
+int mlk_scn_expect(mlk_scenario *s, const mlk_ynode *v, const char *name, mlk_error *err);
+void mlk_scn_expect_free(mlk_expect *e, int n);
+/* scenario_budgets.c: `budgets:` into s->budgets; and their release. */
+int mlk_scn_budgets(mlk_scenario *s, const mlk_ynode *v, const char *name, mlk_error *err);
+void mlk_scn_budgets_free(mlk_budget *b, int n);
 
 #endif

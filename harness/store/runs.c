@@ -73,7 +73,7 @@ int mlk_runs_find(db_store *db, const char *spec, mlk_run_info *out, mlk_error *
 static const char *const figures_sql =
     "SELECT c.id, c.config_key, s.step, COALESCE((SELECT group_concat(j.key || '=' || j.value, ' ') "
     "FROM json_each(CASE WHEN json_valid(c.axes) THEN c.axes ELSE '{}' END) j), '')" METRIC_SQL(FIG_COL_)
-    " FROM step_stats s JOIN cells c ON c.id = s.cell_id WHERE c.run_id = ?1 "
+    ", c.status FROM step_stats s JOIN cells c ON c.id = s.cell_id WHERE c.run_id = ?1 "
     "AND c.status NOT IN ('pending', 'running') ORDER BY c.idx, s.step";
 #undef FIG_COL_
 
@@ -101,6 +101,7 @@ int mlk_runs_figures(db_store *db, int64_t run_id, mlk_step_figures **out, int *
             snprintf(f->label, sizeof f->label, "%.255s", f->config_key);
         for (int m = 0; m < MLK_M_COUNT; m++)
             f->v[m] = db_col_real(st, 4 + m);
+        db_col_copy(st, 4 + MLK_M_COUNT, f->status, sizeof f->status);
     }
     sqlite3_finalize(st);
     if (!rc && !v && !(v = malloc(sizeof *v)))

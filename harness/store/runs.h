@@ -25,6 +25,7 @@ typedef struct mlk_step_figures {
     char label[256];   /* the cell's axes, "threads=2 mmap=on" (the config key when it has none) */
     char step[32];
     double v[MLK_M_COUNT];
+    char status[16];   /* the cell's verdict: pass, leak, ... */
 } mlk_step_figures;
 
 /* Every (cell, step) of run_id, steps of the measured pipeline plus "iteration". *out is malloc'd. */

@@ -52,6 +52,14 @@ static void verdicts(void)
     double noisy[] = {100, 110, 90, 105, 95}, steady_with_step[] = {100, 100, 100, 150, 150};
     CHECK(mlk_alert_spread(noisy, 5) > 20 && mlk_alert_spread(steady_with_step, 5) == 0);
     CHECK(mlk_alert_spread(noisy, 1) == 0);
+    /* runs newest first: a step inside the window stays a finding, an allocator's second mode does not */
+    double med;
+    double step_in_window[] = {13280, 13404, 9600, 9588, 9644}; /* the two newest at the new level */
+    CHECK(mlk_alert_level_runs(&f, "peak_kib", 13300, step_in_window, 5, &med, &e) == 1 && med == 9644);
+    double two_modes[] = {72680, 73052, 77312}; /* the oldest at the other mode */
+    CHECK(mlk_alert_level_runs(&f, "peak_kib", 76896, two_modes, 3, &med, &e) == 0 && e == 0);
+    CHECK(mlk_alert_level_runs(&f, "peak_kib", 90000, two_modes, 3, &med, &e) == 1); /* beyond both */
+    CHECK(mlk_alert_level_runs(&f, "peak_kib", 1, two_modes, 0, &med, &e) == 0 && isnan(med));
     /* growth: absolute floor only; series: the judge decides */
     CHECK(mlk_alert_level(&f, "growth", 4096, 0, 0, &e) == 1 && fabs(e - 4) < 1e-12);
     CHECK(mlk_alert_level(&f, "growth", 900, 0, 0, &e) == 0);
