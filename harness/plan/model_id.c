@@ -1,12 +1,15 @@
-/* model_id.c: a model's identity for the plan: the ONNX wire-level check, its external-data files found and checked
- * as an engine would, and the hash of them all, whole up to a bound and sampled beyond it. It must never read more
- * than MLK_HASH_WHOLE_MAX_BYTES plus a bounded sample of each larger file, nor open a file outside the model's folder. */
+/* model_id.c: a model's identity for the plan: the ONNX wire-level check (OpenVINO IR: an XML file and its .bin), its
+ * external-data files found and checked as an engine would, and the hash of them all, whole up to a bound and sampled
+ * beyond it. It must never read more than MLK_HASH_WHOLE_MAX_BYTES plus a bounded sample of each larger file, nor open
+ * a file outside the model's folder. */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "files.h"
@@ -116,12 +119,68 @@ static int check_location(const char *model, const char *dir, const char *loc, c
     return MLK_OK;
 }
 
-/* The model's bytes checked as ONNX, and its external-data locations (l, filled). */
+/* OpenVINO IR is an .xml naming its weights by offset into the .bin of the same name beside it (what OpenVINO reads
+ * when no weights path is given): the .bin is its one external-data file, when there is one. */
+static bool is_ir(const char *path)
+{
+    size_t n = strlen(path);
+    return n > 4 && !strcasecmp(path + n - 4, ".xml");
+}
+
+static int ir_locations(const char *path, const void *map, int64_t size, onnx_ext_locations *l, mlk_error *err)
+{
+    const unsigned char *b = map;
+    int64_t i = 0;
+    if (size >= 3 && b[0] == 0xEF && b[1] == 0xBB && b[2] == 0xBF) /* a UTF-8 byte-order mark */
+        i = 3;
+    while (i < size && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n'))
+        i++;
+    if (i >= size || b[i] != '<')
+        return mlk_fail(err, MLK_E_PARSE, "model %s is not OpenVINO IR: an .xml model must be XML (byte %lld is not "
+                                          "'<')", path, (long long)i);
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    size_t n = strlen(base);
+    char *bin = malloc(n + 1), *full = NULL;
+    if (!bin)
+        return mlk_fail(err, MLK_E_NOMEM, "out of memory");
+    memcpy(bin, base, n - 4);
+    memcpy(bin + n - 4, ".bin", 5);
+    size_t pn = strlen(path);
+    if (!(full = malloc(pn + 1))) {
+        free(bin);
+        return mlk_fail(err, MLK_E_NOMEM, "out of memory");
+    }
+    memcpy(full, path, pn - 4);
+    memcpy(full + pn - 4, ".bin", 5);
+    struct stat st;
+    bool has_bin = stat(full, &st) == 0;
+    free(full);
+    if (!has_bin) { /* an IR without constants has no .bin; one that needs it fails at read_model, naming it */
+        free(bin);
+        return MLK_OK;
+    }
+    if (!(l->loc = malloc(sizeof *l->loc))) {
+        free(bin);
+        return mlk_fail(err, MLK_E_NOMEM, "out of memory");
+    }
+    l->loc[0] = bin;
+    l->n = 1;
+    return MLK_OK;
+}
+
+/* The model's bytes checked as ONNX (or IR), and its external-data locations (l, filled). */
 static int check_model(int fd, const char *path, int64_t size, onnx_ext_locations *l, mlk_error *err)
 {
     void *map = NULL;
     if (size > 0 && (map = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fd, 0)) == MAP_FAILED)
         return mlk_fail(err, MLK_E_IO, "cannot map model %s: %s", path, strerror(errno));
+    if (is_ir(path)) {
+        int rc = ir_locations(path, map, size, l, err);
+        if (map)
+            munmap(map, (size_t)size);
+        return rc;
+    }
     onnx_error oe = {0};
     int orc = onnx_model_check(map, (size_t)size, &oe);
     if (!orc)

@@ -167,13 +167,21 @@ static bool measured(const guide_fig *f)
     return st && (!strcmp(st, "pass") || !strcmp(st, "leak") || !strcmp(st, "plateau"));
 }
 
+/* A cell that never started (pending) or whose attempt was killed (running) is in no pair: a 100,000-cell run stopped
+ * early pairs only the cells that ran, not every cell with every other. */
+static bool ran(const guide_fig *f)
+{
+    const char *st = f->c->status;
+    return st && strcmp(st, "pending") && strcmp(st, "running");
+}
+
 static void pair_row(mlk_guide *g, int row, const char *const *keys, int n_keys)
 {
     guide_row *r = &g->rows[row];
     guide_verdict v[32];
     for (int t = 0; t < g->n_figs; t++)
-        for (int b = 0; b < g->n_figs && r->n_pairs < 32; b++) {
-            if (t == b || !differ_only_in(g, keys, n_keys, t, b, mlk_guide_keys[row]) || !is_pair(g, row, t, b))
+        for (int b = 0; ran(&g->figs[t]) && b < g->n_figs && r->n_pairs < 32; b++) {
+            if (t == b || !ran(&g->figs[b]) || !differ_only_in(g, keys, n_keys, t, b, mlk_guide_keys[row]) || !is_pair(g, row, t, b))
                 continue;
             if (!measured(&g->figs[t]) || !measured(&g->figs[b])) {
                 const guide_fig *f = measured(&g->figs[t]) ? &g->figs[b] : &g->figs[t];
