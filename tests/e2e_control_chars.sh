@@ -48,6 +48,9 @@ cp "$db" "$work/old.db"
 sqlite3 "$work/old.db" "UPDATE runs SET branch = 'b' || char(27) || '[31m', commit_sha = 'c' || char(7);
   UPDATE cells SET axes = '{\"threads\":\"1' || char(27) || '[2J' || char(155) || '\"}', error = 'raw' || char(13) || 'x';"
 out "$bin/memleak-run" compare --db "$work/old.db" --all
+"$bin/memleak-run" compare --db "$work/old.db" --all --format json > "$work/cmp.json" 2>> "$work/all.txt" || true
+cat "$work/cmp.json" >> "$work/all.txt"
+check "compare --format json on it is valid JSON" $py -c 'import json, sys; json.load(open(sys.argv[1], encoding="utf-8"))' "$work/cmp.json"
 out "$bin/memleak-run" history --all --db "$work/old.db"
 out "$bin/memleak-run" baseline list --db "$work/old.db"
 out "$bin/memleak-run" report --db "$work/old.db" --out "$work/oldout" --no-plots
