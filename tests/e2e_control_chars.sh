@@ -43,6 +43,18 @@ check "the branch is stored made safe" eq "$(q "SELECT branch FROM runs")" $'br\
 check "the terminal shows the escapes" grep -qF 'Bogus\e]0;title\a' "$work/all.txt"
 check "the table names the node" grep -qF "node 'bog\\e[2J\\u009b31m" "$work/all.txt"
 
+# A db written before any of this (or by another tool) holds raw bytes: compare, history and report show them safely.
+cp "$db" "$work/old.db"
+sqlite3 "$work/old.db" "UPDATE runs SET branch = 'b' || char(27) || '[31m', commit_sha = 'c' || char(7);
+  UPDATE cells SET axes = '{\"threads\":\"1' || char(27) || '[2J' || char(155) || '\"}', error = 'raw' || char(13) || 'x';"
+out "$bin/memleak-run" compare --db "$work/old.db" --all
+"$bin/memleak-run" compare --db "$work/old.db" --all --format json > "$work/cmp.json" 2>> "$work/all.txt" || true
+cat "$work/cmp.json" >> "$work/all.txt"
+check "compare --format json on it is valid JSON" $py -c 'import json, sys; json.load(open(sys.argv[1], encoding="utf-8"))' "$work/cmp.json"
+out "$bin/memleak-run" history --all --db "$work/old.db"
+out "$bin/memleak-run" baseline list --db "$work/old.db"
+out "$bin/memleak-run" report --db "$work/old.db" --out "$work/oldout" --no-plots
+
 # A variant name with an escape in the scenario: refused where it is written, the message shows it safely.
 printf 'name: ctl\nengine: ref\nmodel: %s\npipeline: [compile_model, release_compiled]\niterations: 3\nmatrix:\n  fault:\n    - {name: "v\\e[32mG\\a\\rX"}\n' "$work/esc.onnx" > "$work/v.yaml"
 set +e
@@ -66,7 +78,7 @@ out "$bin/memleak-run" compare --db "$work/g.db" --all
 check "the benchmark's name is stored made safe" eq "$(sqlite3 "$work/g.db" "SELECT count(*) FROM cells WHERE instr(axes, char(27)) > 0 OR instr(axes, char(155)) > 0")" 0
 
 # Nothing anywhere but printable text, line breaks and tabs, in valid UTF-8.
-bad=$($py - "$work/all.txt" "$work/out" "$work/gout" <<'PY'
+bad=$($py - "$work/all.txt" "$work/out" "$work/gout" "$work/oldout" <<'PY'
 import os, sys, re
 bad = []
 paths = [sys.argv[1]] + [os.path.join(d, f) for top in sys.argv[2:] for d, _, fs in os.walk(top) for f in fs]

@@ -7,6 +7,7 @@
 
 #include "cmd_alerts.h"
 #include "cmd_util.h"
+#include "text.h"
 
 int mlk_alert_opt(const char *cmd, int argc, char **argv, int *i, mlk_alert_opts *o)
 {
@@ -63,11 +64,7 @@ void mlk_findings_free(mlk_findings *f)
 
 void mlk_cmd_text(FILE *out, const char *s)
 {
-    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++)
-        if (*p < 0x20 || *p == 0x7f)
-            fprintf(out, "\\x%02x", *p);
-        else
-            fputc(*p, out);
+    mlk_fputs_safe(s, out, 0); /* the one rule for outside text (text.h): C1 and invalid UTF-8 too */
 }
 
 static void print_finding(FILE *out, const mlk_finding *x)

@@ -30,8 +30,8 @@ int mlk_alert_opt(const char *cmd, int argc, char **argv, int *i, mlk_alert_opts
     "  --format text|json      json: the alerts as one JSON document on stdout (docs/alerts.schema.json)\n"         \
     "  --json FILE             the same JSON into FILE, text on stdout\n"
 
-/* Write s (NULL as "") for a person to read: control characters of a foreign db as \xNN. Every stored string
- * compare and history print goes through here. */
+/* Write s (NULL as "") for a person to read, made safe by core/text.h (control characters of a foreign or older db
+ * as \e, \xNN, \u009b; invalid UTF-8 as U+FFFD). Every stored string compare and history print goes through here. */
 void mlk_cmd_text(FILE *out, const char *s);
 
 /* A growable list of findings. */

@@ -15,6 +15,7 @@
 #include "quantile.h"
 #include "runs.h"
 #include "scenario.h"
+#include "text.h"
 
 #define MAX_WINDOW 50
 
@@ -412,7 +413,7 @@ static int run_compare(compare_ctx *x, int *failing, mlk_error *err)
     if (x->out) {
         fprintf(x->out, "compare run %lld (", (long long)x->run.id);
         mlk_cmd_text(x->out, x->run.scenario);
-        fprintf(x->out, ", commit %.12s) against ", x->run.commit[0] ? x->run.commit : "?");
+        mlk_fprintf_safe(x->out, ", commit %.12s) against ", x->run.commit[0] ? x->run.commit : "?");
         mlk_cmd_text(x->out, desc);
         fprintf(x->out, "\nfloors: %s\n", floors);
     }
@@ -449,7 +450,7 @@ int mlk_cmd_compare(int argc, char **argv)
     mlk_error err = {0};
     int rc = parse(argc, argv, &a);
     if (!rc && (rc = mlk_filter_check(a.filter, "--filter", &err)))
-        fprintf(stderr, "memleak-run compare: %s\n", err.msg);
+        mlk_fprintf_safe(stderr, "memleak-run compare: %s\n", err.msg);
     if (rc)
         return rc > 0 ? 0 : 2;
     compare_ctx x = {.a = &a, .out = a.ao.json ? NULL : stdout};
@@ -487,7 +488,7 @@ int mlk_cmd_compare(int argc, char **argv)
         code = failing ? 1 : 0;
 out:
     if (rc) {
-        fprintf(stderr, "memleak-run compare: %s\n", err.msg);
+        mlk_fprintf_safe(stderr, "memleak-run compare: %s\n", err.msg);
         code = rc == MLK_E_NOTFOUND || rc == MLK_E_USAGE || rc == MLK_E_PARSE ? 2 : 3;
     }
     mlk_findings_free(&x.found);

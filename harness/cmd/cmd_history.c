@@ -13,6 +13,7 @@
 #include "commands.h"
 #include "db_history.h"
 #include "regress.h"
+#include "text.h"
 
 #define MAX_CONFIGS 256 /* configs one --config may name */
 #define MAX_CPS 64
@@ -85,8 +86,8 @@ static void print_series(history_ctx *x, const char *key, const char *label, con
         char v[40], raw[40];
         mlk_fmt_metric_value(v, sizeof v, name, s->v[i]);
         raw_num(raw, sizeof raw, s->v[i]);
-        fprintf(x->out, "%-5d %-14.12s %-24s %14s %16s%s\n", i + 1, s->commit[i][0] ? s->commit[i] : "-",
-                s->started[i], v, raw, at[i] ? "   <- change point" : "");
+        mlk_fprintf_safe(x->out, "%-5d %-14.12s %-24s %14s %16s%s\n", i + 1, s->commit[i][0] ? s->commit[i] : "-",
+                         s->started[i], v, raw, at[i] ? "   <- change point" : "");
     }
 }
 
@@ -335,7 +336,7 @@ int mlk_cmd_history(int argc, char **argv)
     mlk_findings_free(&x.found);
     db_close(x.db);
     if (rc) {
-        fprintf(stderr, "memleak-run history: %s\n", err.msg);
+        mlk_fprintf_safe(stderr, "memleak-run history: %s\n", err.msg);
         return rc == MLK_E_NOTFOUND || rc == MLK_E_USAGE || rc == MLK_E_PARSE ? 2 : 3;
     }
     return 0;

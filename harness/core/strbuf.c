@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "strbuf.h"
+#include "text.h"
 
 static bool reserve(mlk_buf *b, size_t extra)
 {
@@ -43,13 +44,19 @@ void mlk_buf_printf(mlk_buf *b, const char *fmt, ...)
 void mlk_buf_json(mlk_buf *b, const char *s)
 {
     mlk_buf_printf(b, "\"");
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            mlk_buf_printf(b, "\\%c", *p);
-        else if (*p < 0x20)
-            mlk_buf_printf(b, "\\u%04x", *p);
-        else
-            mlk_buf_printf(b, "%c", *p);
+    for (const char *p = s; *p;) {
+        unsigned char c = (unsigned char)*p;
+        char rep[9];
+        size_t used, n = mlk_text_char(p, 0, rep, &used); /* text.h: what is a character, and which are controls */
+        if (c == '"' || c == '\\')
+            mlk_buf_printf(b, "\\%c", c);
+        else if (c < 0x20 || c == 0x7f)
+            mlk_buf_printf(b, "\\u%04x", c);
+        else if (n == used && !memcmp(rep, p, n))
+            mlk_buf_printf(b, "%.*s", (int)n, p);
+        else /* a C1 control is already its JSON escape ("\u009b"); bytes that are not UTF-8 are U+FFFD */
+            mlk_buf_printf(b, "%s", rep[0] == '\\' ? rep : "\\ufffd");
+        p += used;
     }
     mlk_buf_printf(b, "\"");
 }

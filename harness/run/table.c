@@ -7,6 +7,7 @@
 #include "fmt.h"
 #include "sample.h"
 #include "table.h"
+#include "text.h"
 
 static void bytes_str(double b, char *out, size_t len) { mlk_fmt_bytes(out, len, b, true); }
 
@@ -78,8 +79,8 @@ void mlk_table_print(FILE *f, const mlk_plan *p, const mlk_table_row *rows, int 
             for (label_line(p->cells[i].label, line++, lab, sizeof lab); lab[0];
                  label_line(p->cells[i].label, line++, lab, sizeof lab))
                 fprintf(f, "%-4s  %s\n", "", lab);
-            fputs(r->series_line, f); /* why it ended before any measured step */
-            fputs(r->tool, f);
+            mlk_fputs_safe(r->series_line, f, MLK_TEXT_KEEP_NL); /* why it ended before any measured step */
+            mlk_fputs_safe(r->tool, f, MLK_TEXT_KEEP_NL);
             continue;
         }
         char verdict[64], slope[32];
@@ -109,10 +110,10 @@ void mlk_table_print(FILE *f, const mlk_plan *p, const mlk_table_row *rows, int 
         if (ex)
             fprintf(f, "      expected by the scenario (expect: cells %s)%s%s: does not fail the run\n", ex->cells,
                     ex->reason ? ": " : "", ex->reason ? ex->reason : "");
-        fputs(r->series_line, f); /* which signal leaks or plateaus, and how fast */
-        fputs(r->tool, f);        /* a tool cell's findings, under its steps (issue 6) */
+        mlk_fputs_safe(r->series_line, f, MLK_TEXT_KEEP_NL); /* which signal leaks or plateaus, and how fast */
+        mlk_fputs_safe(r->tool, f, MLK_TEXT_KEEP_NL);        /* a tool cell's findings, under its steps (issue 6) */
         if (strcmp(status, "pass"))
-            fputs(r->sites, f);   /* where it grew (issue 9); under a cell that passed it would be noise */
+            mlk_fputs_safe(r->sites, f, MLK_TEXT_KEEP_NL); /* where it grew (issue 9); noise under a cell that passed */
     }
     fprintf(f, "\ndelta/call: median change of live heap bytes across the step (VmRSS without the heap shim): a leaking\n"
                "step shows it. growth/iter: Theil-Sen slope of the end-of-iteration series the verdict rests on; every\n"

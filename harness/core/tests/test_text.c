@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "mlk_check.h"
+#include "strbuf.h"
 #include "text.h"
 
 static void expect(const char *in, int flags, const char *want)
@@ -50,5 +51,12 @@ int main(void)
         CHECK(buf && !strcmp(buf, "n\\e]0;t\\a|op\xef\xbf\xbd\\u009b|7\n"));
     }
     free(buf);
+    /* JSON strings: valid JSON in UTF-8 whatever the input */
+    mlk_buf j = {0};
+    mlk_buf_json(&j, "a\"\\\x1b\x7f\xc2\x9b\xff\xc3\xa9");
+    CHECK(j.s && !strcmp(j.s, "\"a\\\"\\\\\\u001b\\u007f\\u009b\\ufffd\xc3\xa9\""));
+    if (j.s && strcmp(j.s, "\"a\\\"\\\\\\u001b\\u007f\\u009b\\ufffd\xc3\xa9\""))
+        printf("  got %s\n", j.s);
+    mlk_buf_free(&j);
     return check_summary();
 }
