@@ -7,9 +7,8 @@ source "$(dirname "$0")/lib.sh"
 need_sqlite
 [ -f "$MLK_BUILD_DIR/lib/engine_openvino.so" ] || { echo "SKIP: engine_openvino.so not built (engines/openvino/fetch.sh)"; exit 77; }
 
-# A clean cell: requests created, run and released on a compiled model, weights mapped and copied. (Reading and
-# compiling every iteration leaves OpenVINO 2026.4.1 ~7 KiB of anonymous memory per iteration outside malloc over 300
-# iterations: not a clean loop, see engines/openvino/README.md.)
+# A clean cell: requests created, run and released on a compiled model, weights mapped and copied. (A compile per
+# iteration needs heap_sites: off to be judged clean: the shim's site sampling grows with it, engines/openvino/README.md.)
 db="$work/clean.db"
 cat > "$work/clean.yaml" <<'YAML'
 name: openvino-clean

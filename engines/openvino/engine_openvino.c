@@ -146,10 +146,10 @@ static int load(const engine_kv *kv, size_t n, engine_ctx **out, engine_error *e
     if (!c)
         return ov_fail(err, OV_E_NOMEM, "load_engine: out of memory");
     c->o = o;
-    /* OpenVINO's TBB dlopens tbbbind and hwloc with RTLD_DEEPBIND unless TBB_ENABLE_SANITIZERS is set: hwloc then frees
-     * with glibc's free what a preloaded allocator (jemalloc, tcmalloc, mimalloc) or memleak's heap shim handed out, and
-     * aborts ("free(): invalid pointer", at the first NUMA query of compile_model). Without the flag every library
-     * resolves malloc and free in the global scope, as the rest of the process does. A value the user set is kept. */
+    /* OpenVINO's TBB dlopens tbbbind and hwloc with RTLD_DEEPBIND unless TBB_ENABLE_SANITIZERS is set: hwloc then
+     * frees with glibc's free what a preloaded allocator (jemalloc, tcmalloc, mimalloc) or memleak's heap shim handed
+     * out, and aborts ("free(): invalid pointer", at the first NUMA query of compile_model). Without the flag every
+     * library resolves malloc and free in the global scope, as the rest of the process does. A user's value is kept. */
     if (setenv("TBB_ENABLE_SANITIZERS", "1", 0)) {
         rc = ov_fail(err, OV_E_NOMEM, "load_engine: setenv TBB_ENABLE_SANITIZERS: out of memory");
         goto fail;

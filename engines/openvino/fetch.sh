@@ -6,9 +6,10 @@
 # Where from, and why: the `openvino` wheel (manylinux, x86-64) is the runtime itself, not a Python-only layer:
 # openvino/libs/ holds libopenvino.so.<YYMP>, libopenvino_c.so.<YYMP> (the C API engine_openvino.so drives), the CPU
 # plugin, the ONNX and IR frontends and TBB, finding each other through $ORIGIN, so the folder is kept whole; from
-# 2024.3.0 on, openvino/include/ holds the C headers. Wheels before 2024.3.0 (2023.0.0 to 2024.2.0 were checked) carry
-# no libopenvino_c and no headers: they are not offered. Each release lands in <cache>/<version>/{libs,include,STAMP},
-# checked against the sha256 pinned below (of the cp311 wheel pip picks for the flags in `download`).
+# 2024.3.0 on, openvino/include/ holds the C headers. Wheels before 2024.3.0 (2023.0.0, 2023.3.0, 2024.0.0, 2024.1.0
+# and 2024.2.0 were checked) carry no libopenvino_c and no headers: they are not offered. Each release lands in
+# <cache>/<version>/{libs,include,STAMP}, checked against the sha256 pinned below (of the cp311 wheel pip picks for the
+# flags in `download`).
 #
 # Usage: engines/openvino/fetch.sh [--versions "V ..."]  the default release, then each release V (commas work too;
 #                                                       also MLK_OPENVINO_VERSIONS; "default" = the default only,

@@ -1,6 +1,6 @@
-/* ov_internal.h: what the files of engine_openvino.so share: options, releases, status codes, the error helper, and the
- * symbolic dims of an ONNX model's inputs. It must never be installed or included outside engines/openvino, and declares
- * nothing of OpenVINO's own headers (the option parser and its unit test build without them). */
+/* ov_internal.h: what the files of engine_openvino.so share: options, releases, status codes, the error helper, and
+ * the symbolic dims of an ONNX model's inputs. It must never be installed or included outside engines/openvino, and
+ * declares nothing of OpenVINO's own headers (the option parser and its unit test build without them). */
 #ifndef OV_INTERNAL_H
 #define OV_INTERNAL_H
 
@@ -9,8 +9,8 @@
 
 #include "engine.h"
 
-/* Plugin status codes (engine_error.code, apart from ORT's -3xxx, common/onnx's -4xxx and OpenCV's -5xxx); OpenVINO's own
- * ov_status_e is added to OV_E_RUNTIME's message. */
+/* Plugin status codes (engine_error.code, apart from ORT's -3xxx, common/onnx's -4xxx and OpenCV's -5xxx); OpenVINO's
+ * own ov_status_e is added to OV_E_RUNTIME's message. */
 enum {
     OV_E_INVALID = -6001,  /* a bad option value or argument */
     OV_E_NOTFOUND = -6002, /* an unknown option key, a missing file */

@@ -1,6 +1,6 @@
 /* ov_library.c: loading OpenVINO's C library for engine_openvino.so: which file, which release, which functions; and
- * the element types of each release (the C API's enum lost a member in 2026.0). It must never call a function it did not
- * find in the library, nor trust an element type number without the release's shift. */
+ * the element types of each release (the C API's enum lost a member in 2026.0). It must never call a function it did
+ * not find in the library, nor trust an element type number without the release's shift. */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>

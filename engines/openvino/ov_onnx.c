@@ -1,6 +1,6 @@
-/* ov_onnx.c: the symbolic dim names (dim_param) of an ONNX model's graph inputs, which OpenVINO's ports do not keep, read
- * with common/onnx from a read-only mapping of the file. It must never follow a length it has not checked, read anything
- * but graph.input, nor leave the mapping behind (the weights it skips are never touched). */
+/* ov_onnx.c: the symbolic dim names (dim_param) of an ONNX model's graph inputs, which OpenVINO's ports do not keep,
+ * read with common/onnx from a read-only mapping of the file. It must never follow a length it has not checked, read
+ * anything but graph.input, nor leave the mapping behind (the weights it skips are never touched). */
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -162,8 +162,8 @@ int ov_onnx_dims_read(const char *path, ov_onnx_dims *out, engine_error *err)
         munmap(addr, len);
     if (rc) {
         ov_onnx_dims_free(out);
-        return ov_fail(err, rc == ONNX_E_NOMEM ? OV_E_NOMEM : OV_E_PARSE, "read_model: %s is not an ONNX model OpenVINO's "
-                       "plugin can read the inputs of: %s", path, oe.msg);
+        return ov_fail(err, rc == ONNX_E_NOMEM ? OV_E_NOMEM : OV_E_PARSE,
+                       "read_model: %s is not an ONNX model whose inputs the plugin can read: %s", path, oe.msg);
     }
     return 0;
 }

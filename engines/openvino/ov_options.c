@@ -36,7 +36,10 @@ static const char *const precision_values[] = {OV_PRECISIONS(VALUE_)};
 #undef NAME_
 #undef VALUE_
 
-const char *ov_hint_value(int i) { return i >= 0 && i < (int)(sizeof hint_values / sizeof *hint_values) ? hint_values[i] : NULL; }
+const char *ov_hint_value(int i)
+{
+    return i >= 0 && i < (int)(sizeof hint_values / sizeof *hint_values) ? hint_values[i] : NULL;
+}
 
 const char *ov_precision_value(int i)
 {
