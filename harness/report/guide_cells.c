@@ -16,17 +16,20 @@ static double sum_known(double a, double b)
 static void step_figures(const db_guide_cell *c, guide_fig *f)
 {
     f->compile_hwm_kib = f->compile_req_bytes = f->compile_ms = f->weights_mapped_bytes = NAN;
-    f->other_peak_kib = NAN;
+    f->other_peak_kib = f->compile_rise_kib = NAN;
     for (int i = 0; i < c->n_steps; i++) {
         const db_guide_step *s = &c->steps[i];
         if (!strcmp(s->step, "compile_model")) {
             f->compile_hwm_kib = s->peak_kib;
             f->compile_req_bytes = sum_known(s->heap_peak_bytes, s->mapped_peak_bytes);
             f->compile_ms = s->wall_ms_median;
+            f->compile_rise_kib = s->rise_kib;
         } else if (!strcmp(s->step, "iteration") || !strcmp(s->step, "malloc_trim")) {
             continue;
-        } else if (!isnan(s->peak_kib) && (isnan(f->other_peak_kib) || s->peak_kib > f->other_peak_kib)) {
-            f->other_peak_kib = s->peak_kib;
+        } else if (!isnan(s->rise_kib) && (isnan(f->other_peak_kib) || s->rise_kib > f->other_peak_kib)) {
+            /* a step after compile finds the compiled model resident: its absolute VmHWM includes compile's
+             * result, so steps are compared on what each needed beyond what it found */
+            f->other_peak_kib = s->rise_kib;
             snprintf(f->other_step, sizeof f->other_step, "%s", s->step);
         }
         /* what is mapped while the model is read or compiled: with mmap on, the weights file */
@@ -98,6 +101,7 @@ static int infer_latency(const db_guide_cell *c, guide_fig *f)
     }
     f->infer_first_ms = nf ? mlk_median(first, nf) : NAN;
     f->infer_steady_ms = nl ? mlk_median(later, nl) : NAN;
+    f->infer_first_ratio = f->infer_steady_ms > 0 ? f->infer_first_ms / f->infer_steady_ms : NAN;
     free(first);
     free(later);
     return MLK_OK;

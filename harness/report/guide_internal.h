@@ -38,13 +38,15 @@ typedef struct guide_fig {
     /* effective settings (borrowed from the scenario; NULL: the default) */
     const char *mmap, *compile_threads, *malloc_trim, *tunables, *allocator;
     double compile_hwm_kib, compile_req_bytes, compile_ms, weights_mapped_bytes;
-    double other_peak_kib;    /* the highest own peak of any other step */
+    double compile_rise_kib;  /* compile's VmHWM above VmRSS before it: what compiling itself needed */
+    double other_peak_kib;    /* the highest rise of any other step (what it needed beyond what it found) */
     char other_step[32];
     int n_compiles;
     double rss_first_kib, rss_stable_kib, rss_last_kib; /* VmRSS after compile: first, final level, last */
     int stable_at;            /* 1-based compile from which it stays within the band of its final level; 0: none */
     double anon_kib;          /* RssAnon after compile, median over the measured iterations */
     double infer_first_ms, infer_steady_ms; /* medians: the first infer of each iteration, the later ones */
+    double infer_first_ratio; /* first over steady: a remedy's cost, unmoved by the machine's load between cells */
     bool judged;
     mlk_judgement mem, ov;    /* memleak's detector and `detector: openvino` on the same samples */
     mlk_detect_result ov_rss; /* OpenVINO's rule on VmRSS after each iteration, as their memleaks tests use it */

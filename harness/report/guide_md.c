@@ -89,8 +89,10 @@ static void row_peak(FILE *o, const guide_fig *f, int n_cells)
     mlk_rep_md(o, f->label);
     if (n_cells > 1)
         fprintf(o, " (+%d more cells)", n_cells - 1);
-    fprintf(o, " | %s (next highest: %s %s) | %s | n/a | %s / %s |", mib(f->compile_hwm_kib, a, sizeof a),
-            f->other_step, mib(f->other_peak_kib, b, sizeof b), mib(f->compile_req_bytes / 1024.0, c, sizeof c),
+    char r[32];
+    fprintf(o, " | %s, +%s above VmRSS before it (next: %s +%s) | %s | n/a | %s / %s |",
+            mib(f->compile_hwm_kib, a, sizeof a), mib(f->compile_rise_kib, r, sizeof r), f->other_step,
+            mib(f->other_peak_kib, b, sizeof b), mib(f->compile_req_bytes / 1024.0, c, sizeof c),
             ms(f->infer_first_ms, d, sizeof d), ms(f->infer_steady_ms, e, sizeof e));
 }
 
@@ -105,9 +107,8 @@ static void row_latency(FILE *o, const mlk_guide *g, const guide_row *r)
     for (int i = 0; i < r->n_pairs; i++) {
         const guide_fig *t = &g->figs[r->pairs[i].test], *b = &g->figs[r->pairs[i].base];
         char a[32], c[32];
-        double rel = (t->infer_first_ms - b->infer_first_ms) / b->infer_first_ms * 100.0;
-        fprintf(o, "%s%s vs %s (%+.0f%%)", i ? "; " : "", ms(t->infer_first_ms, a, sizeof a),
-                ms(b->infer_first_ms, c, sizeof c), rel);
+        fprintf(o, "%s%s vs %s, %.2fx vs %.2fx steady", i ? "; " : "", ms(t->infer_first_ms, a, sizeof a),
+                ms(b->infer_first_ms, c, sizeof c), t->infer_first_ratio, b->infer_first_ratio);
     }
     fprintf(o, " |");
 }
@@ -152,7 +153,10 @@ static void thresholds(FILE *o)
                "The two figures of each row: mmap, compile VmHWM and RssAnon after compile lower; threads, compile "
                "VmHWM and requested peak lower; each allocator remedy, VmRSS after compile settling lower and no "
                "later; the stable point, one found after a rise of at least 1 MiB, with memleak's detector finding no "
-               "leak; the compile peak, compile's VmHWM at least every other step's. A row holds when every pair (or "
+               "leak; the compile peak, compile's VmHWM above VmRSS before it at least every other step's (each "
+               "step's own need: later steps find the compiled model resident). A remedy *costs* first-inference "
+               "latency when its first inference over its own steady ones rises by 10%% against the compared "
+               "cell's (cells run one after another, so load moves whole cells). A row holds when every pair (or "
                "cell) it tests shows both, holds partly when some figure does, does not hold here when none does. "
                "The loop rows want >= %d recompilations per cell.\n",
             MLK_GUIDE_LOWER_REL * 100, MLK_GUIDE_LOWER_ABS_KIB / 1024, MLK_GUIDE_STABLE_REL * 100,

@@ -30,7 +30,11 @@ static int finish(db_store *db, sqlite3_stmt *st, int rc, bool oom, mlk_error *e
 
 static int load_steps(db_store *db, db_guide_cell *c, mlk_error *err)
 {
-    const char *sql = "SELECT s.step, s.peak_kib, s.heap_peak_bytes, s.mapped_peak_bytes, s.wall_ms_median "
+    /* rise: the step's own VmHWM above VmRSS just before it (the sample before it), the most over measured iterations */
+    const char *sql = "SELECT s.step, s.peak_kib, s.heap_peak_bytes, s.mapped_peak_bytes, s.wall_ms_median, "
+                      "(SELECT MAX(r) FROM (SELECT x.phase AS ph, x.step AS st, x.vm_hwm_kib - LAG(x.vm_rss_kib) "
+                      "OVER (ORDER BY x.seq) AS r FROM samples x WHERE x.cell_id = s.cell_id) "
+                      "WHERE ph = 'measure' AND st = s.step) "
                       "FROM step_stats s WHERE s.cell_id = ?1 ORDER BY "
                       "(SELECT MIN(seq) FROM samples x WHERE x.cell_id = s.cell_id AND x.step = s.step), s.step";
     sqlite3_stmt *st = NULL;
@@ -49,6 +53,7 @@ static int load_steps(db_store *db, db_guide_cell *c, mlk_error *err)
         x->heap_peak_bytes = db_col_real(st, 2);
         x->mapped_peak_bytes = db_col_real(st, 3);
         x->wall_ms_median = db_col_real(st, 4);
+        x->rise_kib = db_col_real(st, 5);
     }
     return finish(db, st, rc, false, err, "reading the steps of cell", c->id);
 }

@@ -17,6 +17,7 @@ typedef struct db_guide_step {
     double heap_peak_bytes;   /* the highest live heap within the step (requested, touched or not); NaN without shim */
     double mapped_peak_bytes; /* the most mapped through mmap within it; NaN without the shim */
     double wall_ms_median;
+    double rise_kib;          /* the most its own VmHWM rose above VmRSS just before it: what the step itself needed */
 } db_guide_step;
 
 /* The samples right after one compile_model step (warmup and measured iterations). */

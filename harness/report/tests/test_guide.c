@@ -39,6 +39,7 @@ typedef struct cell_data {
 static cell_data data[N_CELLS];
 static char engine[] = "ref", model[] = "m.onnx", glibc[] = "glibc", jemalloc[] = "jemalloc", pass[] = "pass";
 static char crashed[] = "crashed", detail[] = "crashed(ABRT) in iteration 0";
+static double steady_ms = 10; /* the later infers of the cells made next */
 
 /* A cell whose VmRSS after compile rises by rise_kib over the first settle_at compiles, then stays; its live heap
  * grows by leak_per_iter bytes per iteration; its first infer takes first_ms, later ones 10 ms. */
@@ -53,16 +54,17 @@ static void make_cell(db_guide_cell *c, int idx, double hwm_kib, double anon_kib
     c->model = model;
     c->allocator = c->allocator_active = idx == JE ? jemalloc : glibc;
     c->status = pass;
-    d->steps[0] = (db_guide_step){"read_model", 120 * 1024.0, 1e6, 100e6, 40};
-    d->steps[1] = (db_guide_step){"compile_model", hwm_kib, 200e6, 100e6, 900};
-    d->steps[2] = (db_guide_step){"infer", 150 * 1024.0, 2e6, NAN, 10};
+    /* infer's own VmHWM is the highest (the compiled model is resident), compile needed the most above VmRSS */
+    d->steps[0] = (db_guide_step){"read_model", 120 * 1024.0, 1e6, 100e6, 40, 20 * 1024.0};
+    d->steps[1] = (db_guide_step){"compile_model", hwm_kib, 200e6, 100e6, 900, hwm_kib - 100 * 1024.0};
+    d->steps[2] = (db_guide_step){"infer", hwm_kib + 1024.0, 2e6, NAN, 10, 5 * 1024.0};
     c->steps = d->steps;
     c->n_steps = 3;
     for (int i = 0; i < N_IT; i++) {
         double rss = 100 * 1024.0 + rise_kib * (i < settle_at ? (double)i / settle_at : 1.0) + (i % 3) * 8.0;
         d->compiles[i] = (db_guide_compile){i, i >= 5, rss, anon_kib, 100 * 1024.0};
         d->infers[2 * i] = (db_guide_infer){i, true, first_ms};
-        d->infers[2 * i + 1] = (db_guide_infer){i, false, 10.0};
+        d->infers[2 * i + 1] = (db_guide_infer){i, false, steady_ms};
         double heap = 10e6 + leak_per_iter * i;
         d->iters[i] = (db_report_iter){i, i >= 5, rss, rss + 50, heap, anon_kib, -1, 500 * 1024.0, 8, 3, NAN, NAN};
         d->iters[i].alloc_held = NAN;
@@ -150,6 +152,16 @@ static void test_verdicts(void)
         return;
     CHECK(g->rows[MLK_GUIDE_JEMALLOC].v == GV_UNTESTED && strstr(g->rows[MLK_GUIDE_JEMALLOC].unmeasured, "knob=je crashed"));
     CHECK(g->rows[MLK_GUIDE_LATENCY].v == GV_HOLDS); /* the one remedy left costs */
+    mlk_guide_free(g);
+
+    /* a machine twice as loaded during the trim cell: first and steady both doubled, no cost of its own */
+    steady_ms = 20;
+    make_cell(&cells[TRIM], TRIM, 300 * 1024.0, 150 * 1024.0, 4 * 1024.0, 10, 24, 0);
+    steady_ms = 10;
+    g = build(cells);
+    if (!g)
+        return;
+    CHECK(g->rows[MLK_GUIDE_LATENCY].v == GV_NOT);
     mlk_guide_free(g);
 }
 
