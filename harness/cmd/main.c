@@ -13,6 +13,7 @@
 #include "cellrun.h"
 #include "cmd_repetitions.h"
 #include "cmd_run_json.h"
+#include "cmd_shapes.h"
 #include "commands.h"
 #include "model_id.h"
 #include "plan.h"
@@ -33,6 +34,7 @@ typedef struct {
     int repetitions;        /* --repetitions N: N runs and their aggregates; 0 or 1: one run */
     int64_t resume;
     double duration_s;  /* --duration: > 0 overrides the scenario's iterations or duration */
+    bool strict;            /* --strict: a symbolic input dim nothing sets is an error, not a warning */
     bool dry_run, quiet, no_heap;
     int shard_index, shard_count;
 } args;
@@ -60,7 +62,8 @@ static void usage(FILE *f)
             "  --shard I/N        run only the cells whose index modulo N is I\n"
             "  --run-key KEY      the run's identity; shards of one batch give the same key (default: random)\n"
             "  --no-heap          do not preload the heap-accounting shim (judge on RSS)\n"
-            "  --dry-run          check everything and list the cells; run nothing\n"
+            "  --dry-run          check everything and list the cells with their input shapes; run nothing\n"
+            "  --strict           a symbolic input dim that nothing sets is an error (default: a warning; it runs as 1)\n"
             "  --quiet            no progress output (the final table is still printed)\n"
             "  --filter K=V,...   run only the cells whose axes hold these values (values of one key are\n"
             "                     alternatives: --filter threads=1,threads=2,allocator=jemalloc)\n"
@@ -117,6 +120,8 @@ static int parse_args(int argc, char **argv, args *a)
             return 1;
         } else if (!strcmp(k, "--dry-run")) {
             a->dry_run = true;
+        } else if (!strcmp(k, "--strict")) {
+            a->strict = true;
         } else if (!strcmp(k, "--quiet")) {
             a->quiet = true;
         } else if (!strcmp(k, "--no-heap")) {
@@ -352,10 +357,12 @@ static int run(const args *a, const char *self, int argc, char **argv)
         goto out;
     if (a->dry_run) {
         print_cells(p, only);
+        if ((rc = mlk_cmd_shapes(p, only, stdout, a->strict, &err)))
+            goto out;
         code = EXIT_PASS;
         goto out;
     }
-    if (!db && (rc = db_open(a->db, &db, &err)))
+    if ((rc = mlk_cmd_shapes(p, only, NULL, a->strict, &err)) || (!db && (rc = db_open(a->db, &db, &err))))
         goto out;
     if (s->heap && !a->no_heap && !use_shim)
         fprintf(stderr, "memleak-run: heap shim %s not found: judging on RSS only\n", shim ? shim : "?");

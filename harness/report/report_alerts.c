@@ -43,10 +43,11 @@ int mlk_rep_alerts_build(db_store *db, mlk_report *r, mlk_error *err)
         v->p = x->p_value;
         v->ref = i;
         v->expected = c && c->expected;
-        if (!strncmp(x->metric, "series.", 7) && x->detail) {
-            const char *note = strrchr(x->detail, ';'); /* compare's detail ends with its note */
-            snprintf(v->note, sizeof v->note, "%s", note ? note + 2 : (dir > 0 ? "leaks now" : "no longer leaks"));
-        }
+        const char *note = x->detail ? strstr(x->detail, "); ") : NULL; /* compare's detail: "... (+5.0%); note" */
+        if (note)
+            snprintf(v->note, sizeof v->note, "%s", note + 3);
+        else if (!strncmp(x->metric, "series.", 7))
+            snprintf(v->note, sizeof v->note, "%s", dir > 0 ? "leaks now" : "no longer leaks");
     }
     return mlk_alerts_build(r->alert_findings, r->n_alert_findings, &r->alerts, &r->n_alerts, err);
 }
