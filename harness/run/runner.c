@@ -258,12 +258,15 @@ int mlk_run_check_resume(const mlk_plan *p, db_store *db, int64_t run_id, mlk_er
         const mlk_plan_model *m = &p->models[c->model];
         char *model = NULL, *hash = NULL;
         rc = db_cell_identity(db, run_id, i, &model, &hash, err);
+        bool moved = model && strcmp(model, m->path);
         if (!rc && hash && m->hash && strcmp(hash, m->hash))
-            rc = mlk_fail(err, MLK_E_USAGE, "--resume %lld: cell %d [%s]: the model is not the one the run measured: "
-                          "%s hashes %s%s, the run's cells were measured on %s (hash %s). Was it replaced, its "
-                          "external data changed, or is it found from another folder? Nothing was run; start a new "
-                          "run for the new model", (long long)run_id, i, c->label, m->path, m->hash,
-                          m->hash_sampled ? " (sampled)" : "", model ? model : "?", hash);
+            rc = mlk_fail(err, MLK_E_USAGE, "--resume %lld: cell %d [%.80s]: the model is not the one the run "
+                          "measured: %s hashes %s%s, the run's cells were measured on %s (hash %s): %s. Nothing was "
+                          "run; start a new run for this model", (long long)run_id, i, c->label, m->path, m->hash,
+                          m->hash_sampled ? " (sampled)" : "", model ? model : "?", hash,
+                          moved ? "another file (the run was stored with a path relative to another folder, or the "
+                                  "scenario's folder moved)"
+                                : "the file or its external data changed since");
         free(model);
         free(hash);
     }
