@@ -133,6 +133,27 @@ if command -v cc > /dev/null; then
 else
   echo "note: no cc, the unexplained-exit cell is not tried"
 fi
+# execve's own error reaches the cell: memleak-run's binary removed mid-run (a rebuild during a nightly).
+mkdir -p "$work/inst/bin"
+cp "$bin/memleak-run" "$work/inst/bin/"
+ln -s "$bin/refengine" "$work/inst/bin/refengine"
+ln -s "$(cd "$bin/../lib" && pwd)" "$work/inst/lib"
+scn "model: {generate: mlp, mlp_hidden: 16}" "matrix: {threads: [1, 2]}
+" | sed 's/^iterations: 3$/duration: 2s/' > "$work/gone.yaml"
+db="$work/gone.db"
+"$work/inst/bin/memleak-run" --db "$db" --quiet "$work/gone.yaml" > /dev/null 2>&1 &
+pid=$!
+for _ in $(seq 400); do
+  [ "$(q "SELECT count(*) FROM samples" 2>/dev/null || echo 0)" -gt 0 ] && break
+  sleep 0.05
+done
+rm "$work/inst/bin/memleak-run"
+set +e
+wait "$pid"
+code=$?
+set -e
+check "memleak-run removed mid-run: the run ends with a finding (exit $code)" eq "$code" 1
+check "the next cell's error is execve's" eq "$(q "SELECT status || ': ' || error FROM cells WHERE idx = 1")" "error: execve $work/inst/bin/memleak-run: No such file or directory"
 
 # A model whose external data is a 1 TiB sparse file: identified by samples in bounded time, and it says so.
 mkdir -p "$work/t"
