@@ -40,6 +40,9 @@ typedef struct {
     mlk_keep *keep;          /* which of them the store keeps */
     char duration_text[32];  /* duration:, for the progress line */
     bool by_duration;        /* this cell measures for duration_s (a tool cell counts its iterations) */
+    int64_t run_id;
+    const mlk_proc_id *me;   /* this process's claim on the run (run_lock.h) */
+    time_t last_beat;
 } run_ctx;
 
 static int on_batch(void *arg, const mlk_sample *s, int n, const mlk_engine_metric *m, int n_metrics)
@@ -75,6 +78,13 @@ static void fmt_eta(char *buf, size_t len, double s)
 static void on_tick(void *arg, int iteration)
 {
     run_ctx *x = arg;
+    /* The claim's sign of life, for those who cannot check this process itself (run_lock.h); a failed write here
+     * costs nothing now, and the next sample insert will fail the same way and stop the run. */
+    if (difftime(time(NULL), x->last_beat) >= DB_RUN_BEAT_S) {
+        mlk_error ignore = {0};
+        db_run_beat(x->db, x->run_id, x->me, &ignore);
+        x->last_beat = time(NULL);
+    }
     if (x->o->quiet || !x->o->progress_tty)
         return;
     double elapsed = difftime(time(NULL), x->started);
@@ -320,7 +330,8 @@ int mlk_run(const mlk_plan *p, db_store *db, const mlk_run_opts *o, int64_t resu
         free(status);
     }
     run_ctx x = {.db = db, .err = err, .o = o, .p = p, .n_run = n_run, .started = time(NULL),
-                 .iters_per_cell = p->s->warmup + p->s->iterations};
+                 .iters_per_cell = p->s->warmup + p->s->iterations, .run_id = *run_id, .me = &me,
+                 .last_beat = time(NULL)};
     fmt_eta(x.duration_text, sizeof x.duration_text, p->s->duration_s);
     for (int i = 0; i < p->n_cells && !rc && !mlk_run_interrupted; i++) {
         if (!todo[i])
