@@ -345,7 +345,8 @@ CREATE TABLE IF NOT EXISTS sample_resolution (
 -- (shard_count 0: every cell). A run (or a shard of it) has one live owner: a second process that would run the same
 -- cells is refused, naming this pid. A row whose process is gone (no process with this pid and start time in this
 -- boot and pid namespace, or the host has booted since) is stale: the next claim deletes it, so a killed owner never
--- keeps its run. Not merged: it describes processes on this machine, not results.
+-- keeps its run. A claim from another host or pid namespace cannot be checked that way: it is stale once its owner has
+-- not renewed beat_at for 10 minutes. Not merged: it describes processes on this machine, not results.
 CREATE TABLE IF NOT EXISTS run_owners (
   run_id      INTEGER NOT NULL REFERENCES runs(id),
   pid         INTEGER NOT NULL,
@@ -354,5 +355,6 @@ CREATE TABLE IF NOT EXISTS run_owners (
   host        TEXT,
   shard_index INTEGER NOT NULL,
   shard_count INTEGER NOT NULL,
-  claimed_at  TEXT NOT NULL
+  claimed_at  TEXT NOT NULL,
+  beat_at     TEXT NOT NULL                -- the owner's last sign of life (about every minute while it runs)
 );

@@ -39,6 +39,14 @@ check "nothing was generated for them" test ! -e "$work/cache/memleak/models"
 (cd "$work" && refused "--resume of a db that does not exist" "typo.db: no such db" "$bin/memleak-run" --resume 1 --db typo.db)
 (cd "$work" && refused "--dry-run --resume of a db that does not exist" "typo.db: no such db" "$bin/memleak-run" --dry-run --resume 1 --db typo.db)
 check "the missing db was not created" test ! -e "$work/typo.db"
+# --dry-run checks the db the run would write, changing nothing.
+"$bin/memleak-run" --dry-run --quiet "$work/g.yaml" > /dev/null # the model, generated
+refused "--dry-run, --db in a missing folder" "--db $work/no/x.db: cannot be created: folder $work/no" "$bin/memleak-run" --dry-run --db "$work/no/x.db" "$work/g.yaml"
+printf 'not a db, some bytes of text to be sure of it' > "$work/text.db"
+refused "--dry-run, --db that is not SQLite" "--db $work/text.db: not a SQLite db" "$bin/memleak-run" --dry-run --db "$work/text.db" "$work/g.yaml"
+check "--dry-run left the file as it was" eq "$(cat "$work/text.db")" "not a db, some bytes of text to be sure of it"
+(cd "$work" && "$bin/memleak-run" --dry-run --quiet g.yaml > /dev/null)
+check "--dry-run made no db (./memleak.db by default)" test ! -e "$work/memleak.db"
 
 # Durations below the worker's millisecond: at the key's place; 1 ms itself runs.
 scn "model: {generate: mlp, mlp_hidden: 16}" | sed 's/^iterations: 3$/duration: 0.0000001s/' > "$work/d.yaml"
@@ -133,6 +141,27 @@ if command -v cc > /dev/null; then
 else
   echo "note: no cc, the unexplained-exit cell is not tried"
 fi
+# execve's own error reaches the cell: memleak-run's binary removed mid-run (a rebuild during a nightly).
+mkdir -p "$work/inst/bin"
+cp "$bin/memleak-run" "$work/inst/bin/"
+ln -s "$bin/refengine" "$work/inst/bin/refengine"
+ln -s "$(cd "$bin/../lib" && pwd)" "$work/inst/lib"
+scn "model: {generate: mlp, mlp_hidden: 16}" "matrix: {threads: [1, 2]}
+" | sed 's/^iterations: 3$/duration: 2s/' > "$work/gone.yaml"
+db="$work/gone.db"
+"$work/inst/bin/memleak-run" --db "$db" --quiet "$work/gone.yaml" > /dev/null 2>&1 &
+pid=$!
+for _ in $(seq 400); do
+  [ "$(q "SELECT count(*) FROM samples" 2>/dev/null || echo 0)" -gt 0 ] && break
+  sleep 0.05
+done
+rm "$work/inst/bin/memleak-run"
+set +e
+wait "$pid"
+code=$?
+set -e
+check "memleak-run removed mid-run: the run ends with a finding (exit $code)" eq "$code" 1
+check "the next cell's error is execve's" eq "$(q "SELECT status || ': ' || error FROM cells WHERE idx = 1")" "error: execve $work/inst/bin/memleak-run: No such file or directory"
 
 # A model whose external data is a 1 TiB sparse file: identified by samples in bounded time, and it says so.
 mkdir -p "$work/t"

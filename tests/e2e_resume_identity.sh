@@ -41,8 +41,8 @@ check "it measured the run's model, by path" eq "$(q "SELECT DISTINCT model FROM
 check "it measured the run's model, by hash" eq "$(q "SELECT count(DISTINCT model_hash) || ':' || max(model_hash) FROM cells")" "1:$hash_a"
 check "every cell once" eq "$(q "SELECT count(*) || '/' || count(DISTINCT idx) FROM cells WHERE status = 'pass'")" "3/3"
 
-refused() { # what, then the db to resume from folder b: exit 2 within 2 s, naming the hashes
-  local what=$1
+refused() { # what, the cause it must give: --resume from folder b exits 2 within 2 s, naming the hashes
+  local what=$1 cause=$2
   cp "$work/before.db" "$work/t.db"
   local t0 t1 code
   t0=$(date +%s%N)
@@ -54,6 +54,7 @@ refused() { # what, then the db to resume from folder b: exit 2 within 2 s, nami
   check "$what: exit 2" eq "$code" 2
   check "$what: promptly ($(( (t1 - t0) / 1000000 )) ms)" test $(( (t1 - t0) / 1000000 )) -lt "$prompt_ms"
   check "$what: says the model is not the one measured, with both hashes" grep -q "the model is not the one the run measured: .* hashes [0-9a-f]\{16\}, the run's cells were measured on .* (hash $hash_a)" "$work/out.txt"
+  check "$what: says why ($cause)" grep -q "$cause" "$work/out.txt"
   db="$work/t.db"
   check "$what: nothing was run" eq "$(q "SELECT count(*) FROM cells WHERE status NOT IN ('pending','running')")" 1
   check "$what: no claim of its own left" eq "$(q "SELECT count(*) FROM run_owners WHERE pid != $pid")" 0
@@ -61,21 +62,21 @@ refused() { # what, then the db to resume from folder b: exit 2 within 2 s, nami
 }
 # A db of an older memleak-run kept the path as given: resolved from folder b, it finds b's model.
 sqlite3 "$work/before.db" "UPDATE runs SET scenario_path = 's.yaml'"
-refused "a relative scenario path resumed from another folder"
+refused "a relative scenario path resumed from another folder" "another file"
 sqlite3 "$work/before.db" "UPDATE runs SET scenario_path = '$work/a/s.yaml'"
 # New weights, same size and same .onnx: the external data is part of the model's identity.
 cp "$work/a/m.onnx.data" "$work/a/orig.data"
 cp "$work/b/m.onnx.data" "$work/a/m.onnx.data"
-refused "weights (external data) replaced"
+refused "weights (external data) replaced" "changed since"
 check "the .onnx itself did not change" cmp -s "$work/a/m.onnx" "$work/a/m.onnx"
 # One weight changed in place.
 cp "$work/a/orig.data" "$work/a/m.onnx.data"
 printf '\x11' | dd of="$work/a/m.onnx.data" bs=1 seek=100 conv=notrunc status=none
-refused "one weight byte changed"
+refused "one weight byte changed" "changed since"
 cp "$work/a/orig.data" "$work/a/m.onnx.data"
 cp "$work/a/m.onnx" "$work/a/orig.onnx"
 cp "$work/b/m.onnx" "$work/a/m.onnx"
-refused "the model file replaced"
+refused "the model file replaced" "changed since"
 cp "$work/a/orig.onnx" "$work/a/m.onnx"
 
 # The config key follows the weights: two runs on different weights never share one.

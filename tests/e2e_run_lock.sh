@@ -67,6 +67,7 @@ wait "$victim" 2>/dev/null || true
 check "SIGKILL leaves the claim behind" eq "$(q "SELECT count(*) FROM run_owners")" 1
 sleep 600 &
 other=$!
+trap 'kill "$other" 2> /dev/null || true; rm -rf "$work"' EXIT
 # The dead owner's claim moved onto a live process's pid: its start time still says it is not that process.
 q "UPDATE run_owners SET pid = $other"
 cp "$db" "$work/k2.db"

@@ -251,6 +251,8 @@ static int check_before_run(const args *a, const mlk_plan *p, db_store *db, cons
         rc = mlk_cellrun_check_exec(p, &p->cells[i], self, shim, err);
     if (!rc && a->resume)
         rc = mlk_run_check_resume(p, db, a->resume, err);
+    if (!rc && !a->resume && a->dry_run) /* the db the run would write (a --resume has opened it already) */
+        rc = db_check_usable(a->db, err);
     if (!rc && a->resume && a->dry_run) { /* the run itself claims it (runner.c) */
         mlk_proc_id me;
         mlk_proc_self(&me);

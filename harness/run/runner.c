@@ -49,6 +49,9 @@ typedef struct {
     int measured;
     int64_t measure_t0_ns;
     const char *stop_reason;
+    int64_t run_id;
+    const mlk_proc_id *me;   /* this process's claim on the run (run_lock.h) */
+    time_t last_beat;
 } run_ctx;
 
 static int on_batch(void *arg, const mlk_sample *s, int n, const mlk_engine_metric *m, int n_metrics)
@@ -88,6 +91,13 @@ static void fmt_eta(char *buf, size_t len, double s)
 static void on_tick(void *arg, int iteration)
 {
     run_ctx *x = arg;
+    /* The claim's sign of life, for those who cannot check this process itself (run_lock.h); a failed write here
+     * costs nothing now, and the next sample insert will fail the same way and stop the run. */
+    if (difftime(time(NULL), x->last_beat) >= DB_RUN_BEAT_S) {
+        mlk_error ignore = {0};
+        db_run_beat(x->db, x->run_id, x->me, &ignore);
+        x->last_beat = time(NULL);
+    }
     if (x->o->quiet || !x->o->progress_tty)
         return;
     double elapsed = difftime(time(NULL), x->started);
@@ -313,12 +323,15 @@ int mlk_run_check_resume(const mlk_plan *p, db_store *db, int64_t run_id, mlk_er
         const mlk_plan_model *m = &p->models[c->model];
         char *model = NULL, *hash = NULL;
         rc = db_cell_identity(db, run_id, i, &model, &hash, err);
+        bool moved = model && strcmp(model, m->path);
         if (!rc && hash && m->hash && strcmp(hash, m->hash))
-            rc = mlk_fail(err, MLK_E_USAGE, "--resume %lld: cell %d [%s]: the model is not the one the run measured: "
-                          "%s hashes %s%s, the run's cells were measured on %s (hash %s). Was it replaced, its "
-                          "external data changed, or is it found from another folder? Nothing was run; start a new "
-                          "run for the new model", (long long)run_id, i, c->label, m->path, m->hash,
-                          m->hash_sampled ? " (sampled)" : "", model ? model : "?", hash);
+            rc = mlk_fail(err, MLK_E_USAGE, "--resume %lld: cell %d [%.80s]: the model is not the one the run "
+                          "measured: %s hashes %s%s, the run's cells were measured on %s (hash %s): %s. Nothing was "
+                          "run; start a new run for this model", (long long)run_id, i, c->label, m->path, m->hash,
+                          m->hash_sampled ? " (sampled)" : "", model ? model : "?", hash,
+                          moved ? "another file (the run was stored with a path relative to another folder, or the "
+                                  "scenario's folder moved)"
+                                : "the file or its external data changed since");
         free(model);
         free(hash);
     }
@@ -372,7 +385,8 @@ int mlk_run(const mlk_plan *p, db_store *db, const mlk_run_opts *o, int64_t resu
         free(status);
     }
     run_ctx x = {.db = db, .err = err, .o = o, .p = p, .n_run = n_run, .started = time(NULL),
-                 .iters_per_cell = p->s->warmup + p->s->iterations};
+                 .iters_per_cell = p->s->warmup + p->s->iterations, .run_id = *run_id, .me = &me,
+                 .last_beat = time(NULL)};
     fmt_eta(x.duration_text, sizeof x.duration_text, p->s->duration_s);
     for (int i = 0; i < p->n_cells && !rc && !mlk_run_interrupted; i++) {
         if (!todo[i])

@@ -28,9 +28,14 @@ static bool shards_meet(int64_t i, int64_t a, int64_t j, int64_t b)
     return i % g == j % g;
 }
 
+/* A claim that cannot be checked by its process (another host or pid namespace) is stale after this long without a
+ * beat: the owner renews it about every DB_RUN_BEAT_S while it runs, so this is ten missed beats. */
+enum { SILENT_STALE_S = 600 };
+
 typedef struct {
     mlk_proc_id id;
     int64_t shard_index, shard_count;
+    double silent_s; /* since its last beat */
     char since[40];
 } owner_row;
 
@@ -44,6 +49,7 @@ static void read_owner(sqlite3_stmt *st, owner_row *o)
     o->shard_index = sqlite3_column_int64(st, 4);
     o->shard_count = sqlite3_column_int64(st, 5);
     db_col_copy(st, 6, o->since, sizeof o->since);
+    o->silent_s = sqlite3_column_double(st, 7);
 }
 
 static int delete_owner(db_store *db, int64_t run_id, const mlk_proc_id *id, mlk_error *err)
@@ -70,15 +76,17 @@ static int refuse(int64_t run_id, const owner_row *o, mlk_proc_state state, mlk_
                     "process per run; wait for it to end, or stop it (then --resume)", (long long)run_id,
                     (long long)o->id.pid, o->id.host[0] ? o->id.host : "?", shard, o->since,
                     state == MLK_PROC_UNKNOWN ? " (on another host or pid namespace: it cannot be checked from "
-                                                "here, so it counts as alive)" : "");
+                                                "here; it counts as alive until it has been silent for 10 minutes)"
+                                              : "");
 }
 
 /* Within the transaction: drop stale owners, find a live one in the way. */
 static int check_owners(db_store *db, int64_t run_id, int shard_index, int shard_count, mlk_error *err)
 {
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db_sqlite(db), "SELECT pid, start_ticks, boot, host, shard_index, shard_count, claimed_at "
-                           "FROM run_owners WHERE run_id = ?1 ORDER BY rowid", -1, &st, NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(db_sqlite(db), "SELECT pid, start_ticks, boot, host, shard_index, shard_count, claimed_at, "
+                           "(julianday('now') - julianday(beat_at)) * 86400 FROM run_owners WHERE run_id = ?1 "
+                           "ORDER BY rowid", -1, &st, NULL) != SQLITE_OK)
         return db_fail_sql(db, err, "reading the run's owners");
     sqlite3_bind_int64(st, 1, run_id);
     int rc = MLK_OK, n_stale = 0;
@@ -87,6 +95,8 @@ static int check_owners(db_store *db, int64_t run_id, int shard_index, int shard
         owner_row o;
         read_owner(st, &o);
         mlk_proc_state state = mlk_proc_alive(&o.id);
+        if (state == MLK_PROC_UNKNOWN && o.silent_s > SILENT_STALE_S)
+            state = MLK_PROC_GONE;
         if (state == MLK_PROC_GONE) {
             if (n_stale < (int)(sizeof stale / sizeof *stale))
                 stale[n_stale++] = o; /* the rest go with the next claim */
@@ -111,8 +121,8 @@ int db_run_claim(db_store *db, int64_t run_id, const mlk_proc_id *me, int shard_
     if (check_only)
         return db_exec(db, "ROLLBACK", rc ? NULL : err) ? (rc ? rc : MLK_E_DB) : rc;
     if (!rc && sqlite3_prepare_v2(db_sqlite(db), "INSERT INTO run_owners(run_id, pid, start_ticks, boot, host, "
-                                  "shard_index, shard_count, claimed_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, "
-                                  "strftime('%Y-%m-%dT%H:%M:%SZ','now'))", -1, &st, NULL) != SQLITE_OK)
+                                  "shard_index, shard_count, claimed_at, beat_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, "
+                                  "strftime('%Y-%m-%dT%H:%M:%SZ','now'), strftime('%Y-%m-%dT%H:%M:%SZ','now'))", -1, &st, NULL) != SQLITE_OK)
         rc = db_fail_sql(db, err, "claiming the run");
     if (!rc) {
         sqlite3_bind_int64(st, 1, run_id);
@@ -130,6 +140,22 @@ int db_run_claim(db_store *db, int64_t run_id, const mlk_proc_id *me, int shard_
         rc = db_exec(db, "COMMIT", err);
     if (rc)
         db_exec(db, "ROLLBACK", NULL);
+    return rc;
+}
+
+int db_run_beat(db_store *db, int64_t run_id, const mlk_proc_id *me, mlk_error *err)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db_sqlite(db), "UPDATE run_owners SET beat_at = strftime('%Y-%m-%dT%H:%M:%SZ','now') "
+                           "WHERE run_id = ?1 AND pid = ?2 AND start_ticks = ?3 AND boot = ?4", -1, &st, NULL) !=
+        SQLITE_OK)
+        return db_fail_sql(db, err, "renewing the run's claim");
+    sqlite3_bind_int64(st, 1, run_id);
+    sqlite3_bind_int64(st, 2, me->pid);
+    sqlite3_bind_int64(st, 3, me->start_ticks);
+    sqlite3_bind_text(st, 4, me->boot, -1, SQLITE_TRANSIENT);
+    int rc = sqlite3_step(st) == SQLITE_DONE ? MLK_OK : db_fail_sql(db, err, "renewing the run's claim");
+    sqlite3_finalize(st);
     return rc;
 }
 

@@ -272,6 +272,49 @@ int db_open_readonly(const char *path, db_store **out, mlk_error *err)
     return rc;
 }
 
+int db_check_usable(const char *path, mlk_error *err)
+{
+    int rc = db_check_name(path, err);
+    if (rc)
+        return rc;
+    if (access(path, F_OK) != 0) { /* made by the run: its folder must take a new file */
+        const char *slash = strrchr(path, '/');
+        char dir[4096];
+        snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash == path ? 1 : slash - path) : 1, slash ? path : ".");
+        if (access(dir, W_OK | X_OK) != 0)
+            return mlk_fail(err, MLK_E_USAGE, "--db %s: cannot be created: folder %s: %s", path, dir, strerror(errno));
+        return MLK_OK;
+    }
+    if (access(path, R_OK | W_OK) != 0)
+        return mlk_fail(err, MLK_E_USAGE, "--db %s: cannot be written: %s", path, strerror(errno));
+    db_store *db = NULL;
+    if ((rc = db_open_readonly(path, &db, err)))
+        return rc;
+    sqlite3_stmt *st = NULL;
+    int v = -1;
+    /* An empty file is a new db; a foreign one fails here ("file is not a database"), a newer schema below. */
+    int prc = sqlite3_prepare_v2(db->h, "SELECT count(*) FROM sqlite_schema", -1, &st, NULL);
+    if (prc == SQLITE_OK)
+        prc = sqlite3_step(st);
+    if (prc == SQLITE_ROW && sqlite3_column_int(st, 0) > 0) {
+        sqlite3_finalize(st);
+        st = NULL;
+        if (sqlite3_prepare_v2(db->h, "SELECT max(version) FROM schema_version", -1, &st, NULL) == SQLITE_OK &&
+            sqlite3_step(st) == SQLITE_ROW)
+            v = sqlite3_column_int(st, 0);
+        else
+            rc = mlk_fail(err, MLK_E_USAGE, "--db %s: a SQLite db, but not memleak's (no schema_version)", path);
+    } else if (prc != SQLITE_ROW) {
+        rc = mlk_fail(err, MLK_E_USAGE, "--db %s: not a SQLite db: %s", path, sqlite3_errmsg(db->h));
+    }
+    sqlite3_finalize(st);
+    if (!rc && v > DB_SCHEMA_VERSION)
+        rc = mlk_fail(err, MLK_E_USAGE, "--db %s: schema version %d is newer than this memleak-run (%d)", path, v,
+                      DB_SCHEMA_VERSION);
+    db_close(db);
+    return rc;
+}
+
 void db_close(db_store *db)
 {
     if (!db)

@@ -19,6 +19,10 @@ typedef struct db_store db_store;
 int db_open(const char *path, db_store **out, mlk_error *err);
 /* MLK_E_USAGE, saying why, for a db name SQLite would not keep as a file; 0 for any other. */
 int db_check_name(const char *path, mlk_error *err);
+/* For --dry-run: whether db_open would take path, changing nothing: a name SQLite keeps, a folder that takes a new
+ * file, or an existing file that is writable, a SQLite db (or empty) and of a schema no newer than this one.
+ * MLK_E_USAGE naming what is wrong. */
+int db_check_usable(const char *path, mlk_error *err);
 /* As db_open, for a db that must already exist (--resume): MLK_E_NOTFOUND, and no file made, when it does not. */
 int db_open_existing(const char *path, db_store **out, mlk_error *err);
 void db_close(db_store *db);

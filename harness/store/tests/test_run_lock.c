@@ -78,6 +78,22 @@ static void check_claims(void)
     CHECK(mlk_proc_alive(&far) == MLK_PROC_GONE);
     CHECK_OK(db_run_release(db, run, &me, &err), &err);
     CHECK(scalar(db, "SELECT count(*) FROM run_owners") == 0);
+    mlk_proc_id far2 = me;
+    snprintf(far2.host, sizeof far2.host, "elsewhere");
+    snprintf(far2.boot, sizeof far2.boot, "another-boot/1");
+    /* Another host's claim keeps the run while it beats, and goes stale after 10 silent minutes. */
+    CHECK_OK(db_run_claim(db, run, &far2, 0, 0, false, &err), &err);
+    CHECK(db_run_claim(db, run, &other, 0, 0, true, &err) == MLK_E_USAGE && strstr(err.msg, "cannot be checked"));
+    CHECK(sqlite3_exec(db_sqlite(db), "UPDATE run_owners SET beat_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now', "
+                       "'-9 minutes')", NULL, NULL, NULL) == SQLITE_OK);
+    CHECK(db_run_claim(db, run, &other, 0, 0, true, &err) == MLK_E_USAGE);
+    CHECK(sqlite3_exec(db_sqlite(db), "UPDATE run_owners SET beat_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now', "
+                       "'-11 minutes')", NULL, NULL, NULL) == SQLITE_OK);
+    CHECK_OK(db_run_claim(db, run, &other, 0, 0, true, &err), &err);
+    CHECK_OK(db_run_beat(db, run, &far2, &err), &err); /* a beat renews it */
+    CHECK(db_run_claim(db, run, &other, 0, 0, true, &err) == MLK_E_USAGE);
+    CHECK_OK(db_run_release(db, run, &far2, &err), &err);
+    CHECK(scalar(db, "SELECT count(*) FROM run_owners") == 0);
 
     /* A child's claim outlives it: gone, and a reused pid (this process's pid with the child's start time) too. */
     pid_t child = fork();
