@@ -67,6 +67,7 @@ for kind in fifo folder zero socket dangling; do
       try "$kind as \$$var" "$p" env "$var=$p" "$bin/memleak-run" --db "$work/x.db" --quiet --dry-run "$work/t.yaml"
     done
   fi
+  try "$kind as \$MLK_HEAP_SHIM" "$p" env MLK_HEAP_SHIM="$p" "$bin/memleak-run" --db "$work/x.db" --quiet --dry-run "$work/ok.yaml"
   # the engine plugin, with --dry-run and without
   make "$kind" "$work/engines/engine_ref.so"
   try "$kind as the engine plugin (--dry-run)" "engine_ref.so" "$bin/memleak-run" --db "$work/x.db" --quiet --dry-run --engine-dir "$work/engines" "$work/ok.yaml"

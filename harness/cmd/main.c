@@ -3,6 +3,7 @@
 #include <libgen.h>
 #include <limits.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 #include "cmd_run_json.h"
 #include "cmd_shapes.h"
 #include "commands.h"
+#include "files.h"
 #include "model_id.h"
 #include "plan.h"
 #include "run_lock.h"
@@ -352,6 +354,12 @@ static int run(const args *a, const char *self, int argc, char **argv)
     else
         mlk_buf_printf(&b, "%s/../lib/libmemleak_heap.so", po.self_dir);
     shim = mlk_buf_take(&b);
+    /* something there that is no library (a FIFO would block every worker's loader, a link to nothing): refused
+     * like any other path (files.h); nothing there: judged on RSS, as said below */
+    struct stat shim_st;
+    if (s->heap && !a->no_heap && shim && !lstat(shim, &shim_st) &&
+        (rc = mlk_check_regular(shim, "heap shim", false, &err)))
+        goto out;
     bool use_shim = s->heap && !a->no_heap && shim && access(shim, R_OK) == 0;
     /* What a run would refuse, --dry-run refuses too: a worker execve cannot start, a resume of another model or
      * of a run a live process holds. */
