@@ -246,6 +246,14 @@ CREATE TABLE IF NOT EXISTS tool_frames (
   PRIMARY KEY (cell_id, source, seq, depth)
 ) WITHOUT ROWID;
 
+-- The input shapes each cell ran with (issue 22), as --dry-run prints them: "name: 1x3x{H=cycle:256,320}x640; ...",
+-- read from the model's graph inputs and the scenario before the run ("1?" marks a dim nothing set, which ran as 1).
+-- A model whose inputs come from .pb files, or that only its engine reads, has no row.
+CREATE TABLE IF NOT EXISTS cell_inputs (
+  cell_id INTEGER PRIMARY KEY REFERENCES cells(id),
+  shapes  TEXT NOT NULL
+);
+
 -- Tool cells: what ran (issue 25). program: the tool's executable as exec'd (valgrind's own binary: Debian's
 -- /usr/bin/valgrind is a sh wrapper that would add LD_LIBRARY_PATH and GLIBCXX_FORCE_NEW to the measured process;
 -- the lsan worker); args: the tool's arguments before the worker's own, one a line; env: the entries of the worker's

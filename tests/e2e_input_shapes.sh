@@ -26,4 +26,11 @@ printf '%s\nshapes:\n  batch: {cycle: [1, 2]}\nengine_options: {dim.seq: 16}\n' 
 set +e; "$mlk" --dry-run --strict --model-cache "$work/models" "$work/set.yaml" > "$work/out.txt" 2> "$work/err.txt"; code=$?; set -e
 check "shapes: and dim.NAME set them: --strict passes, no warning" eq "$code:$(grep -c warning "$work/err.txt" || true)" "0:0"
 check "... and the shape says how" grep -qE '^ +0  input: \{batch=cycle:1,2\}x16x32$' "$work/out.txt"
+# The run keeps each cell's shapes with the cell (cell_inputs), as --dry-run printed them.
+printf '%s\nmatrix:\n  threads: [1, 2]\n' "$head" > "$work/kept.yaml"
+set +e; "$mlk" --db "$work/k.db" --quiet --model-cache "$work/models" "$work/kept.yaml" > /dev/null 2>&1; code=$?; set -e
+check "a run with unset dims still runs (exit 0)" eq "$code" 0
+check "every cell's input shapes are stored with it" \
+  eq "$(sqlite3 "$work/k.db" "SELECT group_concat(c.idx || '=' || i.shapes, ' | ') FROM cells c JOIN cell_inputs i ON i.cell_id = c.id ORDER BY c.idx")" \
+  "0=input: 1?x1?x32 | 1=input: 1?x1?x32"
 finish

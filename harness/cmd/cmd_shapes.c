@@ -7,6 +7,8 @@
 #include "onnx/file.h"
 #include "onnx/model_inputs.h"
 #include "shapes.h"
+#include "strbuf.h"
+#include "text.h"
 
 /* The cell's value of engine option key, or NULL. */
 static const char *opt(const mlk_cell *c, const char *key)
@@ -71,7 +73,8 @@ static void shape_of(const mlk_plan *p, const mlk_cell *c, const onnx_input *in,
 }
 
 /* One model: its inputs read once, each cell of it printed and checked. */
-static int one_model(const mlk_plan *p, int m, const bool *only, FILE *out, bool strict, mlk_error *err)
+static int one_model(const mlk_plan *p, int m, const bool *only, FILE *out, bool strict, char **texts,
+                     mlk_error *err)
 {
     uint8_t *buf = NULL;
     size_t len = 0, n = 0;
@@ -85,20 +88,18 @@ static int one_model(const mlk_plan *p, int m, const bool *only, FILE *out, bool
     free(buf);
     bool *warned = calloc(n ? n : 1, sizeof *warned);
     int rc = warned ? MLK_OK : mlk_fail(err, MLK_E_NOMEM, "out of memory");
-    if (out && n)
-        fprintf(out, "  input shapes of %s (1? = set by nothing: runs as 1):\n", p->models[m].path);
+    if (out && n) /* names come from the model: shown safe (text.h) */
+        mlk_fprintf_safe(out, "  input shapes of %s (1? = set by nothing: runs as 1):\n", p->models[m].path);
     for (int i = 0; i < p->n_cells && !rc; i++) {
         const mlk_cell *c = &p->cells[i];
         if (c->model != m || (only && !only[i]))
             continue;
-        if (out)
-            fprintf(out, "  %3d ", i);
+        mlk_buf line = {0};
         for (size_t j = 0; j < n && !rc; j++) {
             char shape[512];
             int k;
             shape_of(p, c, &in[j], shape, sizeof shape, &k);
-            if (out)
-                fprintf(out, " %s: %s%s", in[j].name, shape, j + 1 < n ? ";" : "\n");
+            mlk_buf_printf(&line, "%s%s: %s", j ? "; " : "", in[j].name, shape);
             if (k < 0 || warned[j])
                 continue;
             const char *param = in[j].dims[k].param;
@@ -115,16 +116,23 @@ static int one_model(const mlk_plan *p, int m, const bool *only, FILE *out, bool
                 fprintf(stderr, "memleak-run: warning: %s: %s\n", p->models[m].path, how);
             warned[j] = true;
         }
+        if (!rc && line.failed)
+            rc = mlk_fail(err, MLK_E_NOMEM, "out of memory");
+        if (!rc && out && line.s)
+            mlk_fprintf_safe(out, "  %3d  %s\n", i, line.s);
+        if (!rc && texts && line.s)
+            texts[i] = mlk_buf_take(&line);
+        mlk_buf_free(&line);
     }
     free(warned);
     free(in);
     return rc;
 }
 
-int mlk_cmd_shapes(const mlk_plan *p, const bool *only, FILE *out, bool strict, mlk_error *err)
+int mlk_cmd_shapes(const mlk_plan *p, const bool *only, FILE *out, bool strict, char **texts, mlk_error *err)
 {
     int rc = MLK_OK;
     for (int m = 0; m < p->n_models && !rc; m++)
-        rc = one_model(p, m, only, out, strict, err);
+        rc = one_model(p, m, only, out, strict, texts, err);
     return rc;
 }

@@ -16,6 +16,7 @@
 #include "cmd_run_json.h"
 #include "cmd_shapes.h"
 #include "commands.h"
+#include "db_inputs.h"
 #include "files.h"
 #include "model_id.h"
 #include "plan.h"
@@ -290,8 +291,18 @@ static int over_budget(db_store *db, const mlk_scenario *s, int64_t run_id, int 
 
 /* Run the plan (--repetitions times), check the budgets, print the repetitions' aggregates, write --json; *code
  * gets the exit status. */
+/* Each cell of run_id that the plan gave shapes for keeps them (cell_inputs). */
+static int store_shapes(db_store *db, int64_t run_id, const mlk_plan *p, const char *const *shapes, mlk_error *err)
+{
+    int rc = MLK_OK;
+    for (int i = 0; shapes && i < p->n_cells && !rc; i++)
+        if (shapes[i])
+            rc = db_cell_inputs_store(db, run_id, i, shapes[i], err);
+    return rc;
+}
+
 static int run_all(const args *a, const mlk_plan *p, const mlk_scenario *s, db_store *db, const mlk_run_opts *ro,
-                   int *code, mlk_error *err)
+                   const char *const *shapes, int *code, mlk_error *err)
 {
     int64_t run_id = 0, rep_ids[MAX_REPETITIONS];
     int n_reps = 0, reps = a->repetitions > 1 ? a->repetitions : 1, rc = MLK_OK;
@@ -300,7 +311,7 @@ static int run_all(const args *a, const mlk_plan *p, const mlk_scenario *s, db_s
         int n_over = 0;
         run_id = 0;
         if (!(rc = mlk_run(p, db, ro, a->resume, &run_id, &finding, err)) &&
-            !(rc = over_budget(db, s, run_id, &n_over, err))) {
+            !(rc = store_shapes(db, run_id, p, shapes, err)) && !(rc = over_budget(db, s, run_id, &n_over, err))) {
             finding |= n_over > 0;
             rep_ids[n_reps++] = run_id;
             mlk_fprintf_safe(stdout, "run %lld stored in %s%s\n", (long long)run_id, a->db,
@@ -329,6 +340,7 @@ static int run(const args *a, const char *self, int argc, char **argv)
     char *text = NULL, *spath = NULL, *cmd = argv_text(argc, argv);
     char *dir = strdup(self), *shim = NULL;
     bool *only = NULL;
+    char **shapes = NULL; /* each cell's input shapes, kept with the cell (cell_inputs) */
     int rc = 0, code = EXIT_INTERNAL;
     if (a->resume) {
         if ((rc = db_open_existing(a->db, &db, &err)) || (rc = db_run_load(db, a->resume, &text, &spath, &err)) ||
@@ -367,12 +379,16 @@ static int run(const args *a, const char *self, int argc, char **argv)
         goto out;
     if (a->dry_run) {
         print_cells(p, only);
-        if ((rc = mlk_cmd_shapes(p, only, stdout, a->strict, &err)))
+        if ((rc = mlk_cmd_shapes(p, only, stdout, a->strict, NULL, &err)))
             goto out;
         code = EXIT_PASS;
         goto out;
     }
-    if ((rc = mlk_cmd_shapes(p, only, NULL, a->strict, &err)) || (!db && (rc = db_open(a->db, &db, &err))))
+    if (!(shapes = calloc((size_t)p->n_cells + 1, sizeof *shapes))) {
+        rc = mlk_fail(&err, MLK_E_NOMEM, "out of memory");
+        goto out;
+    }
+    if ((rc = mlk_cmd_shapes(p, only, NULL, a->strict, shapes, &err)) || (!db && (rc = db_open(a->db, &db, &err))))
         goto out;
     if (s->heap && !a->no_heap && !use_shim)
         fprintf(stderr, "memleak-run: heap shim %s not found: judging on RSS only\n", shim ? shim : "?");
@@ -380,7 +396,7 @@ static int run(const args *a, const char *self, int argc, char **argv)
                        .branch = a->branch, .argv_text = cmd, .run_key = a->run_key, .progress_tty = isatty(STDOUT_FILENO),
                        .quiet = a->quiet, .shard_index = a->shard_index, .shard_count = a->shard_count,
                        .only = only};
-    rc = run_all(a, p, s, db, &ro, &code, &err);
+    rc = run_all(a, p, s, db, &ro, (const char *const *)shapes, &code, &err);
 out:
     if (rc) {
         mlk_fprintf_safe(stderr, "memleak-run: %s\n", err.msg); /* it may quote a model's names or a scenario's */
@@ -395,6 +411,9 @@ out:
     free(dir);
     free(shim);
     free(only);
+    for (int i = 0; shapes && p && i < p->n_cells; i++)
+        free(shapes[i]);
+    free(shapes);
     return code;
 }
 

@@ -292,7 +292,7 @@ static int merge_cells(const ctx *x, mlk_merge_counts *c)
     static const char *const tables[] = {"samples", "metrics", "step_stats", "leaks", "heap_peaks",
                                          "heap_peak_sites", "tool_frames", "series_results", "site_reports",
                                          "growth_sites", "growth_site_frames", "sample_resolution", "tool_exec",
-                                         "site_windows", "cell_stops"};
+                                         "site_windows", "cell_stops", "cell_inputs"};
     enum { N_CELL_TABLES = sizeof tables / sizeof tables[0] };
     for (int i = 0; i < N_CELL_TABLES && !rc; i++) {
         char sql[160];
