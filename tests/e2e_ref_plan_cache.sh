@@ -57,7 +57,7 @@ code=$?
 "$bin/refengine" plan "$m" --shape nosuch=1x2 > "$work/bad2.txt" 2>&1
 code2=$?
 set -e
-check "plan: a shape contradicting a fixed dim fails" eq "$code" 1
+check "plan: a shape contradicting a fixed dim fails (exit 2: the input is refused)" eq "$code" 2
 check "plan: ... and says which" grep -q "option shape.input: dim 2 is 31, the model declares 32" "$work/bad.txt"
 check "plan: an unknown input name fails naming it" grep -q "the model has no input 'nosuch'" "$work/bad2.txt"
 finish

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """corpus.py: replays the bad-input corpora (tests/torture/corpus, written by make_corpus.py): every malformed
 scenario is refused with exit 2 and a message naming the file; every garbled ONNX file ends its cell as an error
-(never a crash) and `refengine plan` refuses it; every foreign or corrupt db makes report, merge and compare exit 2
+(never a crash) and `refengine plan` refuses it (a shape-*.onnx, an overflowing shape, with exit 2 and, in the cell's
+error too, the name of the node or input its file is named after); every foreign or corrupt db makes report, merge and compare exit 2
 or 3 with a message. Nothing may end by a signal. It must never pass a file it did not run.
 """
 import os
@@ -52,6 +53,10 @@ def main():
             counts["onnx"] += 1
             if os.access(refengine, os.X_OK):
                 r = go([refengine, "plan", path], timeout=20)
+                if r is not None and name.startswith("shape-") and (r.returncode != 2 or
+                                                                    "'%s'" % name[:-5] not in r.stderr):
+                    fail("onnx/%s: refengine plan: exit %d, expected 2 naming '%s': %s" % (
+                        name, r.returncode, name[:-5], r.stderr.strip()[-200:]))
                 if r is None or r.returncode <= 0 or r.returncode >= 128 or not r.stderr.strip():
                     fail("onnx/%s: refengine plan: %s" % (name, "hung" if r is None else "exit %d %s" % (
                         r.returncode, r.stderr.strip()[-200:])))
@@ -67,11 +72,14 @@ def main():
                                                    "error): %s" % (r.returncode, r.stderr.strip()[-200:])))
                 continue
             c = sqlite3.connect(db)
-            status = c.execute("SELECT status FROM cells").fetchone()[0]
+            status, error = c.execute("SELECT status, error FROM cells").fetchone()
             c.close()
             if status != "error":
                 fail("onnx/%s: the cell is %s, expected error (the engine refuses it; never a crash)" % (name,
                                                                                                        status))
+            elif name.startswith("shape-") and "'%s'" % name[:-5] not in (error or ""):
+                # shape_models.py names the node (or input) out of bounds after its file
+                fail("onnx/%s: the cell's error does not name '%s': %s" % (name, name[:-5], error))
         for name in sorted(os.listdir(os.path.join(HERE, "db"))):
             src = os.path.join(HERE, "db", name)
             counts["db"] += 1

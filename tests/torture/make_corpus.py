@@ -7,6 +7,8 @@ import os
 import sqlite3
 import struct
 
+import shape_models
+
 HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus")
 BASE = "name: bad\nengine: ref\nmodel: {generate: mlp, mlp_hidden: 16}\n"
 PIPE = "pipeline: [compile_model, create_request, infer, release_request, release_compiled]\n"
@@ -107,8 +109,12 @@ def main():
     for name, data in ONNX.items():
         with open(os.path.join(HERE, "onnx", name), "wb") as f:
             f.write(data)
+    shapes = shape_models.models()
+    for stem, data in shapes.items():
+        with open(os.path.join(HERE, "onnx", stem + ".onnx"), "wb") as f:
+            f.write(data)
     db_files(os.path.join(HERE, "db"))
-    print("corpus: %d scenarios, %d ONNX files, 5 dbs in %s" % (len(YAML), len(ONNX), HERE))
+    print("corpus: %d scenarios, %d ONNX files, 5 dbs in %s" % (len(YAML), len(ONNX) + len(shapes), HERE))
 
 
 if __name__ == "__main__":

@@ -90,3 +90,20 @@ double ref_cli_quantile(double *v, int n, double q)
     double frac = pos - lo;
     return lo + 1 < n ? v[lo] * (1 - frac) + v[lo + 1] * frac : v[lo];
 }
+
+int ref_cli_exit_status(int rc)
+{
+    switch (rc) {
+    case REF_E_INVALID:
+    case REF_E_PARSE:
+    case REF_E_UNSUPPORTED:
+    case REF_E_SHAPE:
+    case REF_E_DYNAMIC:
+    case REF_E_IO:
+    case REF_E_NOTFOUND:
+    case REF_E_RANGE:
+        return 2;
+    default:
+        return 1;
+    }
+}

@@ -24,6 +24,10 @@ int64_t ref_cli_now_ns(void);
  * floats uniform in [-1, 1), integers in [0, 4), bools alternating. */
 void ref_cli_fill(ref_tensor *t, uint64_t seed);
 
+/* Exit status for a failed engine call: 2 when the model, its inputs or the options were refused (malformed,
+ * unsupported, a shape out of bounds...), 1 for anything else (out of memory, a call out of order). */
+int ref_cli_exit_status(int rc);
+
 /* Quantile q in [0,1] of n values (sorts v in place). */
 double ref_cli_quantile(double *v, int n, double q);
 

@@ -8,6 +8,7 @@
 #include "cli.h"
 #include "cli_inputs.h"
 #include "cli_opts.h"
+#include "cli_util.h"
 
 static void usage(FILE *f)
 {
@@ -91,20 +92,24 @@ int ref_cli_plan(int argc, char **argv)
     status = 1;
     ref_error err = {0};
     ref_model *m = NULL;
-    if (ref_model_read(model, &o, &m, &err)) {
+    int rc = ref_model_read(model, &o, &m, &err);
+    if (rc) {
         fprintf(stderr, "refengine plan: %s\n", err.msg);
+        status = ref_cli_exit_status(rc);
         goto out;
     }
     ref_plan_stats naive, greedy;
     char shapes[1024];
-    int rc = ref_cli_inputs_apply("plan", ins, m, &o);
+    rc = ref_cli_inputs_apply("plan", ins, m, &o);
     if (!rc)
         rc = plan_with(m, o, REF_PLANNER_NAIVE, &naive, model, shapes, sizeof shapes);
     if (!rc)
         rc = plan_with(m, o, REF_PLANNER_GREEDY, &greedy, model, shapes, sizeof shapes);
     ref_model_free(m);
-    if (rc)
+    if (rc) {
+        status = rc == -1 ? 2 : ref_cli_exit_status(rc); /* -1: the inputs' options, already reported */
         goto out;
+    }
     status = 0;
     double vs_lb = greedy.lower_bound_bytes ? (double)greedy.planned_bytes / greedy.lower_bound_bytes : 1.0;
     double vs_naive = greedy.naive_bytes ? (double)greedy.planned_bytes / greedy.naive_bytes : 1.0;

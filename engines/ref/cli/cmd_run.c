@@ -139,6 +139,9 @@ static int setup_io(ref_compiled *c, ref_request *r, const run_args *a, run_inpu
     return 0;
 }
 
+/* feed's failure, already reported; err keeps the engine's code. */
+#define FED_BADLY 1
+
 /* Give the request its inputs for iteration it: the it-th shape of each cycling input (filled afresh), the .pb
  * data, or the default shape. Only what changes is set again after the first iteration. */
 static int feed(ref_compiled *c, ref_request *r, const run_args *a, run_input *ins, int it, ref_error *err)
@@ -165,7 +168,7 @@ static int feed(ref_compiled *c, ref_request *r, const run_args *a, run_input *i
             ref_value_desc d;
             ref_compiled_input(c, i, &d);
             fprintf(stderr, "refengine run: input '%s': %s\n", d.name, err->msg);
-            return -1;
+            return FED_BADLY;
         }
     }
     return 0;
@@ -270,11 +273,14 @@ int ref_cli_run(int argc, char **argv)
     int64_t t0 = ref_cli_now_ns();
     if ((rc = ref_model_read(a.model, &a.o, &m, &err))) {
         fprintf(stderr, "refengine run: %s\n", err.msg);
+        status = ref_cli_exit_status(rc);
         goto out;
     }
     res.read_ms = (double)(ref_cli_now_ns() - t0) / 1e6;
-    if (ref_cli_inputs_apply("run", a.ins, m, &a.o))
+    if (ref_cli_inputs_apply("run", a.ins, m, &a.o)) {
+        status = 2;
         goto out;
+    }
     ref_cli_proc_mem(&res.after_read);
     res.hwm_read_kib = res.after_read.vm_hwm_kib;
     ref_model_get_info(m, &res.info);
@@ -282,6 +288,7 @@ int ref_cli_run(int argc, char **argv)
     t0 = ref_cli_now_ns();
     if ((rc = ref_compile(m, &a.o, &c, &err))) {
         fprintf(stderr, "refengine run: %s\n", err.msg);
+        status = ref_cli_exit_status(rc);
         goto out;
     }
     res.compile_ms = (double)(ref_cli_now_ns() - t0) / 1e6;
@@ -292,6 +299,7 @@ int ref_cli_run(int argc, char **argv)
     ref_cli_reset_hwm();
     if ((rc = ref_request_new(c, &r, &err))) {
         fprintf(stderr, "refengine run: %s\n", err.msg);
+        status = ref_cli_exit_status(rc);
         goto out;
     }
     bufs = calloc(ref_compiled_n_outputs(c) + 1, sizeof *bufs);
@@ -299,7 +307,9 @@ int ref_cli_run(int argc, char **argv)
     if (!bufs || !ins || setup_io(c, r, &a, ins, bufs, &err))
         goto out;
     if ((rc = infer_loop(c, r, &a, ins, &res, &err))) {
-        fprintf(stderr, "refengine run: infer: %s\n", err.msg);
+        if (rc != FED_BADLY)
+            fprintf(stderr, "refengine run: infer: %s\n", err.msg);
+        status = ref_cli_exit_status(rc == FED_BADLY ? err.code : rc);
         goto out;
     }
     ref_cli_proc_mem(&res.after_infer);

@@ -162,6 +162,10 @@ typedef struct ref_options {
     int inject_crash_step;                /* ref_step; default infer */
     int inject_thread_leak;               /* 1: each call of inject_thread_step starts a thread never joined */
     int inject_thread_step;               /* ref_step; default create_request */
+
+    /* Largest tensor (bytes; zero dims counted as one) a shape may ask for; a bigger one is refused naming the node
+     * or input. 0 (the default): the machine's physical memory, or RLIMIT_AS / RLIMIT_DATA when lower. */
+    int64_t max_tensor_bytes;
 } ref_options;
 
 /* Fill o with the defaults above. */

@@ -52,6 +52,7 @@ void ref_options_init(ref_options *o)
 const char *ref_options_keys(void)
 {
     return "mmap, threads, compile_threads, planner, arena, arena_growth, mem_pattern, plan_cache, fold_bn, "
+           "max_tensor_bytes, "
            "dim.NAME, shape.NAME, "
            "inject_leak_bytes, inject_leak_step, inject_retention_bytes, inject_retention_cap, "
            "inject_retention_step, inject_crash_at, inject_crash_step, inject_thread_leak, "
@@ -225,6 +226,12 @@ int ref_options_set(ref_options *o, const char *key, const char *v, ref_error *e
             o->inject_retention_bytes = x;
         else
             o->inject_retention_cap_bytes = x;
+        return REF_OK;
+    }
+    if (!strcmp(key, "max_tensor_bytes")) {
+        if ((rc = parse_int(key, v, 1, INT64_MAX, &x, err)))
+            return rc;
+        o->max_tensor_bytes = x;
         return REF_OK;
     }
     if (!strcmp(key, "inject_crash_at")) {

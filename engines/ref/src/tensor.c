@@ -1,7 +1,10 @@
 /* tensor.c: dtype lookups (over common/onnx's one table) and shape arithmetic (broadcasting, strides, axes).
  * It must never allocate: shapes live in fixed arrays inside ref_tensor. */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "onnx/dtype.h"
 #include "status.h"
@@ -33,17 +36,126 @@ const char *ref_dtype_name(int dtype)
 
 int64_t ref_tensor_numel(const ref_tensor *t) { return ref_dims_prod(t->dims, 0, t->rank); }
 
+/* Saturates like ref_dims_prod: an unchecked shape asks for SIZE_MAX bytes, which no allocator grants. */
 size_t ref_tensor_nbytes(const ref_tensor *t)
 {
-    return (size_t)ref_tensor_numel(t) * ref_dtype_size(t->dtype);
+    int64_t n = ref_tensor_numel(t);
+    size_t bytes;
+    if (n < 0 || !ref_size_mul((size_t)n, ref_dtype_size(t->dtype), &bytes))
+        return SIZE_MAX;
+    return bytes;
 }
 
 int64_t ref_dims_prod(const int64_t *dims, int begin, int end)
 {
+    for (int i = begin; i < end; i++)
+        if (dims[i] == 0)
+            return 0;
     int64_t p = 1;
     for (int i = begin; i < end; i++)
-        p *= dims[i];
+        if (!ref_dim_mul(p, dims[i], &p))
+            return INT64_MAX;
     return p;
+}
+
+bool ref_dim_mul(int64_t a, int64_t b, int64_t *out)
+{
+    int64_t r;
+    if (a < 0 || b < 0 || __builtin_mul_overflow(a, b, &r))
+        return false;
+    *out = r;
+    return true;
+}
+
+bool ref_dim_add(int64_t a, int64_t b, int64_t *out)
+{
+    int64_t r;
+    if (a < 0 || b < 0 || __builtin_add_overflow(a, b, &r))
+        return false;
+    *out = r;
+    return true;
+}
+
+bool ref_size_mul(size_t a, size_t b, size_t *out) { return !__builtin_mul_overflow(a, b, out); }
+
+bool ref_size_add(size_t a, size_t b, size_t *out) { return !__builtin_add_overflow(a, b, out); }
+
+int64_t ref_i64_add(int64_t a, int64_t b, bool *ovf)
+{
+    int64_t r;
+    if (__builtin_add_overflow(a, b, &r)) {
+        *ovf = true;
+        return 0;
+    }
+    return r;
+}
+
+int64_t ref_i64_sub(int64_t a, int64_t b, bool *ovf)
+{
+    int64_t r;
+    if (__builtin_sub_overflow(a, b, &r)) {
+        *ovf = true;
+        return 0;
+    }
+    return r;
+}
+
+int64_t ref_i64_mul(int64_t a, int64_t b, bool *ovf)
+{
+    int64_t r;
+    if (__builtin_mul_overflow(a, b, &r)) {
+        *ovf = true;
+        return 0;
+    }
+    return r;
+}
+
+bool ref_dim_from_double(double v, int64_t *out)
+{
+    /* 2^63 is exact in a double; every double below it converts to an int64 */
+    if (!(v >= 0.0) || !(v < 9223372036854775808.0))
+        return false;
+    *out = (int64_t)v;
+    return true;
+}
+
+int ref_shape_check(const ref_tensor *t, size_t max_bytes, const char *what, ref_error *err)
+{
+    char s[160];
+    if (t->rank < 0 || t->rank > REF_MAX_RANK)
+        return ref_fail(err, REF_E_RANGE, "%s has rank %d (0 to %d)", what, t->rank, REF_MAX_RANK);
+    int64_t extent = 1;
+    bool empty = false;
+    for (int d = 0; d < t->rank; d++) {
+        if (t->dims[d] < 0)
+            return ref_fail(err, REF_E_RANGE, "%s has a negative dim: %s", what, ref_shape_str(t, s, sizeof s));
+        empty |= t->dims[d] == 0;
+        if (!ref_dim_mul(extent, t->dims[d] ? t->dims[d] : 1, &extent))
+            return ref_fail(err, REF_E_RANGE, "%s: the element count of %s %s overflows 64 bits", what,
+                            ref_dtype_name(t->dtype), ref_shape_str(t, s, sizeof s));
+    }
+    size_t es = ref_dtype_size(t->dtype), bytes;
+    if (!ref_size_mul((size_t)extent, es ? es : 1, &bytes) || bytes > max_bytes)
+        return ref_fail(err, REF_E_RANGE, "%s: %s %s %s %lld elements of %zu bytes, more than the %zu-byte limit "
+                        "on one tensor (option max_tensor_bytes)", what, ref_dtype_name(t->dtype),
+                        ref_shape_str(t, s, sizeof s), empty ? "is empty, but its nonzero dims span" : "holds",
+                        (long long)extent, es ? es : 1, max_bytes);
+    return REF_OK;
+}
+
+size_t ref_default_max_tensor_bytes(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    size_t lim = SIZE_MAX / 2;
+    if (pages > 0 && page > 0 && (uint64_t)pages <= SIZE_MAX / 2 / (uint64_t)page)
+        lim = (size_t)pages * (size_t)page;
+    int which[2] = {RLIMIT_AS, RLIMIT_DATA};
+    for (int i = 0; i < 2; i++) {
+        struct rlimit rl;
+        if (!getrlimit(which[i], &rl) && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < lim)
+            lim = (size_t)rl.rlim_cur;
+    }
+    return lim;
 }
 
 bool ref_shape_equal(const ref_tensor *a, const ref_tensor *b)
@@ -95,10 +207,12 @@ int ref_broadcast_shape(int n, const ref_tensor *const *in, ref_tensor *out, ref
 
 void ref_contiguous_strides(const ref_tensor *t, int64_t *strides)
 {
+    /* strides of a checked shape (ref_shape_check) never overflow; others saturate rather than wrap */
     int64_t s = 1;
     for (int d = t->rank - 1; d >= 0; d--) {
         strides[d] = s;
-        s *= t->dims[d];
+        if (!ref_dim_mul(s, t->dims[d] ? t->dims[d] : 1, &s))
+            s = INT64_MAX;
     }
 }
 

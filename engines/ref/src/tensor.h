@@ -27,8 +27,37 @@ void ref_contiguous_strides(const ref_tensor *t, int64_t *strides);
  * Returns -1 when out of range. */
 int ref_norm_axis(int64_t axis, int rank);
 
-/* Product of dims[begin..end). */
+/* Product of dims[begin..end); INT64_MAX when it overflows (so a buffer sized from it fails to allocate rather
+ * than coming out small). Code that sizes or walks memory checks shapes with ref_shape_check first. */
 int64_t ref_dims_prod(const int64_t *dims, int begin, int end);
+
+/* Checked arithmetic for dims, strides, element and byte counts: the one place every product or sum of them is
+ * made when its operands come from a model or an input. Each returns false, leaving *out untouched, when the
+ * result leaves [0, INT64_MAX] (dims) or [0, SIZE_MAX] (sizes), or an operand is negative. */
+bool ref_dim_mul(int64_t a, int64_t b, int64_t *out);
+bool ref_dim_add(int64_t a, int64_t b, int64_t *out);
+bool ref_size_mul(size_t a, size_t b, size_t *out);
+bool ref_size_add(size_t a, size_t b, size_t *out);
+
+/* The same for signed geometry (pads and crops may be negative): a op b, or 0 with *ovf set when it overflows,
+ * so a chain of them is checked once at its end. */
+int64_t ref_i64_add(int64_t a, int64_t b, bool *ovf);
+int64_t ref_i64_sub(int64_t a, int64_t b, bool *ovf);
+int64_t ref_i64_mul(int64_t a, int64_t b, bool *ovf);
+
+/* A dim computed in floating point (Range's count, Resize's scaled size): false when v is NaN, infinite or
+ * outside [0, INT64_MAX], so a cast never meets a value it cannot hold. */
+bool ref_dim_from_double(double v, int64_t *out);
+
+/* Check that a tensor of t's dtype, rank and dims can exist: rank in [0, REF_MAX_RANK], no negative dim, and
+ * its extent (the product of its dims, zero dims counted as one, because kernels still walk the others) times
+ * the element size within max_bytes. Fails with REF_E_RANGE: the message gives the shape, the dtype and the
+ * limit (its caller adds the node or input). what names the tensor ("output 0"). */
+int ref_shape_check(const ref_tensor *t, size_t max_bytes, const char *what, ref_error *err);
+
+/* The default for max_tensor_bytes: the machine's physical memory, lower when RLIMIT_AS or RLIMIT_DATA is
+ * lower; a tensor larger than that can never be made, only tried until the OOM killer ends the process. */
+size_t ref_default_max_tensor_bytes(void);
 
 /* Format "[2,3,4]" into buf; returns buf. */
 const char *ref_shape_str(const ref_tensor *t, char *buf, size_t len);

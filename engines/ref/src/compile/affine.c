@@ -25,32 +25,12 @@ static bool is_float_const(const ref_compiled *c, int v)
     return v >= 0 && c->vals[v].kind == REF_VAL_CONST && c->vals[v].t.dtype == REF_DT_FLOAT && c->vals[v].t.data;
 }
 
-static bool is_graph_output(const ref_compiled *c, int v)
-{
-    for (int i = 0; i < c->n_outputs; i++)
-        if (c->outputs[i] == v)
-            return true;
-    return false;
-}
-
 /* The only node reading v, or -1 when none or several read it (or it is a graph output). */
 int ref_only_consumer(const ref_compiled *c, int v)
 {
-    if (is_graph_output(c, v))
+    if (v < 0 || v >= c->n_vals || c->vals[v].kind != REF_VAL_ACT || c->vals[v].graph_output)
         return -1;
-    int found = -1;
-    for (int k = 0; k < c->n_nodes; k++) {
-        const ref_exec_node *e = &c->nodes[k];
-        for (int j = 0; j < e->n_in + e->n_implicit; j++)
-            if (e->in[j] == v) {
-                if (found >= 0 && found != k)
-                    return -1;
-                if (e->n_implicit || j >= e->n_in)
-                    return -1;
-                found = k;
-            }
-    }
-    return found;
+    return c->only_reader[v] >= 0 ? c->only_reader[v] : -1;
 }
 
 /* Does constant shape t broadcast against [*, n_ch, 1...] (output rank out_rank, channel axis 1) per channel
@@ -133,13 +113,11 @@ static int map_mul_add(const ref_compiled *c, int m, int y, int out_rank, int64_
 /* Append a constant value owning data (ref_malloc'd, taken even on failure). */
 static int add_const(ref_compiled *c, int like, const ref_tensor *shape, void *data, int *id, ref_error *err)
 {
-    ref_value *v = ref_realloc(c->vals, sizeof *v * ((size_t)c->n_vals + 1));
-    if (!v) {
+    if (ref_vals_grow(c, err)) {
         ref_free(data);
-        return ref_fail(err, REF_E_NOMEM, "compile: out of memory for a folded weight");
+        return err ? err->code : REF_E_NOMEM;
     }
-    c->vals = v;
-    v = &c->vals[c->n_vals];
+    ref_value *v = &c->vals[c->n_vals];
     memset(v, 0, sizeof *v);
     v->name = c->vals[like].name;
     v->kind = REF_VAL_CONST;
@@ -213,8 +191,12 @@ static int apply(ref_compiled *c, int k, bool gemm, int64_t n_ch, const affine_m
     int y = e->out[0], z = a->out[0];
     in[1] = wid;
     in[2] = bid;
+    ref_readers_node(c, k, -1);
+    ref_readers_node(c, m->node, -1);
     e->in = in;
     e->n_in = 3;
+    ref_readers_node(c, k, 1);
+    c->only_reader[wid] = c->only_reader[bid] = k;
     if (c->max_in < 3)
         c->max_in = 3;
     e->out[0] = z;

@@ -23,6 +23,22 @@ static int check_ops(ref_compiled *c, ref_error *err)
     return REF_OK;
 }
 
+/* The reader bounds an initializer's element count, but an empty one may still name dims whose product (zeros
+ * counted as one) kernels would walk: every constant meets the same check as any other tensor. */
+static int check_constants(const ref_compiled *c, ref_error *err)
+{
+    for (int v = 0; v < c->n_vals; v++) {
+        if (c->vals[v].kind != REF_VAL_CONST)
+            continue;
+        char what[160];
+        snprintf(what, sizeof what, "initializer '%.128s'", c->vals[v].name);
+        int rc = ref_shape_check(&c->vals[v].t, (size_t)c->opts.max_tensor_bytes, what, err);
+        if (rc)
+            return rc;
+    }
+    return REF_OK;
+}
+
 /* The default plan: for the shapes options give, else the declared ones. None (and no error) when a shape is
  * undeclared, or when planning fails for dims guessed as 1: the inputs will bring the real shapes. With
  * for_prepack, a plan that stopped at a failing node is kept too: the nodes before it can be pre-packed. */
@@ -75,7 +91,8 @@ out:
 static int compile_graph(ref_compiled *c, ref_error *err)
 {
     int rc;
-    if ((rc = ref_graph_build(c, err)) || (rc = check_ops(c, err)) || (rc = ref_half_graph(c, err)))
+    if ((rc = ref_graph_build(c, err)) || (rc = check_ops(c, err)) || (rc = check_constants(c, err)) ||
+        (rc = ref_half_graph(c, err)))
         return rc;
     bool uses_default = false;
     for (int k = 0; k < c->n_nodes && !uses_default; k++)
@@ -83,7 +100,8 @@ static int compile_graph(ref_compiled *c, ref_error *err)
     if (c->opset <= 0 && uses_default)
         return ref_fail(err, REF_E_PARSE, "compile: the model imports no default-domain (ai.onnx) opset");
     /* The first plan gives pre-packing its shapes; the second sizes scratch for what was packed. */
-    if ((rc = ref_fold_constants(c, err)) || (c->opts.fold_bn && (rc = ref_fold_affine(c, err))) ||
+    if ((rc = ref_fold_constants(c, err)) || (rc = ref_readers_build(c, err)) ||
+        (c->opts.fold_bn && (rc = ref_fold_affine(c, err))) ||
         (c->opts.fold_bn && (rc = ref_fuse_activations(c, err))))
         return rc;
     ref_release_unread_mapped(c); /* weights folded into new ones: their pages need not stay resident */
@@ -105,6 +123,8 @@ static ref_compiled *compiled_alloc(ref_model *m, const ref_graph *g, const ref_
     c->model = m;
     c->graph = g;
     c->opts = *o;
+    if (c->opts.max_tensor_bytes <= 0)
+        c->opts.max_tensor_bytes = (int64_t)ref_default_max_tensor_bytes();
     c->opset = (int)ref_model_opset(m);
     return c;
 }
@@ -145,6 +165,7 @@ int ref_compile_sub(const ref_compiled *parent, int k, const ref_graph *g, ref_c
     o.mem_pattern = parent->opts.mem_pattern;
     o.plan_cache = parent->opts.plan_cache;
     o.fold_bn = parent->opts.fold_bn;
+    o.max_tensor_bytes = parent->opts.max_tensor_bytes;
     ref_compiled *c = compiled_alloc(parent->model, g, &o);
     if (!c)
         return ref_fail(err, REF_E_NOMEM, "compile: out of memory for a subgraph");
@@ -186,6 +207,9 @@ static void compiled_destroy(ref_compiled *c)
     for (int v = 0; v < c->n_vals; v++)
         ref_free(c->vals[v].owned);
     ref_free(c->vals);
+    ref_free(c->readers);
+    ref_free(c->only_reader);
+    ref_free(c->mapped);
     ref_free(c->nodes);
     ref_free(c->node_ids);
     ref_free(c->inputs);

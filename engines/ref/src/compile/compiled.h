@@ -23,6 +23,7 @@ typedef struct ref_value {
     int last_use;       /* last consuming node; n_nodes when it is a graph output; -1 if unused */
     void *owned;        /* data folded at compile time, freed with the compiled model */
     const ref_value_info *declared; /* graph input's declared type and shape, or NULL */
+    bool graph_output;  /* the graph returns it */
     bool half_copy;     /* owned is the float32 copy of a float16 constant (half.c): freed once nothing reads it */
 } ref_value;
 
@@ -91,6 +92,15 @@ struct ref_compiled {
     int *capture_input;     /* per capture: index in inputs[], or -1 when the parent's value is a constant */
     void **extra;           /* buffers rewrites allocated (input id arrays), freed with the compiled model */
     int n_extra, cap_extra;
+
+    /* Who reads what, for the rewrites after folding (release.c builds it, affine.c and fuse_act.c keep it true), so
+     * that each question costs O(1) instead of a scan of every node. Sized cap_vals like vals. */
+    int cap_vals;
+    int *readers;           /* per value: reads by nodes that run (neither folded nor elided), one per input slot */
+    int *only_reader;       /* per value: the one node reading it explicitly (any node), -1 none, -2 several or a
+                             * subgraph; exact for activations (the rewrites change only constant inputs) */
+    const ref_initializer **mapped; /* the graph's mapped initializers sorted by data address, n_mapped of them */
+    size_t n_mapped;
     /* float16 values run as float32 (half.c): constants converted at compile, float16 inputs converted as they are
      * set, float16 graph outputs converted after each infer. */
     bool half;
@@ -104,7 +114,8 @@ int ref_compile_node_subs(ref_compiled *c, int k, ref_error *err);
 int ref_fold_affine(ref_compiled *c, ref_error *err);
 /* A node of the default domain with this op_type. */
 bool ref_exec_is_op(const ref_exec_node *e, const char *op);
-/* The only node reading value v, or -1 when none or several read it, a subgraph reads it, or it is a graph output. */
+/* The only node reading activation v, or -1 when none or several read it, a subgraph reads it, it is a graph output
+ * or not an activation. Needs the reader index (ref_readers_build). */
 int ref_only_consumer(const ref_compiled *c, int v);
 /* fuse_act.c: a Relu or Clip (constant bounds) that alone reads a float Conv's output is fused into the Conv, which
  * then clamps as it writes (ref_exec_node.act), and elided. */
@@ -143,11 +154,21 @@ int ref_node_eval(const ref_compiled *c, int k, ref_node_io *io, ref_error *err)
 void ref_node_ctx(const ref_compiled *c, int k, const ref_tensor *const *in, ref_tensor *const *out,
                   ref_op_ctx *ctx, ref_error *err);
 
+/* After op->infer: every output's shape passes ref_shape_check against ctx->max_tensor_bytes (REF_E_RANGE
+ * otherwise, for the caller to prefix with the node). Every path that sizes an output from infer calls it first. */
+int ref_check_outputs(const ref_op_ctx *ctx, ref_error *err);
+
 /* Prefix err with "node 'name' (Op): ". Returns err's code. */
 int ref_node_fail(const ref_compiled *c, int k, ref_error *err);
 
 /* prepack.c: run op->prepare of every node with known shapes over opts.compile_threads workers. */
 int ref_prepack(ref_compiled *c, const ref_plan *p, ref_error *err);
+/* release.c: the reader index (c->readers, c->only_reader, c->mapped), built once folding is over; then a rewrite
+ * calls ref_readers_node(c, k, -1) before it changes node k's inputs or elides it, and (c, k, +1) after a change to
+ * a node that still runs. ref_vals_grow makes room for one more value (its index entries zero and -1). */
+int ref_readers_build(ref_compiled *c, ref_error *err);
+void ref_readers_node(ref_compiled *c, int k, int delta);
+int ref_vals_grow(ref_compiled *c, ref_error *err);
 /* release.c: drop from RSS the mapped constants no running node reads (after folding); free or drop the weight
  * of Conv node k once it is packed, when nothing else reads it (that constant's data is then NULL). */
 void ref_release_unread_mapped(ref_compiled *c);

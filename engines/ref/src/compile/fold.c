@@ -2,6 +2,7 @@
  * node-evaluation helpers planning shares (argument arrays on the heap, op context, one-shot evaluation).
  * It must never fold a node whose value could change between runs: only true constants qualify here. */
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "../alloc.h"
@@ -51,6 +52,19 @@ void ref_node_ctx(const ref_compiled *c, int k, const ref_tensor *const *in, ref
     ctx->act = e->act;
     ctx->act_lo = e->act_lo;
     ctx->act_hi = e->act_hi;
+    ctx->max_tensor_bytes = (size_t)c->opts.max_tensor_bytes;
+}
+
+int ref_check_outputs(const ref_op_ctx *ctx, ref_error *err)
+{
+    for (int j = 0; j < ctx->n_out; j++) {
+        char what[32];
+        snprintf(what, sizeof what, "output %d", j);
+        int rc = ref_shape_check(ctx->out[j], ctx->max_tensor_bytes, what, err);
+        if (rc)
+            return rc;
+    }
+    return REF_OK;
 }
 
 /* alloc_out for one-shot evaluation: heap data the caller of ref_node_eval owns. */
@@ -94,6 +108,8 @@ int ref_node_eval(const ref_compiled *c, int k, ref_node_io *io, ref_error *err)
     void *state = NULL, *scratch = NULL, *rt = NULL;
     ctx.rt = &rt;
     int rc = op->infer(&ctx);
+    if (!rc)
+        rc = ref_check_outputs(&ctx, err);
     /* An op that only learns its output shapes by running (Loop) runs now when every input is known. */
     bool self_alloc = rc == REF_E_DYNAMIC && op->sets_outputs && all_inputs_known(e, io->in);
     if (self_alloc) {

@@ -58,6 +58,7 @@ int ref_fuse_activations(ref_compiled *c, ref_error *err)
         e->out[0] = z;
         c->vals[z].producer = k;
         c->vals[y].producer = m; /* dead: produced by an elided node, never planned */
+        ref_readers_node(c, m, -1);
         a->elided = true;
         e->act = true;
         e->act_lo = lo;

@@ -190,16 +190,51 @@ static int resolve_inputs(ref_compiled *c, name_index *ix, int *ids, const int *
     return rc;
 }
 
-/* Kahn's algorithm, always taking the ready node that comes first in the file. */
+/* A binary min-heap of file indices: the ready nodes. */
+static void heap_push(int *h, size_t *n, int v)
+{
+    size_t i = (*n)++;
+    while (i && h[(i - 1) / 2] > v) {
+        h[i] = h[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    h[i] = v;
+}
+
+static int heap_pop(int *h, size_t *n)
+{
+    int top = h[0], last = h[--*n];
+    size_t i = 0;
+    for (;;) {
+        size_t l = 2 * i + 1, m = i;
+        int mv = last;
+        if (l < *n && h[l] < mv)
+            m = l, mv = h[l];
+        if (l + 1 < *n && h[l + 1] < mv)
+            m = l + 1;
+        if (m == i)
+            break;
+        h[i] = h[m];
+        i = m;
+    }
+    if (*n)
+        h[i] = last;
+    return top;
+}
+
+/* Kahn's algorithm, always taking the ready node that comes first in the file (a min-heap of file indices), so a
+ * graph already in order keeps it. Each node counts its inputs not yet produced (one per read); placing a node
+ * counts down its readers', found through a list of readers per producing node. */
 static int topo_sort(ref_compiled *c, int *ids, const int *n_impl, ref_error *err)
 {
     const ref_graph *g = c->graph;
-    size_t n = g->n_nodes;
-    int *pending = ref_calloc(n ? n : 1, sizeof *pending);
+    size_t n = g->n_nodes, n_edges = 0;
     int **node_ids = ref_calloc(n ? n : 1, sizeof *node_ids);
-    bool *done = ref_calloc(n ? n : 1, sizeof *done);
+    int *pending = ref_calloc(n ? n : 1, sizeof *pending);
+    size_t *first_reader = ref_calloc(n + 1, sizeof *first_reader);
+    int *heap = ref_malloc((n ? n : 1) * sizeof *heap), *readers = NULL;
     int rc = REF_OK;
-    if (!pending || !node_ids || !done) {
+    if (!pending || !node_ids || !first_reader || !heap) {
         rc = ref_fail(err, REF_E_NOMEM, "compile: out of memory sorting %zu nodes", n);
         goto out;
     }
@@ -207,39 +242,52 @@ static int topo_sort(ref_compiled *c, int *ids, const int *n_impl, ref_error *er
         node_ids[k] = ids + off;
         off += (size_t)g->nodes[k].n_outputs + (size_t)g->nodes[k].n_inputs + (size_t)n_impl[k];
     }
-    size_t placed = 0, scan = 0;
-    while (placed < n) {
-        /* Restart from the first unplaced node: cheap for graphs already in order. */
-        size_t k = scan;
-        for (; k < n; k++) {
-            if (done[k])
-                continue;
-            const int *in = node_ids[k] + g->nodes[k].n_outputs;
-            bool ready = true;
-            for (int j = 0; j < g->nodes[k].n_inputs + n_impl[k] && ready; j++) {
-                int v = in[j];
-                if (v >= 0 && c->vals[v].kind == REF_VAL_ACT && !done[c->vals[v].producer])
-                    ready = false;
+    /* readers of node p's outputs: readers[first_reader[p] .. first_reader[p + 1]), one entry per read */
+    for (size_t k = 0; k < n; k++) {
+        const int *in = node_ids[k] + g->nodes[k].n_outputs;
+        for (int j = 0; j < g->nodes[k].n_inputs + n_impl[k]; j++)
+            if (in[j] >= 0 && c->vals[in[j]].kind == REF_VAL_ACT) {
+                first_reader[c->vals[in[j]].producer + 1]++;
+                n_edges++;
             }
-            if (ready)
-                break;
-        }
-        if (k == n) {
-            rc = ref_fail(err, REF_E_PARSE, "graph has a cycle: %zu of %zu nodes can never run", n - placed,
-                          n);
-            goto out;
-        }
-        ref_exec_node *e = &c->nodes[placed];
+    }
+    for (size_t p = 0; p < n; p++)
+        first_reader[p + 1] += first_reader[p];
+    if (!(readers = ref_malloc((n_edges ? n_edges : 1) * sizeof *readers))) {
+        rc = ref_fail(err, REF_E_NOMEM, "compile: out of memory sorting %zu nodes", n);
+        goto out;
+    }
+    size_t n_ready = 0;
+    for (size_t k = 0; k < n; k++) {
+        const int *in = node_ids[k] + g->nodes[k].n_outputs;
+        for (int j = 0; j < g->nodes[k].n_inputs + n_impl[k]; j++)
+            if (in[j] >= 0 && c->vals[in[j]].kind == REF_VAL_ACT) {
+                readers[first_reader[c->vals[in[j]].producer]++] = (int)k;
+                pending[k]++;
+            }
+        if (!pending[k])
+            heap_push(heap, &n_ready, (int)k);
+    }
+    for (size_t p = n; p > 0; p--) /* the fill moved each start to the next one's: move them back */
+        first_reader[p] = first_reader[p - 1];
+    first_reader[0] = 0;
+    size_t placed = 0;
+    while (n_ready) {
+        int k = heap_pop(heap, &n_ready);
+        ref_exec_node *e = &c->nodes[placed++];
         e->node = &g->nodes[k];
         e->out = node_ids[k];
         e->n_out = g->nodes[k].n_outputs;
         e->in = node_ids[k] + e->n_out;
         e->n_in = g->nodes[k].n_inputs;
         e->n_implicit = n_impl[k];
-        done[k] = true;
-        placed++;
-        while (scan < n && done[scan])
-            scan++;
+        for (size_t r = first_reader[k]; r < first_reader[k + 1]; r++)
+            if (--pending[readers[r]] == 0)
+                heap_push(heap, &n_ready, readers[r]);
+    }
+    if (placed < n) {
+        rc = ref_fail(err, REF_E_PARSE, "graph has a cycle: %zu of %zu nodes can never run", n - placed, n);
+        goto out;
     }
     for (int k = 0; k < c->n_nodes; k++)
         for (int j = 0; j < c->nodes[k].n_out; j++)
@@ -248,7 +296,9 @@ static int topo_sort(ref_compiled *c, int *ids, const int *n_impl, ref_error *er
 out:
     ref_free(pending);
     ref_free(node_ids);
-    ref_free(done);
+    ref_free(first_reader);
+    ref_free(heap);
+    ref_free(readers);
     return rc;
 }
 
@@ -275,6 +325,7 @@ static int resolve_outputs_and_uses(ref_compiled *c, name_index *ix, ref_error *
                             g->outputs[i].name);
         c->outputs[c->n_outputs++] = id;
         c->vals[id].last_use = c->n_nodes;
+        c->vals[id].graph_output = true;
     }
     return REF_OK;
 }

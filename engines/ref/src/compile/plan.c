@@ -1,6 +1,7 @@
 /* plan.c: builds a plan for one set of input shapes: shape inference node by node, folding of subgraphs that
  * depend only on shapes (Shape → Gather → Concat → Reshape), then the memory plan. It must never keep a
  * value folded from input shapes beyond the plan that owns it: another input shape gives another value. */
+#include <stdio.h>
 #include <string.h>
 
 #include "../alloc.h"
@@ -15,7 +16,20 @@ static int shape_option(const ref_compiled *c, const char *name)
     return -1;
 }
 
+static int input_default_shape(const ref_compiled *c, int i, ref_tensor *out, bool *guessed, ref_error *err);
+
 int ref_input_default_shape(const ref_compiled *c, int i, ref_tensor *out, bool *guessed, ref_error *err)
+{
+    int rc = input_default_shape(c, i, out, guessed, err);
+    if (rc)
+        return rc;
+    /* the declared dims and the dim./shape. options are only bounded one by one: their product is checked here */
+    char what[160];
+    snprintf(what, sizeof what, "graph input '%.128s'", c->vals[c->inputs[i]].name);
+    return ref_shape_check(out, (size_t)c->opts.max_tensor_bytes, what, err);
+}
+
+static int input_default_shape(const ref_compiled *c, int i, ref_tensor *out, bool *guessed, ref_error *err)
 {
     const ref_value *v = &c->vals[c->inputs[i]];
     const ref_value_info *d = v->declared;
@@ -143,6 +157,8 @@ static int infer_node(const ref_compiled *c, ref_plan *p, int k, ref_node_io *io
     ref_node_ctx(c, k, in, outp, &ctx, err);
     ctx.n_threads = c->opts.threads;
     int rc = e->op->infer(&ctx);
+    if (!rc)
+        rc = ref_check_outputs(&ctx, err);
     if (rc)
         return rc;
     for (int j = 0; j < e->n_out; j++) {

@@ -1,54 +1,117 @@
 /* release.c: gives back the memory of weights nothing reads any more: a folded weight a Conv has pre-packed
  * (freed), and mapped initializer pages no running node reads (dropped from RSS, still mapped).
  * It must never release a value a node, a subgraph or the caller can still read. */
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
 #include "../alloc.h"
 #include "compiled.h"
 
+void ref_readers_node(ref_compiled *c, int k, int delta)
+{
+    const ref_exec_node *e = &c->nodes[k];
+    for (int j = 0; j < e->n_in + e->n_implicit; j++)
+        if (e->in[j] >= 0)
+            c->readers[e->in[j]] += delta;
+}
+
+int ref_vals_grow(ref_compiled *c, ref_error *err)
+{
+    if (c->n_vals < c->cap_vals)
+        return REF_OK;
+    int cap = c->cap_vals > 16 ? 2 * c->cap_vals : 32;
+    ref_value *v = ref_realloc(c->vals, sizeof *v * (size_t)cap);
+    if (v)
+        c->vals = v;
+    int *r = v ? ref_realloc(c->readers, sizeof *r * (size_t)cap) : NULL;
+    if (r)
+        c->readers = r;
+    int *o = r ? ref_realloc(c->only_reader, sizeof *o * (size_t)cap) : NULL;
+    if (!o)
+        return ref_fail(err, REF_E_NOMEM, "compile: out of memory for %d values", cap);
+    c->only_reader = o;
+    for (int i = c->cap_vals; i < cap; i++) {
+        c->readers[i] = 0;
+        c->only_reader[i] = -1;
+    }
+    c->cap_vals = cap;
+    return REF_OK;
+}
+
+static int by_data(const void *a, const void *b)
+{
+    const ref_initializer *x = *(const ref_initializer *const *)a, *y = *(const ref_initializer *const *)b;
+    uintptr_t p = (uintptr_t)x->t.data, q = (uintptr_t)y->t.data;
+    return p != q ? (p < q ? -1 : 1) : (x < y ? -1 : x > y); /* equal addresses: file order */
+}
+
+int ref_readers_build(ref_compiled *c, ref_error *err)
+{
+    c->cap_vals = c->n_vals; /* vals was sized exactly; ref_vals_grow doubles from here */
+    c->readers = ref_calloc((size_t)c->n_vals + 1, sizeof *c->readers);
+    c->only_reader = ref_malloc(((size_t)c->n_vals + 1) * sizeof *c->only_reader);
+    c->mapped = ref_calloc(c->graph->n_inits + 1, sizeof *c->mapped);
+    if (!c->readers || !c->only_reader || !c->mapped)
+        return ref_fail(err, REF_E_NOMEM, "compile: out of memory indexing %d values", c->n_vals);
+    for (int v = 0; v < c->n_vals; v++)
+        c->only_reader[v] = -1;
+    for (int k = 0; k < c->n_nodes; k++) {
+        const ref_exec_node *e = &c->nodes[k];
+        if (!e->folded && !e->elided)
+            ref_readers_node(c, k, 1);
+        for (int j = 0; j < e->n_in + e->n_implicit; j++) {
+            int v = e->in[j], *o = v >= 0 ? &c->only_reader[v] : NULL;
+            if (o)
+                *o = e->n_implicit || j >= e->n_in || (*o != -1 && *o != k) ? -2 : k;
+        }
+    }
+    c->n_mapped = 0;
+    for (size_t i = 0; i < c->graph->n_inits; i++)
+        if (c->graph->inits[i].storage == REF_STORAGE_MAPPED)
+            c->mapped[c->n_mapped++] = &c->graph->inits[i];
+    qsort(c->mapped, c->n_mapped, sizeof *c->mapped, by_data);
+    return REF_OK;
+}
+
 /* Nodes that read value v at run time, node `except` aside; folded and elided nodes never run. */
 static int runtime_readers(const ref_compiled *c, int v, int except)
 {
-    int n = 0;
-    for (int k = 0; k < c->n_nodes; k++) {
-        const ref_exec_node *e = &c->nodes[k];
-        if (k == except || e->folded || e->elided)
-            continue;
+    int n = c->readers[v];
+    if (except >= 0 && !c->nodes[except].folded && !c->nodes[except].elided) {
+        const ref_exec_node *e = &c->nodes[except];
         for (int j = 0; j < e->n_in + e->n_implicit; j++)
-            n += e->in[j] == v;
+            n -= e->in[j] == v;
     }
     return n;
-}
-
-static bool is_graph_output(const ref_compiled *c, int v)
-{
-    for (int i = 0; i < c->n_outputs; i++)
-        if (c->outputs[i] == v)
-            return true;
-    return false;
 }
 
 /* Drop the whole pages of v's bytes from RSS when they lie in a file mapping. The mapping is private and
  * read-only, so a later read (another compile of the same model) faults the same bytes in again. */
 static void drop_mapped(const ref_compiled *c, int v)
 {
-    const ref_value *val = &c->vals[v];
-    for (size_t i = 0; i < c->graph->n_inits; i++) {
-        const ref_initializer *in = &c->graph->inits[i];
-        if (in->storage != REF_STORAGE_MAPPED || in->t.data != val->t.data)
-            continue;
-        uintptr_t page = 4096, p = (uintptr_t)in->t.data;
-        uintptr_t from = (p + page - 1) & ~(page - 1), to = (p + in->nbytes) & ~(page - 1);
-        if (to > from)
-            madvise((void *)from, to - from, MADV_DONTNEED); /* only a hint: a failure changes nothing */
-        return;
+    const void *data = c->vals[v].t.data;
+    size_t lo = 0, hi = c->n_mapped;
+    while (lo < hi) { /* the first mapped initializer at data's address */
+        size_t mid = lo + (hi - lo) / 2;
+        if ((uintptr_t)c->mapped[mid]->t.data < (uintptr_t)data)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
+    if (lo == c->n_mapped || c->mapped[lo]->t.data != data)
+        return;
+    const ref_initializer *in = c->mapped[lo];
+    uintptr_t page = 4096, p = (uintptr_t)in->t.data;
+    uintptr_t from = (p + page - 1) & ~(page - 1), to = (p + in->nbytes) & ~(page - 1);
+    if (to > from)
+        madvise((void *)from, to - from, MADV_DONTNEED); /* only a hint: a failure changes nothing */
 }
 
 void ref_release_unread(ref_compiled *c, int v)
 {
-    if (v < 0 || c->vals[v].kind != REF_VAL_CONST || !c->vals[v].t.data || is_graph_output(c, v) ||
+    if (v < 0 || c->vals[v].kind != REF_VAL_CONST || !c->vals[v].t.data || c->vals[v].graph_output ||
         runtime_readers(c, v, -1) != 0)
         return;
     if (!c->vals[v].owned) {
@@ -76,7 +139,7 @@ void ref_release_packed_weight(ref_compiled *c, int k)
         !e->op->state_bytes(e->state) || e->n_in < 2)
         return;
     int w = e->in[1];
-    if (w < 0 || c->vals[w].kind != REF_VAL_CONST || is_graph_output(c, w) || runtime_readers(c, w, k))
+    if (w < 0 || c->vals[w].kind != REF_VAL_CONST || c->vals[w].graph_output || runtime_readers(c, w, k))
         return;
     ref_value *val = &c->vals[w];
     if (val->owned) {

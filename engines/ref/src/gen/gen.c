@@ -29,12 +29,12 @@ void ref_gen_options_init(ref_gen_options *o)
 
 const char *ref_gen_arch_names(void)
 {
-    return "mlp, mobilenetv2, resnet18, resnet50, transformer";
+    return "mlp, mobilenetv2, resnet18, resnet50, transformer, chain";
 }
 
 static int known_arch(const char *a)
 {
-    static const char *const names[] = {"mlp", "mobilenetv2", "resnet18", "resnet50", "transformer"};
+    static const char *const names[] = {"mlp", "mobilenetv2", "resnet18", "resnet50", "transformer", "chain"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (!strcmp(a, names[i]))
             return 1;
@@ -63,6 +63,9 @@ int ref_gen_validate(const ref_gen_options *o, ref_error *err)
         return rc;
     if (!strcmp(o->arch, "mlp"))
         return check_range("mlp_hidden", o->mlp_hidden, 1, 1 << 20, err);
+    if (!strcmp(o->arch, "chain"))
+        return (rc = check_range("layers", o->layers, 1, 1 << 24, err)) ? rc
+                                                                       : check_range("hidden", o->hidden, 1, 65536, err);
     if (!strcmp(o->arch, "transformer")) {
         if ((rc = check_range("layers", o->layers, 1, 1024, err)) ||
             (rc = check_range("hidden", o->hidden, 1, 65536, err)) ||
@@ -91,6 +94,8 @@ static int dispatch(ref_gb *b, const ref_gen_options *o)
         return ref_gen_build_resnet(b, o, 18);
     if (!strcmp(o->arch, "resnet50"))
         return ref_gen_build_resnet(b, o, 50);
+    if (!strcmp(o->arch, "chain"))
+        return ref_gen_build_chain(b, o);
     return ref_gen_build_transformer(b, o);
 }
 

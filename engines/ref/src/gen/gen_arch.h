@@ -11,6 +11,7 @@ int ref_gen_build_mlp(ref_gb *b, const ref_gen_options *o);
 int ref_gen_build_mobilenetv2(ref_gb *b, const ref_gen_options *o);
 int ref_gen_build_resnet(ref_gb *b, const ref_gen_options *o, int depth); /* 18 or 50 */
 int ref_gen_build_transformer(ref_gb *b, const ref_gen_options *o);
+int ref_gen_build_chain(ref_gb *b, const ref_gen_options *o);
 
 /* MobileNetV2's channel rounding: v to a multiple of 8, at least 8 and never below 90% of v. */
 int64_t ref_gen_make_divisible(double v);

@@ -69,35 +69,42 @@ static int check_inputs(ref_op_ctx *c, bool transpose, ref_conv_geom *g)
 static int conv_dim(ref_op_ctx *c, ref_conv_geom *g, const char *ap, int i, int d, const int64_t *pads,
                     const int64_t *opad, const int64_t *oshape)
 {
-    int64_t in = g->in[d], span = (g->k[d] - 1) * g->dil[d] + 1, s = g->stride[d];
+    /* Every step is checked: kernel, strides, dilations, pads and output_shape come from the model. */
+    bool ovf = false;
+    int64_t in = g->in[d], span = ref_i64_add(ref_i64_mul(g->k[d] - 1, g->dil[d], &ovf), 1, &ovf), s = g->stride[d];
     int64_t lo = pads[i], hi = pads[i + g->nsp], out;
     bool same = !strcmp(ap, "SAME_UPPER") || !strcmp(ap, "SAME_LOWER"), upper = !strcmp(ap, "SAME_UPPER");
     if (!g->transpose) {
         if (same) {
-            out = (in + s - 1) / s;
-            int64_t total = (out - 1) * s + span - in;
+            out = in / s + (in % s != 0);
+            int64_t total = ref_i64_sub(ref_i64_add(ref_i64_mul(out - 1, s, &ovf), span, &ovf), in, &ovf);
             total = total > 0 ? total : 0;
             lo = upper ? total / 2 : total - total / 2;
             hi = total - lo;
         } else if (!strcmp(ap, "VALID")) {
             lo = hi = 0;
         }
-        out = (in + lo + hi - span) >= 0 ? (in + lo + hi - span) / s + 1 : 0;
+        int64_t room = ref_i64_sub(ref_i64_add(ref_i64_add(in, lo, &ovf), hi, &ovf), span, &ovf);
+        out = room >= 0 ? room / s + 1 : 0;
     } else {
-        int64_t natural = s * (in - 1) + opad[i] + span;
+        int64_t natural = ref_i64_add(ref_i64_add(ref_i64_mul(s, in - 1, &ovf), opad[i], &ovf), span, &ovf);
         if (oshape || same) {
-            out = oshape ? oshape[i] : in * s;
-            int64_t total = natural - out;
+            out = oshape ? oshape[i] : ref_i64_mul(in, s, &ovf);
+            int64_t total = ref_i64_sub(natural, out, &ovf);
             /* SAME_UPPER puts the odd pixel at the end, NOTSET and SAME_LOWER at the start. Halves round
              * toward -inf, so an output_shape larger than natural (total < 0) grows at the end. */
-            int64_t half = total >= 0 ? total / 2 : -((1 - total) / 2);
+            int64_t half = total >= 0 ? total / 2 : -(ref_i64_sub(1, total, &ovf) / 2);
             lo = upper ? half : total - half;
             hi = total - lo;
         } else if (!strcmp(ap, "VALID")) {
             lo = hi = 0;
         }
-        out = natural - lo - hi;
+        out = ref_i64_sub(ref_i64_sub(natural, lo, &ovf), hi, &ovf);
     }
+    if (ovf)
+        return ref_fail(c->err, REF_E_RANGE, "spatial dim %d: input %lld, kernel %lld, stride %lld, dilation %lld and "
+                        "pads %lld/%lld overflow 64 bits", i, (long long)in, (long long)g->k[d], (long long)s,
+                        (long long)g->dil[d], (long long)pads[i], (long long)pads[i + g->nsp]);
     if (!g->transpose && (lo < 0 || hi < 0))
         return ref_fail(c->err, REF_E_SHAPE, "negative pads on spatial dim %d", i);
     if (out <= 0)
@@ -167,11 +174,10 @@ int ref_conv_geom_init(ref_op_ctx *c, bool transpose, ref_conv_geom *g)
         if ((rc = conv_dim(c, g, ap, i, REF_CONV_SP - g->nsp + i, pads, opad, has_oshape ? oshape : NULL)))
             return rc;
     g->in_size = g->out_size = g->k_size = 1;
-    for (int d = 0; d < REF_CONV_SP; d++) {
-        g->in_size *= g->in[d];
-        g->out_size *= g->out[d];
-        g->k_size *= g->k[d];
-    }
+    for (int d = 0; d < REF_CONV_SP; d++)
+        if (!ref_dim_mul(g->in_size, g->in[d], &g->in_size) || !ref_dim_mul(g->out_size, g->out[d], &g->out_size) ||
+            !ref_dim_mul(g->k_size, g->k[d], &g->k_size))
+            return ref_fail(c->err, REF_E_RANGE, "the spatial sizes of input, output or kernel overflow 64 bits");
     return REF_OK;
 }
 

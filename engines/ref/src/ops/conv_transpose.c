@@ -10,6 +10,12 @@ int ref_conv_transpose_infer(ref_op_ctx *c)
     int rc = ref_conv_geom_init(c, true, &g);
     if (rc)
         return rc;
+    /* the column matrix is a tensor of its own, held to the same bounds (col_bytes then cannot wrap) */
+    ref_tensor col = {.dtype = REF_DT_FLOAT, .rank = 2, .dims = {0, g.in_size}};
+    if (!ref_dim_mul(g.cout_g, g.k_size, &col.dims[0]))
+        col.dims[0] = -1;
+    if ((rc = ref_shape_check(&col, ref_op_max_tensor_bytes(c), "the column matrix", c->err)))
+        return rc;
     ref_conv_out_shape(&g, c->out[0]);
     return REF_OK;
 }

@@ -127,7 +127,9 @@ static int concat_infer(ref_op_ctx *c)
             return ref_fail(c->err, REF_E_SHAPE, "Concat: input %d %s does not match input 0 %s off axis %d", k,
                             ref_shape_str(t, a, sizeof a), ref_shape_str(first, b, sizeof b), axis);
         }
-        dims[axis] += t->dims[axis];
+        if (!ref_dim_add(dims[axis], t->dims[axis], &dims[axis]))
+            return ref_fail(c->err, REF_E_RANGE, "Concat: the lengths along axis %d overflow 64 bits at input %d", axis,
+                            k);
     }
     c->out[0]->dtype = first->dtype;
     ref_tensor_set_shape(c->out[0], first->rank, dims);

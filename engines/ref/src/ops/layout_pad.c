@@ -149,7 +149,11 @@ int ref_pad_infer(ref_op_ctx *c)
     y->dtype = x->dtype;
     y->rank = x->rank;
     for (int d = 0; d < x->rank; d++) {
-        y->dims[d] = x->dims[d] + p.begin[d] + p.end[d];
+        /* pads may be negative (cropping), so the sum is checked as signed */
+        if (__builtin_add_overflow(x->dims[d], p.begin[d], &y->dims[d]) ||
+            __builtin_add_overflow(y->dims[d], p.end[d], &y->dims[d]))
+            return ref_fail(c->err, REF_E_RANGE, "Pad: dim %d of length %lld padded by %lld,%lld overflows 64 bits", d,
+                            (long long)x->dims[d], (long long)p.begin[d], (long long)p.end[d]);
         if (y->dims[d] < 0)
             return ref_fail(c->err, REF_E_SHAPE, "Pad: dim %d of length %lld cropped below 0 by pads %lld,%lld", d,
                             (long long)x->dims[d], (long long)p.begin[d], (long long)p.end[d]);

@@ -49,7 +49,9 @@ int ref_tile_infer(ref_op_ctx *c)
     for (int d = 0; d < n; d++) {
         if (reps[d] < 0)
             return ref_fail(c->err, REF_E_SHAPE, "Tile: repeats[%d] is negative (%lld)", d, (long long)reps[d]);
-        y->dims[d] = x->dims[d] * reps[d];
+        if (!ref_dim_mul(x->dims[d], reps[d], &y->dims[d]))
+            return ref_fail(c->err, REF_E_RANGE, "Tile: dim %d of length %lld repeated %lld times overflows 64 bits",
+                            d, (long long)x->dims[d], (long long)reps[d]);
     }
     return REF_OK;
 }

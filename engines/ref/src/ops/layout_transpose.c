@@ -89,8 +89,11 @@ static int block_input(ref_op_ctx *c, const char *op, int64_t *b)
     if (c->in[0]->rank != 4)
         return ref_fail(c->err, REF_E_SHAPE, "%s: input must be 4-D (N,C,H,W), got rank %d", op, c->in[0]->rank);
     *b = ref_attr_int_or(c->node, "blocksize", 0);
+    int64_t bb;
     if (*b < 1)
         return ref_fail(c->err, REF_E_INVALID, "%s: blocksize must be positive, got %lld", op, (long long)*b);
+    if (!ref_dim_mul(*b, *b, &bb))
+        return ref_fail(c->err, REF_E_RANGE, "%s: blocksize %lld squared overflows 64 bits", op, (long long)*b);
     return REF_OK;
 }
 
@@ -115,7 +118,10 @@ int ref_depth_to_space_infer(ref_op_ctx *c)
     if (x->dims[1] % (b * b))
         return ref_fail(c->err, REF_E_SHAPE, "DepthToSpace: channels %lld are not a multiple of blocksize^2 = %lld",
                         (long long)x->dims[1], (long long)(b * b));
-    int64_t dims[4] = {x->dims[0], x->dims[1] / (b * b), x->dims[2] * b, x->dims[3] * b};
+    int64_t dims[4] = {x->dims[0], x->dims[1] / (b * b), 0, 0};
+    if (!ref_dim_mul(x->dims[2], b, &dims[2]) || !ref_dim_mul(x->dims[3], b, &dims[3]))
+        return ref_fail(c->err, REF_E_RANGE, "DepthToSpace: spatial dims %lldx%lld times blocksize %lld overflow 64 bits",
+                        (long long)x->dims[2], (long long)x->dims[3], (long long)b);
     c->out[0]->dtype = x->dtype;
     ref_tensor_set_shape(c->out[0], 4, dims);
     return REF_OK;
@@ -147,7 +153,10 @@ int ref_space_to_depth_infer(ref_op_ctx *c)
     if (x->dims[2] % b || x->dims[3] % b)
         return ref_fail(c->err, REF_E_SHAPE, "SpaceToDepth: spatial dims %lldx%lld are not multiples of blocksize %lld",
                         (long long)x->dims[2], (long long)x->dims[3], (long long)b);
-    int64_t dims[4] = {x->dims[0], x->dims[1] * b * b, x->dims[2] / b, x->dims[3] / b};
+    int64_t dims[4] = {x->dims[0], 0, x->dims[2] / b, x->dims[3] / b};
+    if (!ref_dim_mul(x->dims[1], b * b, &dims[1]))
+        return ref_fail(c->err, REF_E_RANGE, "SpaceToDepth: channels %lld times blocksize^2 = %lld overflow 64 bits",
+                        (long long)x->dims[1], (long long)(b * b));
     c->out[0]->dtype = x->dtype;
     ref_tensor_set_shape(c->out[0], 4, dims);
     return REF_OK;

@@ -40,6 +40,9 @@ typedef struct ref_op_ctx {
     /* A fused activation (compile/fuse_act.c; Conv only): clamp every output to [act_lo, act_hi], NaN kept. */
     bool act;
     float act_lo, act_hi;
+    /* Largest tensor a shape may ask for (the compiled model's max_tensor_bytes): ref_op_output and the executor
+     * refuse bigger outputs; an op sizing memory of its own (scratch, a table) holds it to this too. */
+    size_t max_tensor_bytes;
 } ref_op_ctx;
 
 typedef struct ref_op {
@@ -126,6 +129,8 @@ int ref_op_want_dtype(ref_op_ctx *c, int i, int n_types, const int *types);
 /* Output j gets shape t (dtype, rank, dims): when the executor planned its room already, t must match that
  * shape (else REF_E_SHAPE); otherwise its data is allocated through c->alloc_out. For sets_outputs ops. */
 int ref_op_output(ref_op_ctx *c, int j, const ref_tensor *t);
+/* The largest tensor this op may make (c->max_tensor_bytes; the machine's default when a caller left it 0). */
+size_t ref_op_max_tensor_bytes(const ref_op_ctx *c);
 /* Number of inputs actually present (trailing omitted ones not counted). */
 int ref_op_n_present(const ref_op_ctx *c);
 /* Read an int64 or int32 input tensor's values into out (at most max); returns the count or -1 when

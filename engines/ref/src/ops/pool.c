@@ -41,10 +41,18 @@ static int pool_ints(ref_op_ctx *c, const char *name, int n, int64_t dflt, int64
 /* Output size of one spatial dim; fills pb/pe for auto_pad modes. */
 static int pool_out_dim(ref_op_ctx *c, pool_geom *g, int j, const char *auto_pad, bool ceil_mode)
 {
-    int64_t in = g->in[j], s = g->s[j], eff = (g->k[j] - 1) * g->d[j] + 1;
+    bool ovf = false;
+    int64_t in = g->in[j], s = g->s[j], eff = ref_i64_add(ref_i64_mul(g->k[j] - 1, g->d[j], &ovf), 1, &ovf);
+    int r = j - (3 - g->nsp); /* the dim as the model counts them */
+    if (ovf)
+        return ref_fail(c->err, REF_E_RANGE, "spatial dim %d: kernel %lld and dilation %lld overflow 64 bits", r,
+                        (long long)g->k[j], (long long)g->d[j]);
     if (!strcmp(auto_pad, "SAME_UPPER") || !strcmp(auto_pad, "SAME_LOWER")) {
-        int64_t out = (in + s - 1) / s;
-        int64_t total = (out - 1) * s + eff - in;
+        int64_t out = in / s + (in % s != 0);
+        int64_t total = ref_i64_sub(ref_i64_add(ref_i64_mul(out - 1, s, &ovf), eff, &ovf), in, &ovf);
+        if (ovf)
+            return ref_fail(c->err, REF_E_RANGE, "spatial dim %d: kernel %lld, dilation %lld and stride %lld overflow "
+                            "64 bits", r, (long long)g->k[j], (long long)g->d[j], (long long)s);
         if (total < 0)
             total = 0;
         g->pb[j] = auto_pad[5] == 'U' ? total / 2 : total - total / 2;
@@ -56,14 +64,19 @@ static int pool_out_dim(ref_op_ctx *c, pool_geom *g, int j, const char *auto_pad
         g->pb[j] = g->pe[j] = 0;
     else if (strcmp(auto_pad, "NOTSET"))
         return ref_fail(c->err, REF_E_UNSUPPORTED, "auto_pad '%s' is not supported", auto_pad);
-    int64_t span = in + g->pb[j] + g->pe[j] - eff;
+    int64_t padded = ref_i64_add(ref_i64_add(in, g->pb[j], &ovf), g->pe[j], &ovf);
+    if (ovf)
+        return ref_fail(c->err, REF_E_RANGE, "spatial dim %d: pads %lld/%lld overflow 64 bits", r,
+                        (long long)g->pb[j], (long long)g->pe[j]);
+    int64_t span = padded - eff; /* both non-negative: no overflow */
     if (span < 0)
         return ref_fail(c->err, REF_E_SHAPE, "window of %lld (kernel %lld, dilation %lld) exceeds padded input %lld",
-                        (long long)eff, (long long)g->k[j], (long long)g->d[j],
-                        (long long)(in + g->pb[j] + g->pe[j]));
-    int64_t out = (ceil_mode ? (span + s - 1) / s : span / s) + 1;
-    /* the last window must start inside the input or the leading pad (PyTorch's and ONNX's rule) */
-    if (ceil_mode && (out - 1) * s >= in + g->pb[j])
+                        (long long)eff, (long long)g->k[j], (long long)g->d[j], (long long)padded);
+    int64_t out = (ceil_mode ? span / s + (span % s != 0) : span / s) + 1;
+    /* the last window must start inside the input or the leading pad (PyTorch's and ONNX's rule):
+     * (out - 1) * s >= in + pb, compared as a quotient so that nothing overflows */
+    int64_t lead = in + g->pb[j];
+    if (ceil_mode && out - 1 >= lead / s + (lead % s != 0))
         out--;
     g->out[j] = out;
     return REF_OK;

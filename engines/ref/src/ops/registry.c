@@ -1,5 +1,6 @@
 /* registry.c: finds an operator by op_type across the per-family tables, plus helpers for infer code.
  * It must never own state: the tables are static and read-only. */
+#include <stdio.h>
 #include <string.h>
 
 #include "op.h"
@@ -55,12 +56,22 @@ int ref_op_output(ref_op_ctx *c, int j, const ref_tensor *t)
                             ref_shape_str(o, b, sizeof b));
         return REF_OK;
     }
+    char what[32];
+    snprintf(what, sizeof what, "output %d", j);
+    int rc = ref_shape_check(t, ref_op_max_tensor_bytes(c), what, c->err);
+    if (rc)
+        return rc;
     o->dtype = t->dtype;
     o->rank = t->rank;
     memcpy(o->dims, t->dims, sizeof o->dims);
     if (!c->alloc_out)
         return ref_fail(c->err, REF_E_DYNAMIC, "output %d: its shape is only known at run time", j);
     return c->alloc_out(c, j);
+}
+
+size_t ref_op_max_tensor_bytes(const ref_op_ctx *c)
+{
+    return c->max_tensor_bytes ? c->max_tensor_bytes : ref_default_max_tensor_bytes();
 }
 
 int ref_op_n_present(const ref_op_ctx *c)

@@ -114,7 +114,9 @@ static int rz_from_sizes(ref_op_ctx *c, const ref_tensor *t, const int *axes, in
         double s = policy ? keep : in ? (double)sz[i] / (double)in : 1.0;
         p->scale[d] = s > 0 ? s : 1.0; /* a zero-length output reads nothing: any finite scale will do */
         p->out_width[d] = s * (double)in;
-        p->out_dims[d] = policy ? (int64_t)nearbyint(s * (double)in) : sz[i];
+        p->out_dims[d] = sz[i];
+        if (policy && !ref_dim_from_double(nearbyint(s * (double)in), &p->out_dims[d]))
+            return ref_fail(c->err, REF_E_RANGE, "sizes[%d] with keep_aspect_ratio_policy makes axis %d too long", i, d);
     }
     return REF_OK;
 }

@@ -247,7 +247,9 @@ static int concat_run(ref_op_ctx *c)
     } else {
         y.dims[axis] = 0;
         for (int i = 0; i < s.n; i++)
-            y.dims[axis] += ref_seq_at(c->in[0], i).dims[axis];
+            if (!ref_dim_add(y.dims[axis], ref_seq_at(c->in[0], i).dims[axis], &y.dims[axis]))
+                return ref_fail(c->err, REF_E_RANGE, "ConcatFromSequence: the lengths along axis %d overflow 64 bits",
+                                axis);
     }
     if ((rc = ref_op_output(c, 0, &y)))
         return rc;

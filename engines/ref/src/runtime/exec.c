@@ -160,6 +160,8 @@ static int output_shapes(ref_request *r, const ref_plan *p, int k, ref_error *er
     ref_op_ctx ctx;
     ref_node_ctx(c, k, r->in_ptrs, r->out_ptrs, &ctx, err);
     int rc = e->op->infer(&ctx);
+    if (!rc)
+        rc = ref_check_outputs(&ctx, err);
     if (rc)
         return ref_node_fail(c, k, err);
     return REF_OK;

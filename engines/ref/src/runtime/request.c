@@ -1,6 +1,7 @@
 /* request.c: inference requests: input copies and zero-copy bindings, the plan cache (mem_pattern) and
  * the activation arena with its growth policy. It must never allocate inside ref_infer when the plan is
  * cached and the arena big enough: that is the arena=on contract the harness checks. */
+#include <stdio.h>
 #include <string.h>
 
 #include "../alloc.h"
@@ -156,7 +157,9 @@ static int check_input(const ref_request *r, size_t i, const ref_tensor *t, ref_
     for (int j = 0; j < t->rank; j++)
         if (t->dims[j] < 0)
             return ref_fail(err, REF_E_SHAPE, "input '%s': dim %d is negative", v->name, j);
-    return REF_OK;
+    char what[160];
+    snprintf(what, sizeof what, "input '%.128s'", v->name);
+    return ref_shape_check(t, (size_t)r->c->opts.max_tensor_bytes, what, err);
 }
 
 int ref_request_set_input(ref_request *r, size_t i, const ref_tensor *t, ref_error *err)
