@@ -78,6 +78,12 @@ static float to_float(int dtype, const void *p, size_t i)
     switch (dtype) {
     case 1: return ((const float *)p)[i];
     case 11: return (float)((const double *)p)[i];
+    case 10: { /* float16 */
+        uint16_t h = ((const uint16_t *)p)[i];
+        int e = (h >> 10) & 31, m = h & 1023;
+        float v = e == 31 ? (m ? NAN : INFINITY) : e ? ldexpf((float)(1024 + m), e - 25) : ldexpf((float)m, -24);
+        return h & 0x8000 ? -v : v;
+    }
     case 6: return (float)((const int32_t *)p)[i];
     case 7: return (float)((const int64_t *)p)[i];
     case 9: case 2: return (float)((const uint8_t *)p)[i];
