@@ -1,9 +1,11 @@
 /* quant_conv.c: ConvInteger (int32 sums of zero-point-shifted 8-bit products) and QLinearConv (the same sums
- * requantized: y = saturate(round((sum + B) * x_scale * w_scale / y_scale) + y_zero_point)), a direct kernel over
- * Conv's geometry. It must never read X outside its padded bounds: padding reads as the zero point. */
+ * requantized: y = saturate(round((sum + B) * x_scale * w_scale / y_scale) + y_zero_point)): im2col of int16
+ * columns in chunks, then the integer GEMM (qgemm.h). It must never read X outside its padded bounds: padding
+ * reads as the zero point. */
 #include <string.h>
 
 #include "conv_ops.h"
+#include "qgemm.h"
 #include "quant.h"
 #include "reduce_elem.h"
 
@@ -21,50 +23,146 @@ static int qgeom(ref_op_ctx *c, const ref_tensor *x, const ref_tensor *w, const 
     return ref_conv_geom_init(&cc, false, g);
 }
 
+/* One run's view: the input image of batch n, group grp, as columns p0 .. p0+pn of the im2col matrix, each k pair
+ * of a column side by side (qgemm.h's b layout), 8-bit values less x's zero point; padding is 0 (it reads as the
+ * zero point). */
+typedef struct {
+    const ref_conv_geom *g;
+    const void *x;
+    bool x_signed;
+    int xz;
+    int64_t n, grp, p0, pn, K, Kp;
+    int16_t *cols;
+} qcols_job;
+
+static int qx_at(const qcols_job *j, int64_t ci, int64_t tap, int64_t p)
+{
+    const ref_conv_geom *g = j->g;
+    int64_t kx = tap % g->k[2], ky = tap / g->k[2] % g->k[1], kz = tap / (g->k[2] * g->k[1]);
+    int64_t ox = p % g->out[2], oy = p / g->out[2] % g->out[1], oz = p / (g->out[2] * g->out[1]);
+    int64_t iz = oz * g->stride[0] - g->pad_lo[0] + kz * g->dil[0];
+    int64_t iy = oy * g->stride[1] - g->pad_lo[1] + ky * g->dil[1];
+    int64_t ix = ox * g->stride[2] - g->pad_lo[2] + kx * g->dil[2];
+    if (iz < 0 || iz >= g->in[0] || iy < 0 || iy >= g->in[1] || ix < 0 || ix >= g->in[2])
+        return 0;
+    int64_t at = (j->n * g->cin + j->grp * g->cin_g + ci) * g->in_size + (iz * g->in[1] + iy) * g->in[2] + ix;
+    return (j->x_signed ? ((const int8_t *)j->x)[at] : ((const uint8_t *)j->x)[at]) - j->xz;
+}
+
+static void qcols_task(void *arg, int64_t begin, int64_t end, int tid)
+{
+    (void)tid;
+    const qcols_job *j = arg;
+    for (int64_t kp = begin; kp < end; kp++)
+        for (int h = 0; h < 2; h++) {
+            int64_t k = 2 * kp + h, ci = k / j->g->k_size, tap = k % j->g->k_size;
+            int16_t *row = j->cols + kp * j->pn * 2 + h;
+            for (int64_t q = 0; q < j->pn; q++)
+                row[2 * q] = (int16_t)(k < j->K ? qx_at(j, ci, tap, j->p0 + q) : 0);
+        }
+}
+
+/* Scratch: the columns of one chunk, the group's packed weights, and (QLinearConv) the chunk's int32 sums. */
+typedef struct {
+    int64_t K, Kp, P, pn;
+    size_t cols_bytes, w_bytes, acc_bytes;
+} qconv_plan;
+
+static void qconv_plan_of(const ref_conv_geom *g, bool requant, qconv_plan *q)
+{
+    q->K = g->cin_g * g->k_size;
+    q->Kp = (q->K + 1) / 2;
+    q->P = g->out_size;
+    int64_t pn = ((int64_t)1 << 20) / (q->Kp > 0 ? q->Kp : 1); /* columns of about 4 MiB */
+    pn = pn < 64 ? 64 : pn;
+    q->pn = pn < q->P ? pn : q->P;
+    q->cols_bytes = (size_t)(q->Kp * q->pn * 4 + 64) / 64 * 64;
+    q->w_bytes = (size_t)(g->cout_g * q->Kp * 4 + 64) / 64 * 64;
+    q->acc_bytes = requant ? (size_t)(g->cout_g * q->pn * 4 + 64) / 64 * 64 : 0;
+}
+
 typedef struct {
     const ref_tensor *x, *w, *xz, *wz, *b;
+    /* QLinearConv: y's scales and zero point; NULL ys for ConvInteger (int32 out) */
+    const ref_tensor *xs, *ws, *ys;
+    double yz;
 } qconv_in;
 
-/* The int64 sum for output (n, co, oz, oy, ox). */
-static int64_t qconv_sum(const ref_conv_geom *g, const qconv_in *q, int64_t n, int64_t co, const int64_t *o)
+static void pack_w(const ref_conv_geom *g, const qconv_in *q, int64_t grp, const qconv_plan *qp, int32_t *wp)
 {
-    int64_t gi = co / g->cout_g, acc = 0, xz = (int64_t)ref_quant_at(q->xz, 0), wz = (int64_t)ref_quant_at(q->wz, co);
-    for (int64_t ci = 0; ci < g->cin_g; ci++) {
-        int64_t xc = (n * g->cin + gi * g->cin_g + ci) * g->in_size, wc = (co * g->cin_g + ci) * g->k_size;
-        for (int64_t kz = 0; kz < g->k[0]; kz++)
-            for (int64_t ky = 0; ky < g->k[1]; ky++)
-                for (int64_t kx = 0; kx < g->k[2]; kx++) {
-                    int64_t iz = o[0] * g->stride[0] - g->pad_lo[0] + kz * g->dil[0];
-                    int64_t iy = o[1] * g->stride[1] - g->pad_lo[1] + ky * g->dil[1];
-                    int64_t ix = o[2] * g->stride[2] - g->pad_lo[2] + kx * g->dil[2];
-                    if (iz < 0 || iz >= g->in[0] || iy < 0 || iy >= g->in[1] || ix < 0 || ix >= g->in[2])
-                        continue;
-                    int64_t xv = ref_elem_ldi(q->x->data, q->x->dtype, xc + (iz * g->in[1] + iy) * g->in[2] + ix);
-                    int64_t wv = ref_elem_ldi(q->w->data, q->w->dtype, wc + (kz * g->k[1] + ky) * g->k[2] + kx);
-                    acc += (xv - xz) * (wv - wz);
-                }
+    bool s = q->w->dtype == REF_DT_INT8;
+    for (int64_t cl = 0; cl < g->cout_g; cl++) {
+        int64_t co = grp * g->cout_g + cl;
+        int wz = (int)ref_quant_at(q->wz, co);
+        for (int64_t kp = 0; kp < qp->Kp; kp++) {
+            int v[2];
+            for (int h = 0; h < 2; h++) {
+                int64_t k = 2 * kp + h, at = co * qp->K + k;
+                v[h] = k < qp->K ? (s ? ((const int8_t *)q->w->data)[at] : ((const uint8_t *)q->w->data)[at]) - wz : 0;
+            }
+            wp[cl * qp->Kp + kp] = ref_qgemm_pair(v[0], v[1]);
+        }
     }
-    return acc + (q->b ? ref_elem_ldi(q->b->data, q->b->dtype, co) : 0);
 }
 
-/* Every output element through store(arg, flat index, channel, sum). */
-static void qconv_each(const ref_conv_geom *g, const qconv_in *q, void (*store)(void *, int64_t, int64_t, int64_t),
-                       void *arg)
+/* Every (batch, group, column chunk): im2col, the integer GEMM, then int32 out or requantized. */
+static int qconv_run(ref_op_ctx *c, const ref_conv_geom *g, const qconv_in *q, ref_tensor *y)
 {
-    int64_t at = 0, o[3];
-    for (int64_t n = 0; n < g->batch; n++)
-        for (int64_t co = 0; co < g->cout; co++)
-            for (o[0] = 0; o[0] < g->out[0]; o[0]++)
-                for (o[1] = 0; o[1] < g->out[1]; o[1]++)
-                    for (o[2] = 0; o[2] < g->out[2]; o[2]++)
-                        store(arg, at++, co, qconv_sum(g, q, n, co, o));
+    qconv_plan qp;
+    qconv_plan_of(g, q->ys != NULL, &qp);
+    if (qp.Kp > REF_QGEMM_MAX_KP)
+        return ref_fail(c->err, REF_E_UNSUPPORTED, "%s: %lld products per output could overflow int32",
+                        c->node->op_type, (long long)qp.K);
+    if (c->scratch_bytes < qp.cols_bytes + qp.w_bytes + qp.acc_bytes)
+        return ref_fail(c->err, REF_E_STATE, "%s: scratch too small", c->node->op_type);
+    int16_t *cols = c->scratch;
+    int32_t *wp = (int32_t *)((char *)c->scratch + qp.cols_bytes);
+    int32_t *acc = (int32_t *)((char *)c->scratch + qp.cols_bytes + qp.w_bytes);
+    qcols_job j = {.g = g, .x = q->x->data, .x_signed = q->x->dtype == REF_DT_INT8, .xz = (int)ref_quant_at(q->xz, 0),
+                   .K = qp.K, .Kp = qp.Kp, .cols = cols};
+    double xs = q->ys ? ref_quant_at(q->xs, 0) : 0, ys = q->ys ? ref_quant_at(q->ys, 0) : 1;
+    for (int64_t grp = 0; grp < g->group; grp++) {
+        pack_w(g, q, grp, &qp, wp);
+        for (int64_t n = 0; n < g->batch; n++)
+            for (int64_t p0 = 0; p0 < qp.P; p0 += qp.pn) {
+                j.n = n, j.grp = grp, j.p0 = p0, j.pn = qp.P - p0 < qp.pn ? qp.P - p0 : qp.pn;
+                ref_parallel_for(c->pool, qp.Kp, (int64_t)(65536 / (j.pn + 1)) + 1, qcols_task, &j);
+                int64_t row0 = (n * g->cout + grp * g->cout_g) * qp.P + p0;
+                if (!q->ys) {
+                    ref_qgemm(g->cout_g, j.pn, qp.Kp, wp, cols, (int32_t *)y->data + row0, qp.P, c->pool);
+                    continue;
+                }
+                ref_qgemm(g->cout_g, j.pn, qp.Kp, wp, cols, acc, j.pn, c->pool);
+                for (int64_t cl = 0; cl < g->cout_g; cl++) {
+                    int64_t co = grp * g->cout_g + cl;
+                    double m = xs * ref_quant_at(q->ws, co) / ys; /* the order the spec's formula has */
+                    int64_t b = q->b ? ref_elem_ldi(q->b->data, q->b->dtype, co) : 0;
+                    for (int64_t i = 0; i < j.pn; i++)
+                        ref_elem_sti(y->data, y->dtype, row0 + cl * qp.P + i,
+                                     ref_quant_saturate((double)(acc[cl * j.pn + i] + b) * m + q->yz, y->dtype));
+                }
+            }
+    }
+    return REF_OK;
 }
 
-static void store_i32(void *y, int64_t i, int64_t co, int64_t v)
+static size_t qconv_scratch(const ref_op_ctx *c, bool requant)
 {
-    (void)co;
-    ((int32_t *)((ref_tensor *)y)->data)[i] = (int32_t)v;
+    ref_op_ctx cc = *c;
+    ref_error e = {0};
+    cc.err = &e;
+    ref_conv_geom g;
+    const ref_tensor *x = c->in[0], *w = c->n_in > (requant ? 3 : 1) ? c->in[requant ? 3 : 1] : NULL;
+    if (qgeom(&cc, x, w, NULL, &g))
+        return 0;
+    qconv_plan qp;
+    qconv_plan_of(&g, requant, &qp);
+    return qp.cols_bytes + qp.w_bytes + qp.acc_bytes;
 }
+
+size_t ref_conv_integer_scratch_bytes(const ref_op_ctx *c) { return qconv_scratch(c, false); }
+
+size_t ref_qlinear_conv_scratch_bytes(const ref_op_ctx *c) { return qconv_scratch(c, true); }
 
 int ref_conv_integer_infer(ref_op_ctx *c)
 {
@@ -85,21 +183,7 @@ int ref_conv_integer_run(ref_op_ctx *c)
         return rc;
     qconv_in q = {.x = c->in[0], .w = c->in[1], .xz = c->n_in > 2 ? c->in[2] : NULL,
                   .wz = c->n_in > 3 ? c->in[3] : NULL};
-    qconv_each(&g, &q, store_i32, c->out[0]);
-    return REF_OK;
-}
-
-typedef struct {
-    ref_tensor *y;
-    const ref_tensor *xs, *ws, *ys;
-    double yz;
-} qlin_conv_out;
-
-static void store_q(void *arg, int64_t i, int64_t co, int64_t v)
-{
-    qlin_conv_out *q = arg;
-    double m = ref_quant_at(q->xs, 0) * ref_quant_at(q->ws, co) / ref_quant_at(q->ys, 0);
-    ref_elem_sti(q->y->data, q->y->dtype, i, ref_quant_saturate((double)v * m + q->yz, q->y->dtype));
+    return qconv_run(c, &g, &q, c->out[0]);
 }
 
 /* x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zero_point, B. */
@@ -126,8 +210,7 @@ int ref_qlinear_conv_run(ref_op_ctx *c)
     int rc = qgeom(c, c->in[0], c->in[3], NULL, &g);
     if (rc)
         return rc;
-    qconv_in q = {.x = c->in[0], .w = c->in[3], .xz = c->in[2], .wz = c->in[5], .b = c->n_in > 8 ? c->in[8] : NULL};
-    qlin_conv_out o = {.y = c->out[0], .xs = c->in[1], .ws = c->in[4], .ys = c->in[6], .yz = ref_quant_at(c->in[7], 0)};
-    qconv_each(&g, &q, store_q, &o);
-    return REF_OK;
+    qconv_in q = {.x = c->in[0], .w = c->in[3], .xz = c->in[2], .wz = c->in[5], .b = c->n_in > 8 ? c->in[8] : NULL,
+                  .xs = c->in[1], .ws = c->in[4], .ys = c->in[6], .yz = ref_quant_at(c->in[7], 0)};
+    return qconv_run(c, &g, &q, c->out[0]);
 }
