@@ -36,6 +36,7 @@ static const gen_opt gen_opts[] = {
     {"seq", OPT_INT, OFF(seq), "transformer", "N  sequence length (default 128)"},
     {"mlp-hidden", OPT_INT, OFF(mlp_hidden), "mlp", "N  hidden width (default 1024)"},
     {"dtype", OPT_STR, OFF(dtype), NULL, "T  float or float16: weights, inputs and outputs (default float)"},
+    {"quantize", OPT_STR, OFF(quantize), NULL, "Q  none or uint8: dynamic quantization of Conv/Gemm/MatMul weights"},
 };
 #define N_OPTS (sizeof gen_opts / sizeof gen_opts[0])
 

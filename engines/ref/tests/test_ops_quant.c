@@ -1,6 +1,7 @@
 /* test_ops_quant.c: ConvInteger, QLinearConv and MatMulInteger through the integer GEMM, against direct sums
  * written here (uint8 and int8, per-channel zero points, groups, strides, padding, dilation, odd K, a
- * column chunk boundary) at 1 and 2 threads. It must never compare the kernel with itself. */
+ * column chunk boundary), weights packed per run at 1 thread and at prepare at 2 threads. It must never compare
+ * the kernel with itself. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,7 +65,9 @@ static void run_conv(const qcase *t, bool qlinear)
     ref_tensor out[2];
     ref_error err = {0};
     for (int r = 0; r < 2; r++) {
-        CHECK_OK(oh_run(nd, 13, qlinear ? 9 : 4, qlinear ? qi : ci, 1, &out[r], 0, 1 + r, &err), &err);
+        /* run 1: W and its zero point constant (packed at prepare), 2 threads */
+        unsigned mask = r ? (qlinear ? 1u << 3 | 1u << 5 : 1u << 1 | 1u << 3) : 0;
+        CHECK_OK(oh_run(nd, 13, qlinear ? 9 : 4, qlinear ? qi : ci, 1, &out[r], mask, 1 + r, &err), &err);
     }
     int bad = 0, diff_threads = 0;
     for (int64_t b = 0; b < t->n && out[0].data && out[1].data; b++)
@@ -121,7 +124,7 @@ static void test_matmul_integer(int64_t M, int64_t K, int64_t N, bool as8, bool 
     ref_tensor out[2];
     ref_error err = {0};
     for (int r = 0; r < 2; r++)
-        CHECK_OK(oh_run(nd, 13, 4, in, 1, &out[r], 2, 1 + r, &err), &err);
+        CHECK_OK(oh_run(nd, 13, 4, in, 1, &out[r], r ? 1u << 1 | 1u << 3 : 0, 1 + r, &err), &err); /* B packed */
     int bad = 0;
     for (int64_t i = 0; i < M && out[0].data; i++)
         for (int64_t j = 0; j < N; j++) {

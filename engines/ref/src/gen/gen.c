@@ -58,6 +58,11 @@ int ref_gen_validate(const ref_gen_options *o, ref_error *err)
                         ref_gen_arch_names());
     if (o->dtype && strcmp(o->dtype, "float") && strcmp(o->dtype, "float16"))
         return ref_fail(err, REF_E_INVALID, "gen: dtype '%s' (expected float or float16)", o->dtype);
+    bool quant = o->quantize && strcmp(o->quantize, "none");
+    if (quant && strcmp(o->quantize, "uint8"))
+        return ref_fail(err, REF_E_INVALID, "gen: quantize '%s' (expected none or uint8)", o->quantize);
+    if (quant && o->dtype && !strcmp(o->dtype, "float16"))
+        return ref_fail(err, REF_E_INVALID, "gen: quantize uint8 needs dtype float (DynamicQuantizeLinear reads float)");
     int rc = check_range("batch", o->batch, 1, 65536, err);
     if (rc)
         return rc;
@@ -135,7 +140,9 @@ int ref_gen_build(const ref_gen_options *o, ref_model **out, ref_gen_stats *st, 
         return rc;
     ref_gb b;
     size_t limit = o->external_data ? EXTERNAL_WEIGHT_LIMIT : INLINE_WEIGHT_LIMIT;
-    if ((rc = ref_gb_init(&b, o->seed, limit, err)) || (rc = dispatch(&b, o))) {
+    rc = ref_gb_init(&b, o->seed, limit, err);
+    b.quantize = o->quantize && !strcmp(o->quantize, "uint8");
+    if (rc || (rc = dispatch(&b, o))) {
         if (rc == REF_E_RANGE && !o->external_data)
             ref_fail_prefix(err, "gen %s (use external data for a model this big): ", o->arch);
         else

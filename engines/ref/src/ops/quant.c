@@ -5,6 +5,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "../alloc.h"
 #include "op.h"
 #include "qgemm.h"
 #include "quant.h"
@@ -135,14 +136,15 @@ static int dyn_run(ref_op_ctx *c)
     const ref_tensor *x = c->in[0];
     const float *xv = x->data;
     float lo = 0, hi = 0;
-    for (int64_t i = 0; i < ref_tensor_numel(x); i++) {
+    int64_t n = ref_tensor_numel(x);
+    for (int64_t i = 0; i < n; i++) {
         lo = xv[i] < lo ? xv[i] : lo;
         hi = xv[i] > hi ? xv[i] : hi;
     }
     float scale = (hi - lo) / 255.0f;
     float zpf = scale != 0 ? rintf(-lo / scale) : 0;
     uint8_t zp = (uint8_t)(zpf < 0 ? 0 : zpf > 255 ? 255 : zpf);
-    for (int64_t i = 0; i < ref_tensor_numel(x); i++) {
+    for (int64_t i = 0; i < n; i++) {
         float q = scale != 0 ? rintf(xv[i] / scale) + zp : zp;
         ((uint8_t *)c->out[0]->data)[i] = (uint8_t)(q < 0 ? 0 : q > 255 ? 255 : q);
     }
@@ -186,6 +188,57 @@ static int ld8(const ref_tensor *t, int64_t i)
     return t->dtype == REF_DT_INT8 ? ((const int8_t *)t->data)[i] : ((const uint8_t *)t->data)[i];
 }
 
+/* B (rows ob*K ..) less its zero points as the GEMM's [Kp][N] pairs. */
+static void pack_b(const ref_tensor *b, const ref_tensor *zb, int64_t ob, int64_t K, int64_t N, int16_t *bp)
+{
+    bool zb_one = !zb || ref_tensor_numel(zb) == 1;
+    int zb0 = (int)ref_quant_at(zb, 0);
+    int64_t Kp = (K + 1) / 2;
+    for (int64_t k = 0; k < 2 * Kp; k++)
+        for (int64_t n = 0; n < N; n++)
+            bp[(k / 2 * N + n) * 2 + k % 2] =
+                (int16_t)(k < K ? ld8(b, ob * K * N + k * N + n) - (zb_one ? zb0 : ld8(zb, n)) : 0);
+}
+
+/* A constant 2-D B packed once at compile. */
+typedef struct {
+    int16_t *bp;
+    size_t bytes;
+} qmm_state;
+
+static void qmm_state_free(void *s)
+{
+    if (s)
+        ref_free(((qmm_state *)s)->bp);
+    ref_free(s);
+}
+
+static size_t qmm_state_bytes(const void *s) { return s ? ((const qmm_state *)s)->bytes : 0; }
+
+static int qmm_prepare_b(ref_op_ctx *c, int bi, int zi, void **state)
+{
+    const ref_tensor *b = c->n_in > bi ? c->in[bi] : NULL, *zb = c->n_in > zi ? c->in[zi] : NULL;
+    if (!b || !b->data || b->rank != 2 || (zb && !zb->data) || !ref_quant_int8(b->dtype))
+        return REF_OK; /* packed per run */
+    int64_t K = b->dims[0], N = b->dims[1], Kp = (K + 1) / 2;
+    qmm_state *s = ref_calloc(1, sizeof *s);
+    if (s) {
+        s->bytes = (size_t)(Kp * N * 4);
+        s->bp = ref_aligned_alloc(s->bytes + 4);
+    }
+    if (!s || !s->bp) {
+        qmm_state_free(s);
+        return ref_fail(c->err, REF_E_NOMEM, "%s: out of memory packing B", c->node->op_type);
+    }
+    pack_b(b, zb, 0, K, N, s->bp);
+    *state = s;
+    return REF_OK;
+}
+
+static int mmi_prepare(ref_op_ctx *c, void **state) { return qmm_prepare_b(c, 1, 3, state); }
+
+static int qmm_prepare(ref_op_ctx *c, void **state) { return qmm_prepare_b(c, 3, 5, state); }
+
 /* Integer products of y's batch of matrix pairs, zero points subtracted (per row of A, per column of B when not
  * scalar) as they are packed for the integer GEMM (qgemm.h); f maps each int32 sum to its output, or the sums go
  * straight into y when f is NULL (MatMulInteger). */
@@ -224,12 +277,11 @@ static int mm_each(ref_op_ctx *c, const ref_tensor *a, const ref_tensor *b, cons
                 ap[m * Kp + kp] = ref_qgemm_pair(ld8(a, at) - z, k + 1 < K ? ld8(a, at + 1) - z : 0);
             }
         }
-        for (int64_t k = 0; k < 2 * Kp; k++)
-            for (int64_t n = 0; n < N; n++)
-                bp[(k / 2 * N + n) * 2 + k % 2] =
-                    (int16_t)(k < K ? ld8(b, ob * K * N + k * N + n) - (int)ref_quant_at(zb, n) : 0);
+        const qmm_state *st = c->state;
+        if (!st)
+            pack_b(b, zb, ob, K, N, bp);
         int32_t *out = f ? acc : (int32_t *)y->data + t * M * N;
-        ref_qgemm(M, N, Kp, ap, bp, out, N, c->pool);
+        ref_qgemm(M, N, Kp, ap, st ? st->bp : bp, out, N, c->pool);
         for (int64_t i = 0; f && i < M * N; i++)
             f(arg, t * M * N + i, acc[i]);
     }
@@ -287,11 +339,15 @@ const ref_op ref_ops_quant[] = {
     {.name = "QuantizeLinear", .infer = q_infer, .run = q_run},
     {.name = "DequantizeLinear", .infer = dq_infer, .run = dq_run},
     {.name = "DynamicQuantizeLinear", .infer = dyn_infer, .run = dyn_run},
-    {.name = "MatMulInteger", .infer = mmi_infer, .run = mmi_run, .scratch_bytes = mmi_scratch},
-    {.name = "QLinearMatMul", .infer = qmm_infer, .run = qmm_run, .scratch_bytes = qmm_scratch},
+    {.name = "MatMulInteger", .infer = mmi_infer, .run = mmi_run, .scratch_bytes = mmi_scratch,
+     .prepare = mmi_prepare, .state_free = qmm_state_free, .state_bytes = qmm_state_bytes},
+    {.name = "QLinearMatMul", .infer = qmm_infer, .run = qmm_run, .scratch_bytes = qmm_scratch,
+     .prepare = qmm_prepare, .state_free = qmm_state_free, .state_bytes = qmm_state_bytes},
     {.name = "ConvInteger", .infer = ref_conv_integer_infer, .run = ref_conv_integer_run,
-     .scratch_bytes = ref_conv_integer_scratch_bytes},
+     .scratch_bytes = ref_conv_integer_scratch_bytes, .prepare = ref_conv_integer_prepare,
+     .state_free = ref_qconv_state_free, .state_bytes = ref_qconv_state_bytes},
     {.name = "QLinearConv", .infer = ref_qlinear_conv_infer, .run = ref_qlinear_conv_run,
-     .scratch_bytes = ref_qlinear_conv_scratch_bytes},
+     .scratch_bytes = ref_qlinear_conv_scratch_bytes, .prepare = ref_qlinear_conv_prepare,
+     .state_free = ref_qconv_state_free, .state_bytes = ref_qconv_state_bytes},
     {.name = NULL},
 };

@@ -4,6 +4,7 @@
  * reads as the zero point. */
 #include <string.h>
 
+#include "../alloc.h"
 #include "conv_ops.h"
 #include "qgemm.h"
 #include "quant.h"
@@ -35,18 +36,33 @@ typedef struct {
     int16_t *cols;
 } qcols_job;
 
-static int qx_at(const qcols_job *j, int64_t ci, int64_t tap, int64_t p)
+/* Column row k (input channel ci, tap) over columns p0 .. p0+pn, every second int16 of row from row[0]. */
+static void qcols_row(const qcols_job *j, int64_t ci, int64_t tap, int16_t *row)
 {
     const ref_conv_geom *g = j->g;
     int64_t kx = tap % g->k[2], ky = tap / g->k[2] % g->k[1], kz = tap / (g->k[2] * g->k[1]);
-    int64_t ox = p % g->out[2], oy = p / g->out[2] % g->out[1], oz = p / (g->out[2] * g->out[1]);
-    int64_t iz = oz * g->stride[0] - g->pad_lo[0] + kz * g->dil[0];
-    int64_t iy = oy * g->stride[1] - g->pad_lo[1] + ky * g->dil[1];
-    int64_t ix = ox * g->stride[2] - g->pad_lo[2] + kx * g->dil[2];
-    if (iz < 0 || iz >= g->in[0] || iy < 0 || iy >= g->in[1] || ix < 0 || ix >= g->in[2])
-        return 0;
-    int64_t at = (j->n * g->cin + j->grp * g->cin_g + ci) * g->in_size + (iz * g->in[1] + iy) * g->in[2] + ix;
-    return (j->x_signed ? ((const int8_t *)j->x)[at] : ((const uint8_t *)j->x)[at]) - j->xz;
+    int64_t ox = j->p0 % g->out[2], oy = j->p0 / g->out[2] % g->out[1], oz = j->p0 / (g->out[2] * g->out[1]);
+    int64_t base = (j->n * g->cin + j->grp * g->cin_g + ci) * g->in_size;
+    const uint8_t *xu = (const uint8_t *)j->x + base;
+    const int8_t *xs = (const int8_t *)j->x + base;
+    for (int64_t q = 0; q < j->pn;) {
+        int64_t iz = oz * g->stride[0] - g->pad_lo[0] + kz * g->dil[0];
+        int64_t iy = oy * g->stride[1] - g->pad_lo[1] + ky * g->dil[1];
+        bool row_in = iz >= 0 && iz < g->in[0] && iy >= 0 && iy < g->in[1];
+        int64_t off = (iz * g->in[1] + iy) * g->in[2], run = g->out[2] - ox < j->pn - q ? g->out[2] - ox : j->pn - q;
+        for (int64_t r = 0; r < run; r++, q++) {
+            int64_t ix = (ox + r) * g->stride[2] - g->pad_lo[2] + kx * g->dil[2];
+            int v = 0;
+            if (row_in && ix >= 0 && ix < g->in[2])
+                v = (j->x_signed ? xs[off + ix] : xu[off + ix]) - j->xz;
+            row[2 * q] = (int16_t)v;
+        }
+        ox = 0;
+        if (++oy == g->out[1]) {
+            oy = 0;
+            oz++;
+        }
+    }
 }
 
 static void qcols_task(void *arg, int64_t begin, int64_t end, int tid)
@@ -55,10 +71,14 @@ static void qcols_task(void *arg, int64_t begin, int64_t end, int tid)
     const qcols_job *j = arg;
     for (int64_t kp = begin; kp < end; kp++)
         for (int h = 0; h < 2; h++) {
-            int64_t k = 2 * kp + h, ci = k / j->g->k_size, tap = k % j->g->k_size;
+            int64_t k = 2 * kp + h;
             int16_t *row = j->cols + kp * j->pn * 2 + h;
-            for (int64_t q = 0; q < j->pn; q++)
-                row[2 * q] = (int16_t)(k < j->K ? qx_at(j, ci, tap, j->p0 + q) : 0);
+            if (k < j->K) {
+                qcols_row(j, k / j->g->k_size, k % j->g->k_size, row);
+            } else {
+                for (int64_t q = 0; q < j->pn; q++)
+                    row[2 * q] = 0;
+            }
         }
 }
 
@@ -105,6 +125,49 @@ static void pack_w(const ref_conv_geom *g, const qconv_in *q, int64_t grp, const
     }
 }
 
+/* Constant weights packed once at compile, every group's rows one after another. */
+typedef struct {
+    int32_t *wp;
+    size_t bytes;
+} qconv_state;
+
+void ref_qconv_state_free(void *s)
+{
+    if (s)
+        ref_free(((qconv_state *)s)->wp);
+    ref_free(s);
+}
+
+size_t ref_qconv_state_bytes(const void *s) { return s ? ((const qconv_state *)s)->bytes : 0; }
+
+static int qconv_prepare(ref_op_ctx *c, int wi, int zi, void **state)
+{
+    const ref_tensor *x = c->in[0], *w = c->n_in > wi ? c->in[wi] : NULL, *wz = c->n_in > zi ? c->in[zi] : NULL;
+    ref_conv_geom g;
+    if (!w || !w->data || (wz && !wz->data) || qgeom(c, x, w, NULL, &g))
+        return REF_OK; /* packed per run; a bad geometry fails in run with its message */
+    qconv_plan qp;
+    qconv_plan_of(&g, false, &qp);
+    qconv_state *s = ref_calloc(1, sizeof *s);
+    if (s) {
+        s->bytes = (size_t)(g.cout * qp.Kp * 4);
+        s->wp = ref_aligned_alloc(s->bytes + 4);
+    }
+    if (!s || !s->wp) {
+        ref_qconv_state_free(s);
+        return ref_fail(c->err, REF_E_NOMEM, "%s: out of memory packing W", c->node->op_type);
+    }
+    qconv_in q = {.w = w, .wz = wz};
+    for (int64_t grp = 0; grp < g.group; grp++)
+        pack_w(&g, &q, grp, &qp, s->wp + grp * g.cout_g * qp.Kp);
+    *state = s;
+    return REF_OK;
+}
+
+int ref_conv_integer_prepare(ref_op_ctx *c, void **state) { return qconv_prepare(c, 1, 3, state); }
+
+int ref_qlinear_conv_prepare(ref_op_ctx *c, void **state) { return qconv_prepare(c, 3, 5, state); }
+
 /* Every (batch, group, column chunk): im2col, the integer GEMM, then int32 out or requantized. */
 static int qconv_run(ref_op_ctx *c, const ref_conv_geom *g, const qconv_in *q, ref_tensor *y)
 {
@@ -121,8 +184,12 @@ static int qconv_run(ref_op_ctx *c, const ref_conv_geom *g, const qconv_in *q, r
     qcols_job j = {.g = g, .x = q->x->data, .x_signed = q->x->dtype == REF_DT_INT8, .xz = (int)ref_quant_at(q->xz, 0),
                    .K = qp.K, .Kp = qp.Kp, .cols = cols};
     double xs = q->ys ? ref_quant_at(q->xs, 0) : 0, ys = q->ys ? ref_quant_at(q->ys, 0) : 1;
+    const qconv_state *st = c->state;
     for (int64_t grp = 0; grp < g->group; grp++) {
-        pack_w(g, q, grp, &qp, wp);
+        if (st)
+            wp = st->wp + grp * g->cout_g * qp.Kp;
+        else
+            pack_w(g, q, grp, &qp, wp);
         for (int64_t n = 0; n < g->batch; n++)
             for (int64_t p0 = 0; p0 < qp.P; p0 += qp.pn) {
                 j.n = n, j.grp = grp, j.p0 = p0, j.pn = qp.P - p0 < qp.pn ? qp.P - p0 : qp.pn;
