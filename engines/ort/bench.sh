@@ -9,7 +9,8 @@
 #                                MLK_BENCH_ITERS, default 20 measured iterations per cell;
 #                                MLK_BENCH_ROUNDS, default 3 rounds of the infer part, ref and ORT alternating;
 #                                MLK_BENCH_PARTS, default "infer busy compile arena": which to run; busy runs
-#                                the infer cells again with `while :; do :; done` pinned to the last CPU)
+#                                the infer cells again with `while :; do :; done` pinned to the last CPU;
+#                                MLK_BENCH_MODELS, default every model below: which infer models, by name)
 # Output: $MLK_BENCH_DIR/ort.db (every sample) and $MLK_BENCH_DIR/ort-vs-ref.md (the tables, also printed).
 # Exit: 0 measured, 77 engine_ort.so not built (run engines/ort/fetch.sh, then cmake), 1 a run failed.
 set -euo pipefail
@@ -67,7 +68,20 @@ declare -A models=(
   [resnet18]="{generate: resnet18}"
   [resnet50]="{generate: resnet50}"
   [transformer]="{generate: transformer, layers: 4, hidden: 256}"
+  [mlp-u8]="{generate: mlp, quantize: uint8}"
+  [mobilenetv2-u8]="{generate: mobilenetv2, quantize: uint8}"
+  [resnet18-u8]="{generate: resnet18, quantize: uint8}"
+  [transformer-u8]="{generate: transformer, layers: 4, hidden: 256, quantize: uint8}"
+  [mlp-f16]="{generate: mlp, dtype: float16}"
+  [mobilenetv2-f16]="{generate: mobilenetv2, dtype: float16}"
+  [resnet18-f16]="{generate: resnet18, dtype: float16}"
+  [transformer-f16]="{generate: transformer, layers: 4, hidden: 256, dtype: float16}"
 )
+bench_models=${MLK_BENCH_MODELS:-mlp mobilenetv2 resnet18 resnet50 transformer mlp-u8 mobilenetv2-u8 resnet18-u8 \
+transformer-u8 mlp-f16 mobilenetv2-f16 resnet18-f16 transformer-f16}
+for m in $bench_models; do
+  [ -n "${models[$m]:-}" ] || { echo "bench.sh: MLK_BENCH_MODELS: unknown model '$m' (${!models[*]})" >&2; exit 1; }
+done
 status=0
 file_tag=""
 # Contention: one busy loop pinned to the last CPU while a cell runs (the cell's own threads are not pinned).
@@ -84,7 +98,7 @@ for ((round = 1; round <= rounds; round++)); do
   file_tag="-r$round"
   order="ref ort"
   ((round % 2)) || order="ort ref"
-  for m in mlp mobilenetv2 resnet18 resnet50 transformer; do
+  for m in $bench_models; do
     for e in $order; do
       if [[ $parts == *" infer "* ]]; then
         scenario "infer-$e-$m" "$e" "${models[$m]}" "$infer_setup" infer "$infer_teardown" "threads: [1, 2]" ||

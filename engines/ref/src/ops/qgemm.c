@@ -44,8 +44,15 @@ static void qg_task(void *arg, int64_t begin, int64_t end, int tid)
         if (j->avx2 && m1 - m0 == 4) {
             nv = n0 + (n1 - n0) / 16 * 16;
             ref_qgemm_tile4x16_avx2(n0, nv, j->N, j->Kp, j->a + m0 * j->Kp, j->b, j->y + m0 * j->ldy, j->ldy);
+            rows_portable(m0, m1, nv, n1, j->N, j->Kp, j->a, j->b, j->y, j->ldy);
+            continue;
         }
-        rows_portable(m0, m1, nv, n1, j->N, j->Kp, j->a, j->b, j->y, j->ldy);
+        for (int64_t m = m0; m < m1; m++) { /* fewer than 4 rows left */
+            nv = j->avx2 ? n0 + (n1 - n0) / 32 * 32 : n0;
+            if (nv > n0)
+                ref_qgemm_row1x32_avx2(n0, nv, j->N, j->Kp, j->a + m * j->Kp, j->b, j->y + m * j->ldy);
+            rows_portable(m, m + 1, nv, n1, j->N, j->Kp, j->a, j->b, j->y, j->ldy);
+        }
     }
 }
 

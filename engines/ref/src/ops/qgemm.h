@@ -27,4 +27,8 @@ static inline int32_t ref_qgemm_pair(int a0, int a1)
 void ref_qgemm_tile4x16_avx2(int64_t n0, int64_t n1, int64_t N, int64_t Kp, const int32_t *a, const int16_t *b,
                              int32_t *y, int64_t ldy);
 
+/* One row, columns [n0, n0 + 32k) (rows left over from the 4-row tiles, M = 1 products). */
+void ref_qgemm_row1x32_avx2(int64_t n0, int64_t n1, int64_t N, int64_t Kp, const int32_t *a, const int16_t *b,
+                            int32_t *y);
+
 #endif

@@ -5,6 +5,26 @@
 
 #include "qgemm.h"
 
+void ref_qgemm_row1x32_avx2(int64_t n0, int64_t n1, int64_t N, int64_t Kp, const int32_t *a, const int16_t *b,
+                            int32_t *y)
+{
+    for (int64_t n = n0; n + 32 <= n1; n += 32) {
+        __m256i c0 = _mm256_setzero_si256(), c1 = c0, c2 = c0, c3 = c0;
+        const int16_t *bp = b + n * 2;
+        for (int64_t kp = 0; kp < Kp; kp++, bp += N * 2) {
+            __m256i w = _mm256_set1_epi32(a[kp]);
+            c0 = _mm256_add_epi32(c0, _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)bp), w));
+            c1 = _mm256_add_epi32(c1, _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(bp + 16)), w));
+            c2 = _mm256_add_epi32(c2, _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(bp + 32)), w));
+            c3 = _mm256_add_epi32(c3, _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(bp + 48)), w));
+        }
+        _mm256_storeu_si256((__m256i *)(y + n), c0);
+        _mm256_storeu_si256((__m256i *)(y + n + 8), c1);
+        _mm256_storeu_si256((__m256i *)(y + n + 16), c2);
+        _mm256_storeu_si256((__m256i *)(y + n + 24), c3);
+    }
+}
+
 void ref_qgemm_tile4x16_avx2(int64_t n0, int64_t n1, int64_t N, int64_t Kp, const int32_t *a, const int16_t *b,
                              int32_t *y, int64_t ldy)
 {

@@ -50,13 +50,25 @@ static void qcols_row(const qcols_job *j, int64_t ci, int64_t tap, int16_t *row)
         int64_t iy = oy * g->stride[1] - g->pad_lo[1] + ky * g->dil[1];
         bool row_in = iz >= 0 && iz < g->in[0] && iy >= 0 && iy < g->in[1];
         int64_t off = (iz * g->in[1] + iy) * g->in[2], run = g->out[2] - ox < j->pn - q ? g->out[2] - ox : j->pn - q;
-        for (int64_t r = 0; r < run; r++, q++) {
-            int64_t ix = (ox + r) * g->stride[2] - g->pad_lo[2] + kx * g->dil[2];
-            int v = 0;
-            if (row_in && ix >= 0 && ix < g->in[2])
-                v = (j->x_signed ? xs[off + ix] : xu[off + ix]) - j->xz;
-            row[2 * q] = (int16_t)v;
-        }
+        /* The columns of this output row whose ix is inside the input: [lo, hi) of the run, the rest padding. */
+        int64_t s = g->stride[2], c0 = kx * g->dil[2] - g->pad_lo[2], lo = 0, hi = row_in ? run : 0;
+        while (lo < hi && (ox + lo) * s + c0 < 0)
+            lo++;
+        while (hi > lo && (ox + hi - 1) * s + c0 >= g->in[2])
+            hi--;
+        int16_t *dst = row + 2 * q;
+        for (int64_t r = 0; r < lo; r++)
+            dst[2 * r] = 0;
+        const int64_t at = off + ox * s + c0;
+        if (j->x_signed)
+            for (int64_t r = lo; r < hi; r++)
+                dst[2 * r] = (int16_t)(xs[at + r * s] - j->xz);
+        else
+            for (int64_t r = lo; r < hi; r++)
+                dst[2 * r] = (int16_t)(xu[at + r * s] - j->xz);
+        for (int64_t r = hi > lo ? hi : lo; r < run; r++)
+            dst[2 * r] = 0;
+        q += run;
         ox = 0;
         if (++oy == g->out[1]) {
             oy = 0;
