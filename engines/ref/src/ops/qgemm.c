@@ -10,7 +10,7 @@
 static bool have_avx2(void) { return __builtin_cpu_supports("avx2"); }
 
 /* Rows [m0, m1) x columns [n0, n1), one row at a time: y row = sum over kp of a pair times b's row kp. */
-static void rows_portable(int64_t m0, int64_t m1, int64_t n0, int64_t n1, int64_t N, int64_t Kp, const int32_t *a,
+static void rows_portable(int64_t m0, int64_t m1, int64_t n0, int64_t n1, int64_t Kp, const int32_t *a,
                           const int16_t *b, int32_t *y, int64_t ldy)
 {
     for (int64_t m = m0; m < m1; m++) {
@@ -19,9 +19,10 @@ static void rows_portable(int64_t m0, int64_t m1, int64_t n0, int64_t n1, int64_
             yr[n] = 0;
         for (int64_t kp = 0; kp < Kp; kp++) {
             int32_t w0 = (int16_t)(a[m * Kp + kp] & 0xffff), w1 = (int16_t)((uint32_t)a[m * Kp + kp] >> 16);
-            const int16_t *br = b + kp * N * 2;
-            for (int64_t n = n0; n < n1; n++)
-                yr[n] += w0 * br[2 * n] + w1 * br[2 * n + 1];
+            for (int64_t n = n0; n < n1; n++) {
+                const int16_t *p = b + ref_qgemm_b_at(Kp, kp, n);
+                yr[n] += w0 * p[0] + w1 * p[1];
+            }
         }
     }
 }
@@ -43,15 +44,15 @@ static void qg_task(void *arg, int64_t begin, int64_t end, int tid)
         int64_t m1 = m0 + 4 < j->M ? m0 + 4 : j->M, n1 = n0 + NB < j->N ? n0 + NB : j->N, nv = n0;
         if (j->avx2 && m1 - m0 == 4) {
             nv = n0 + (n1 - n0) / 16 * 16;
-            ref_qgemm_tile4x16_avx2(n0, nv, j->N, j->Kp, j->a + m0 * j->Kp, j->b, j->y + m0 * j->ldy, j->ldy);
-            rows_portable(m0, m1, nv, n1, j->N, j->Kp, j->a, j->b, j->y, j->ldy);
+            ref_qgemm_tile4x16_avx2(n0, nv, j->Kp, j->a + m0 * j->Kp, j->b, j->y + m0 * j->ldy, j->ldy);
+            rows_portable(m0, m1, nv, n1, j->Kp, j->a, j->b, j->y, j->ldy);
             continue;
         }
         for (int64_t m = m0; m < m1; m++) { /* fewer than 4 rows left */
-            nv = j->avx2 ? n0 + (n1 - n0) / 32 * 32 : n0;
+            nv = j->avx2 ? n0 + (n1 - n0) / 16 * 16 : n0;
             if (nv > n0)
-                ref_qgemm_row1x32_avx2(n0, nv, j->N, j->Kp, j->a + m * j->Kp, j->b, j->y + m * j->ldy);
-            rows_portable(m, m + 1, nv, n1, j->N, j->Kp, j->a, j->b, j->y, j->ldy);
+                ref_qgemm_row1x16_avx2(n0, nv, j->Kp, j->a + m * j->Kp, j->b, j->y + m * j->ldy);
+            rows_portable(m, m + 1, nv, n1, j->Kp, j->a, j->b, j->y, j->ldy);
         }
     }
 }

@@ -5,35 +5,38 @@
 
 #include "qgemm.h"
 
-void ref_qgemm_row1x32_avx2(int64_t n0, int64_t n1, int64_t N, int64_t Kp, const int32_t *a, const int16_t *b,
-                            int32_t *y)
+void ref_qgemm_row1x16_avx2(int64_t n0, int64_t n1, int64_t Kp, const int32_t *a, const int16_t *b, int32_t *y)
 {
-    for (int64_t n = n0; n + 32 <= n1; n += 32) {
-        __m256i c0 = _mm256_setzero_si256(), c1 = c0, c2 = c0, c3 = c0;
-        const int16_t *bp = b + n * 2;
-        for (int64_t kp = 0; kp < Kp; kp++, bp += N * 2) {
-            __m256i w = _mm256_set1_epi32(a[kp]);
-            c0 = _mm256_add_epi32(c0, _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)bp), w));
-            c1 = _mm256_add_epi32(c1, _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(bp + 16)), w));
-            c2 = _mm256_add_epi32(c2, _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(bp + 32)), w));
-            c3 = _mm256_add_epi32(c3, _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(bp + 48)), w));
+    for (int64_t n = n0; n + 16 <= n1; n += 16) {
+        __m256i c0 = _mm256_setzero_si256(), c1 = c0, d0 = c0, d1 = c0;
+        const int16_t *bp = b + ref_qgemm_b_at(Kp, 0, n);
+        int64_t kp = 0;
+        for (; kp + 2 <= Kp; kp += 2, bp += 64) { /* two chains, so the adds do not wait on each other */
+            __m256i w = _mm256_set1_epi32(a[kp]), v = _mm256_set1_epi32(a[kp + 1]);
+            c0 = _mm256_add_epi32(c0, _mm256_madd_epi16(_mm256_load_si256((const __m256i *)bp), w));
+            c1 = _mm256_add_epi32(c1, _mm256_madd_epi16(_mm256_load_si256((const __m256i *)(bp + 16)), w));
+            d0 = _mm256_add_epi32(d0, _mm256_madd_epi16(_mm256_load_si256((const __m256i *)(bp + 32)), v));
+            d1 = _mm256_add_epi32(d1, _mm256_madd_epi16(_mm256_load_si256((const __m256i *)(bp + 48)), v));
         }
-        _mm256_storeu_si256((__m256i *)(y + n), c0);
-        _mm256_storeu_si256((__m256i *)(y + n + 8), c1);
-        _mm256_storeu_si256((__m256i *)(y + n + 16), c2);
-        _mm256_storeu_si256((__m256i *)(y + n + 24), c3);
+        if (kp < Kp) {
+            __m256i w = _mm256_set1_epi32(a[kp]);
+            c0 = _mm256_add_epi32(c0, _mm256_madd_epi16(_mm256_load_si256((const __m256i *)bp), w));
+            c1 = _mm256_add_epi32(c1, _mm256_madd_epi16(_mm256_load_si256((const __m256i *)(bp + 16)), w));
+        }
+        _mm256_storeu_si256((__m256i *)(y + n), _mm256_add_epi32(c0, d0));
+        _mm256_storeu_si256((__m256i *)(y + n + 8), _mm256_add_epi32(c1, d1));
     }
 }
 
-void ref_qgemm_tile4x16_avx2(int64_t n0, int64_t n1, int64_t N, int64_t Kp, const int32_t *a, const int16_t *b,
-                             int32_t *y, int64_t ldy)
+void ref_qgemm_tile4x16_avx2(int64_t n0, int64_t n1, int64_t Kp, const int32_t *a, const int16_t *b, int32_t *y,
+                             int64_t ldy)
 {
     for (int64_t n = n0; n + 16 <= n1; n += 16) {
         __m256i c00 = _mm256_setzero_si256(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00,
                 c31 = c00;
-        const int16_t *bp = b + n * 2;
-        for (int64_t kp = 0; kp < Kp; kp++, bp += N * 2) {
-            __m256i b0 = _mm256_loadu_si256((const __m256i *)bp), b1 = _mm256_loadu_si256((const __m256i *)(bp + 16));
+        const int16_t *bp = b + ref_qgemm_b_at(Kp, 0, n);
+        for (int64_t kp = 0; kp < Kp; kp++, bp += 32) {
+            __m256i b0 = _mm256_load_si256((const __m256i *)bp), b1 = _mm256_load_si256((const __m256i *)(bp + 16));
             __m256i w = _mm256_set1_epi32(a[kp]);
             c00 = _mm256_add_epi32(c00, _mm256_madd_epi16(b0, w));
             c01 = _mm256_add_epi32(c01, _mm256_madd_epi16(b1, w));

@@ -199,7 +199,7 @@ static size_t mm_scratch(const ref_tensor *a, const ref_tensor *b, bool requant)
     if (!a || !b || a->rank < 2 || b->rank < 2)
         return 0;
     int64_t M = a->dims[a->rank - 2], K = a->dims[a->rank - 1], N = b->dims[b->rank - 1], Kp = (K + 1) / 2;
-    return (size_t)(M * Kp * 4 + Kp * N * 4 + (requant ? M * N * 4 : 0) + 192);
+    return (size_t)(M * Kp * 4 + ref_qgemm_b_elems(Kp, N) * 2 + (requant ? M * N * 4 : 0) + 192);
 }
 
 static int ld8(const ref_tensor *t, int64_t i)
@@ -215,7 +215,7 @@ static void pack_b(const ref_tensor *b, const ref_tensor *zb, int64_t ob, int64_
     int64_t Kp = (K + 1) / 2;
     for (int64_t k = 0; k < 2 * Kp; k++)
         for (int64_t n = 0; n < N; n++)
-            bp[(k / 2 * N + n) * 2 + k % 2] =
+            bp[ref_qgemm_b_at(Kp, k / 2, n) + k % 2] =
                 (int16_t)(k < K ? ld8(b, ob * K * N + k * N + n) - (zb_one ? zb0 : ld8(zb, n)) : 0);
 }
 
@@ -242,7 +242,7 @@ static int qmm_prepare_b(ref_op_ctx *c, int bi, int zi, void **state)
     int64_t K = b->dims[0], N = b->dims[1], Kp = (K + 1) / 2;
     qmm_state *s = ref_calloc(1, sizeof *s);
     if (s) {
-        s->bytes = (size_t)(Kp * N * 4);
+        s->bytes = (size_t)ref_qgemm_b_elems(Kp, N) * 2;
         s->bp = ref_aligned_alloc(s->bytes + 4);
     }
     if (!s || !s->bp) {
@@ -272,7 +272,7 @@ static int mm_each(ref_op_ctx *c, const ref_tensor *a, const ref_tensor *b, cons
         return ref_fail(c->err, REF_E_STATE, "%s: scratch too small", c->node->op_type);
     int32_t *ap = c->scratch;
     int16_t *bp = (int16_t *)((char *)c->scratch + ((M * Kp * 4 + 63) / 64 * 64));
-    int32_t *acc = (int32_t *)((char *)bp + ((Kp * N * 4 + 63) / 64 * 64));
+    int32_t *acc = (int32_t *)((char *)bp + ((ref_qgemm_b_elems(Kp, N) * 2 + 63) / 64 * 64));
     ref_tensor yb = *y, ab = *a, bb = *b;
     yb.rank -= 2;
     ab.rank -= 2;

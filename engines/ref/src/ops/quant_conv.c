@@ -36,9 +36,10 @@ typedef struct {
     int16_t *cols;
 } qcols_job;
 
-/* Column row k (input channel ci, tap) over columns p0 .. p0+pn, every second int16 of row from row[0]. */
-static void qcols_row(const qcols_job *j, int64_t ci, int64_t tap, int16_t *row)
+/* Column row k = 2kp + h (input channel ci, tap) over columns p0 .. p0+pn, into the panels (qgemm.h). */
+static void qcols_row(const qcols_job *j, int64_t ci, int64_t tap, int64_t kp, int h)
 {
+    int16_t *cols = j->cols + h;
     const ref_conv_geom *g = j->g;
     int64_t kx = tap % g->k[2], ky = tap / g->k[2] % g->k[1], kz = tap / (g->k[2] * g->k[1]);
     int64_t ox = j->p0 % g->out[2], oy = j->p0 / g->out[2] % g->out[1], oz = j->p0 / (g->out[2] * g->out[1]);
@@ -56,18 +57,19 @@ static void qcols_row(const qcols_job *j, int64_t ci, int64_t tap, int16_t *row)
             lo++;
         while (hi > lo && (ox + hi - 1) * s + c0 >= g->in[2])
             hi--;
-        int16_t *dst = row + 2 * q;
+#define DST(r) cols[ref_qgemm_b_at(j->Kp, kp, q + (r))]
         for (int64_t r = 0; r < lo; r++)
-            dst[2 * r] = 0;
+            DST(r) = 0;
         const int64_t at = off + ox * s + c0;
         if (j->x_signed)
             for (int64_t r = lo; r < hi; r++)
-                dst[2 * r] = (int16_t)(xs[at + r * s] - j->xz);
+                DST(r) = (int16_t)(xs[at + r * s] - j->xz);
         else
             for (int64_t r = lo; r < hi; r++)
-                dst[2 * r] = (int16_t)(xu[at + r * s] - j->xz);
+                DST(r) = (int16_t)(xu[at + r * s] - j->xz);
         for (int64_t r = hi > lo ? hi : lo; r < run; r++)
-            dst[2 * r] = 0;
+            DST(r) = 0;
+#undef DST
         q += run;
         ox = 0;
         if (++oy == g->out[1]) {
@@ -84,12 +86,11 @@ static void qcols_task(void *arg, int64_t begin, int64_t end, int tid)
     for (int64_t kp = begin; kp < end; kp++)
         for (int h = 0; h < 2; h++) {
             int64_t k = 2 * kp + h;
-            int16_t *row = j->cols + kp * j->pn * 2 + h;
             if (k < j->K) {
-                qcols_row(j, k / j->g->k_size, k % j->g->k_size, row);
+                qcols_row(j, k / j->g->k_size, k % j->g->k_size, kp, h);
             } else {
                 for (int64_t q = 0; q < j->pn; q++)
-                    row[2 * q] = 0;
+                    j->cols[ref_qgemm_b_at(j->Kp, kp, q) + h] = 0;
             }
         }
 }
@@ -108,7 +109,7 @@ static void qconv_plan_of(const ref_conv_geom *g, bool requant, qconv_plan *q)
     int64_t pn = ((int64_t)1 << 20) / (q->Kp > 0 ? q->Kp : 1); /* columns of about 4 MiB */
     pn = pn < 64 ? 64 : pn;
     q->pn = pn < q->P ? pn : q->P;
-    q->cols_bytes = (size_t)(q->Kp * q->pn * 4 + 64) / 64 * 64;
+    q->cols_bytes = (size_t)(ref_qgemm_b_elems(q->Kp, q->pn) * 2 + 64) / 64 * 64;
     q->w_bytes = (size_t)(g->cout_g * q->Kp * 4 + 64) / 64 * 64;
     q->acc_bytes = requant ? (size_t)(g->cout_g * q->pn * 4 + 64) / 64 * 64 : 0;
 }
