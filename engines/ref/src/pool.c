@@ -239,7 +239,8 @@ void ref_parallel_for(ref_pool *p, int64_t n, int64_t grain, ref_task_fn fn, voi
     /* A loop of a few shares is not worth waking a sleeping worker for (tens of us); a spinning one takes it up in
      * about a microsecond. */
     if (threads == 1 || n < 2 * grain ||
-        (n < REF_POOL_WAKE_SHARES * grain && atomic_load_explicit(&p->sleepers, memory_order_relaxed) == p->n_started)) {
+        (n < REF_POOL_WAKE_SHARES * grain &&
+         atomic_load_explicit(&p->sleepers, memory_order_relaxed) == p->n_started)) {
         fn(arg, 0, n, 0);
         return;
     }

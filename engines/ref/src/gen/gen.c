@@ -62,7 +62,8 @@ int ref_gen_validate(const ref_gen_options *o, ref_error *err)
     if (quant && strcmp(o->quantize, "uint8"))
         return ref_fail(err, REF_E_INVALID, "gen: quantize '%s' (expected none or uint8)", o->quantize);
     if (quant && o->dtype && !strcmp(o->dtype, "float16"))
-        return ref_fail(err, REF_E_INVALID, "gen: quantize uint8 needs dtype float (DynamicQuantizeLinear reads float)");
+        return ref_fail(err, REF_E_INVALID,
+                        "gen: quantize uint8 needs dtype float (DynamicQuantizeLinear reads float)");
     int rc = check_range("batch", o->batch, 1, 65536, err);
     if (rc)
         return rc;

@@ -133,7 +133,7 @@ static int dyn_infer(ref_op_ctx *c)
 
 /* Quantize n floats with one scale and zero point; compiled for AVX2 too (vroundps rounds to nearest even, as rintf
  * does in the default rounding mode, and the division is IEEE either way: the same bytes). */
-__attribute__((target_clones("avx2", "default"))) static void quantize_u8(const float *x, int64_t n, float scale,
+__attribute__((target_clones("avx2", "default"), optimize("tree-vectorize"))) static void quantize_u8(const float *x, int64_t n, float scale,
                                                                           uint8_t zp, uint8_t *y)
 {
     for (int64_t i = 0; i < n; i++) {

@@ -181,9 +181,104 @@ int ref_conv_integer_prepare(ref_op_ctx *c, void **state) { return qconv_prepare
 
 int ref_qlinear_conv_prepare(ref_op_ctx *c, void **state) { return qconv_prepare(c, 3, 5, state); }
 
+/* Depthwise (one input and one output channel per group, 1-D or 2-D): each plane summed tap by tap into int32 over
+ * the in-bounds run of each output row, no columns built; the same exact sums as the GEMM path. */
+static bool qconv_is_depthwise(const ref_conv_geom *g)
+{
+    return g->cin_g == 1 && g->cout_g == 1 && g->k[0] == 1 && g->in[0] == 1 && g->out[0] == 1;
+}
+
+typedef struct {
+    const ref_conv_geom *g;
+    const qconv_in *q;
+    ref_tensor *y;
+    int32_t *acc; /* out_size int32 per thread */
+    double xs, ys;
+} qdw_job;
+
+/* a[ox] += wt * (x[ox * s] - xz) over [lo, hi): integer sums, so the vectorized AVX2 clone gives the same bytes. */
+#define QDW_ROW(name, T)                                                                                         \
+    __attribute__((target_clones("avx2", "default"), optimize("tree-vectorize"))) static void name(             \
+        int32_t *a, const T *x, int64_t lo, int64_t hi, int64_t s, int wt, int xz)                              \
+    {                                                                                                            \
+        if (s == 1)                                                                                              \
+            for (int64_t ox = lo; ox < hi; ox++)                                                                 \
+                a[ox] += wt * (x[ox] - xz);                                                                      \
+        else                                                                                                     \
+            for (int64_t ox = lo; ox < hi; ox++)                                                                 \
+                a[ox] += wt * (x[ox * s] - xz);                                                                  \
+    }
+QDW_ROW(qdw_row_u8, uint8_t)
+QDW_ROW(qdw_row_s8, int8_t)
+
+static void qdw_plane(const qdw_job *j, int64_t t, int32_t *acc)
+{
+    const ref_conv_geom *g = j->g;
+    const qconv_in *q = j->q;
+    int64_t n = t / g->cout, co = t % g->cout, ow = g->out[2];
+    bool xsg = q->x->dtype == REF_DT_INT8, wsg = q->w->dtype == REF_DT_INT8;
+    int xz = (int)ref_quant_at(q->xz, 0), wz = (int)ref_quant_at(q->wz, co);
+    int64_t base = (n * g->cin + co) * g->in_size;
+    for (int64_t i = 0; i < g->out_size; i++)
+        acc[i] = 0;
+    for (int64_t tap = 0; tap < g->k_size; tap++) {
+        int64_t at = co * g->k_size + tap, ky = tap / g->k[2], kx = tap % g->k[2];
+        int wt = (wsg ? ((const int8_t *)q->w->data)[at] : ((const uint8_t *)q->w->data)[at]) - wz;
+        int64_t s = g->stride[2], c0 = kx * g->dil[2] - g->pad_lo[2];
+        int64_t lo = 0, hi = ow;
+        while (lo < hi && lo * s + c0 < 0)
+            lo++;
+        while (hi > lo && (hi - 1) * s + c0 >= g->in[2])
+            hi--;
+        for (int64_t oy = 0; wt && oy < g->out[1]; oy++) {
+            int64_t iy = oy * g->stride[1] - g->pad_lo[1] + ky * g->dil[1];
+            if (iy < 0 || iy >= g->in[1])
+                continue;
+            int32_t *a = acc + oy * ow;
+            int64_t r = base + iy * g->in[2] + c0;
+            if (xsg)
+                qdw_row_s8(a, (const int8_t *)q->x->data + r, lo, hi, s, wt, xz);
+            else
+                qdw_row_u8(a, (const uint8_t *)q->x->data + r, lo, hi, s, wt, xz);
+        }
+    }
+    int64_t row0 = t * g->out_size;
+    if (!q->ys) {
+        memcpy((int32_t *)j->y->data + row0, acc, (size_t)g->out_size * sizeof *acc);
+        return;
+    }
+    double m = j->xs * ref_quant_at(q->ws, co) / j->ys;
+    int64_t b = q->b ? ref_elem_ldi(q->b->data, q->b->dtype, co) : 0;
+    for (int64_t i = 0; i < g->out_size; i++)
+        ref_elem_sti(j->y->data, j->y->dtype, row0 + i,
+                     ref_quant_saturate((double)(acc[i] + b) * m + q->yz, j->y->dtype));
+}
+
+static void qdw_task(void *arg, int64_t begin, int64_t end, int tid)
+{
+    const qdw_job *j = arg;
+    for (int64_t t = begin; t < end; t++)
+        qdw_plane(j, t, j->acc + (int64_t)tid * ((j->g->out_size + 15) / 16 * 16));
+}
+
+static size_t qdw_scratch(const ref_conv_geom *g, int threads)
+{
+    return (size_t)((g->out_size + 15) / 16 * 16) * 4 * (size_t)(threads > 0 ? threads : 1) + 64;
+}
+
 /* Every (batch, group, column chunk): im2col, the integer GEMM, then int32 out or requantized. */
 static int qconv_run(ref_op_ctx *c, const ref_conv_geom *g, const qconv_in *q, ref_tensor *y)
 {
+    if (qconv_is_depthwise(g)) {
+        if (c->scratch_bytes < qdw_scratch(g, c->n_threads))
+            return ref_fail(c->err, REF_E_STATE, "%s: scratch too small", c->node->op_type);
+        qdw_job d = {.g = g, .q = q, .y = y, .acc = c->scratch, .xs = q->ys ? ref_quant_at(q->xs, 0) : 0,
+                     .ys = q->ys ? ref_quant_at(q->ys, 0) : 1};
+        double plane_ops = 2.0 * (double)g->out_size * (double)g->k_size;
+        int64_t grain = plane_ops >= REF_POOL_SHARE_FLOPS ? 1 : (int64_t)(REF_POOL_SHARE_FLOPS / plane_ops) + 1;
+        ref_parallel_for(c->pool, g->batch * g->cout, grain, qdw_task, &d);
+        return REF_OK;
+    }
     qconv_plan qp;
     qconv_plan_of(g, q->ys != NULL, &qp);
     if (qp.Kp > REF_QGEMM_MAX_KP)
@@ -235,6 +330,8 @@ static size_t qconv_scratch(const ref_op_ctx *c, bool requant)
     const ref_tensor *x = c->in[0], *w = c->n_in > (requant ? 3 : 1) ? c->in[requant ? 3 : 1] : NULL;
     if (qgeom(&cc, x, w, NULL, &g))
         return 0;
+    if (qconv_is_depthwise(&g))
+        return qdw_scratch(&g, c->n_threads);
     qconv_plan qp;
     qconv_plan_of(&g, requant, &qp);
     return qp.cols_bytes + qp.w_bytes + qp.acc_bytes;
