@@ -23,7 +23,7 @@ if [ ! -f "$plugin" ] || [ ! -x "$xc" ]; then
   echo "SKIP: engine_ort.so is not built: ONNX Runtime was not fetched (run engines/ort/fetch.sh, then cmake again)"
   exit 77
 fi
-ort_lib=$(grep -a -o '/[^[:space:][:cntrl:]]*/libonnxruntime\.so\.1' "$plugin" | head -n 1)
+ort_lib=$(grep -a -o '/[^[:space:][:cntrl:]]*/libonnxruntime\.so\.1' "$plugin" | grep -v '%' | head -n 1) # not a format string
 if [ -z "${MLK_ORT_LIBRARY:-}" ] && [ ! -f "$ort_lib" ]; then
   echo "SKIP: engine_ort.so was built against $ort_lib, which is gone (run engines/ort/fetch.sh again)"
   exit 77

@@ -132,7 +132,7 @@ for m in mobilenetv2 resnet50; do
 done
 
 q() { sqlite3 -batch -noheader -separator ' | ' "$db" "$1"; }
-ort_lib=$(grep -a -o '/[^[:space:][:cntrl:]]*/libonnxruntime\.so\.1' "$build/lib/engine_ort.so" | head -n 1)
+ort_lib=$(grep -a -o '/[^[:space:][:cntrl:]]*/libonnxruntime\.so\.1' "$build/lib/engine_ort.so" | grep -v '%' | head -n 1)
 ort_version=$(sed -n 's/.*ort=\([0-9.]*\).*/\1/p' "$(dirname "$ort_lib")/../STAMP" 2>/dev/null || true)
 report="$out/ort-vs-ref.md"
 # SQL pieces: a cell's process VmHWM (the max of every step's own peak) and a step's figures from step_stats.
