@@ -35,6 +35,21 @@ typedef struct {
     bool avx2;
 } qg_job;
 
+/* The last, partial panel [nv, n1) of rows m0 .. m0+rows through the AVX2 tile into a 16-column buffer, of which
+ * the columns in range are copied: the panel's padding columns are computed and dropped (b holds whole panels). */
+static void tail_avx2(const qg_job *j, int64_t m0, int rows, int64_t nv, int64_t n1)
+{
+    int32_t tmp[4 * 16];
+    const int16_t *panel = j->b + ref_qgemm_b_at(j->Kp, 0, nv);
+    if (rows == 4)
+        ref_qgemm_tile4x16_avx2(0, 16, j->Kp, j->a + m0 * j->Kp, panel, tmp, 16);
+    else
+        ref_qgemm_row1x16_avx2(0, 16, j->Kp, j->a + m0 * j->Kp, panel, tmp);
+    for (int r = 0; r < rows; r++)
+        for (int64_t n = nv; n < n1; n++)
+            j->y[(m0 + r) * j->ldy + n] = tmp[r * 16 + (n - nv)];
+}
+
 static void qg_task(void *arg, int64_t begin, int64_t end, int tid)
 {
     (void)tid;
@@ -45,14 +60,18 @@ static void qg_task(void *arg, int64_t begin, int64_t end, int tid)
         if (j->avx2 && m1 - m0 == 4) {
             nv = n0 + (n1 - n0) / 16 * 16;
             ref_qgemm_tile4x16_avx2(n0, nv, j->Kp, j->a + m0 * j->Kp, j->b, j->y + m0 * j->ldy, j->ldy);
-            rows_portable(m0, m1, nv, n1, j->Kp, j->a, j->b, j->y, j->ldy);
+            if (nv < n1)
+                tail_avx2(j, m0, 4, nv, n1);
             continue;
         }
         for (int64_t m = m0; m < m1; m++) { /* fewer than 4 rows left */
             nv = j->avx2 ? n0 + (n1 - n0) / 16 * 16 : n0;
             if (nv > n0)
                 ref_qgemm_row1x16_avx2(n0, nv, j->Kp, j->a + m * j->Kp, j->b, j->y + m * j->ldy);
-            rows_portable(m, m + 1, nv, n1, j->Kp, j->a, j->b, j->y, j->ldy);
+            if (j->avx2 && nv < n1)
+                tail_avx2(j, m, 1, nv, n1);
+            else
+                rows_portable(m, m + 1, nv, n1, j->Kp, j->a, j->b, j->y, j->ldy);
         }
     }
 }

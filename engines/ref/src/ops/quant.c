@@ -213,6 +213,7 @@ static void pack_b(const ref_tensor *b, const ref_tensor *zb, int64_t ob, int64_
     bool zb_one = !zb || ref_tensor_numel(zb) == 1;
     int zb0 = (int)ref_quant_at(zb, 0);
     int64_t Kp = (K + 1) / 2;
+    memset(bp, 0, (size_t)ref_qgemm_b_elems(Kp, N) * sizeof *bp); /* the last panel's padding: read, never used */
     for (int64_t k = 0; k < 2 * Kp; k++)
         for (int64_t n = 0; n < N; n++)
             bp[ref_qgemm_b_at(Kp, k / 2, n) + k % 2] =

@@ -85,13 +85,13 @@ static void qcols_task(void *arg, int64_t begin, int64_t end, int tid)
     const qcols_job *j = arg;
     for (int64_t kp = begin; kp < end; kp++)
         for (int h = 0; h < 2; h++) {
-            int64_t k = 2 * kp + h;
+            int64_t k = 2 * kp + h, q = 0;
             if (k < j->K) {
                 qcols_row(j, k / j->g->k_size, k % j->g->k_size, kp, h);
-            } else {
-                for (int64_t q = 0; q < j->pn; q++)
-                    j->cols[ref_qgemm_b_at(j->Kp, kp, q) + h] = 0;
+                q = j->pn;
             }
+            for (; q < (j->pn + 15) / 16 * 16; q++) /* the last panel's padding too: the GEMM reads whole panels */
+                j->cols[ref_qgemm_b_at(j->Kp, kp, q) + h] = 0;
         }
 }
 
