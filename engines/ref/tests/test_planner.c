@@ -175,6 +175,115 @@ static void test_random_lifetimes(void)
     }
 }
 
+/* The greedy passes as they were before the overlap index: every placed tensor scanned for each one placed. The
+ * planner must produce the same arena. Slots: first, last, size; order by size then first then last, or by first. */
+typedef struct {
+    int first, last;
+    int64_t size, off;
+} ref_ref_slot;
+
+static int ref_by_size(const void *a, const void *b)
+{
+    const ref_ref_slot *x = a, *y = b;
+    if (x->size != y->size)
+        return x->size < y->size ? 1 : -1;
+    if (x->first != y->first)
+        return x->first < y->first ? -1 : 1;
+    return x->last < y->last ? -1 : (x->last > y->last);
+}
+
+static int ref_by_start(const void *a, const void *b)
+{
+    const ref_ref_slot *x = a, *y = b;
+    if (x->first != y->first)
+        return x->first < y->first ? -1 : 1;
+    if (x->size != y->size)
+        return x->size < y->size ? 1 : -1;
+    return x->last < y->last ? -1 : (x->last > y->last);
+}
+
+static int64_t scan_pass(ref_ref_slot *s, int n, int (*cmp)(const void *, const void *))
+{
+    int64_t arena = 0;
+    qsort(s, (size_t)n, sizeof *s, cmp);
+    for (int i = 0; i < n; i++) {
+        int64_t best = -1, best_gap = INT64_MAX, end_max = 0;
+        /* gaps between the overlapping placed tensors, by offset: a quadratic walk is fine at test sizes */
+        for (int64_t at = 0;;) {
+            int64_t next = INT64_MAX, next_end = 0;
+            for (int j = 0; j < i; j++)
+                if (s[j].first <= s[i].last && s[i].first <= s[j].last && s[j].off >= at && s[j].off < next)
+                    next = s[j].off, next_end = s[j].off + s[j].size;
+            if (next == INT64_MAX)
+                break;
+            if (next - end_max >= s[i].size && next - end_max < best_gap)
+                best = end_max, best_gap = next - end_max;
+            if (next_end > end_max)
+                end_max = next_end;
+            at = next + 1;
+        }
+        s[i].off = best >= 0 ? best : end_max;
+        if (s[i].off + s[i].size > arena)
+            arena = s[i].off + s[i].size;
+    }
+    return arena;
+}
+
+static void test_same_as_scanning(void)
+{
+    /* Long programs with short and some long lifetimes (skip connections), and repeated sizes (ties). */
+    for (int round = 0; round < 20; round++) {
+        int n = 200 + next_rand(600);
+        int *prod = malloc(sizeof(int) * (size_t)n), *last = malloc(sizeof(int) * (size_t)n);
+        int64_t *elems = malloc(sizeof(int64_t) * (size_t)n);
+        ref_ref_slot *s = malloc(sizeof *s * (size_t)n);
+        for (int v = 0; v < n; v++) {
+            prod[v] = v;
+            last[v] = v + (next_rand(10) ? 1 + next_rand(4) : next_rand(n));
+            if (last[v] > n)
+                last[v] = n;
+            elems[v] = 16 * (1 + next_rand(round % 2 ? 4 : 300));
+            s[v] = (ref_ref_slot){prod[v], last[v], (int64_t)ref_align_up((size_t)elems[v] * 4, REF_ALIGN), 0};
+        }
+        fake f;
+        fake_init(&f, n, n, prod, last, elems);
+        ref_error err = {0};
+        CHECK_OK(ref_plan_memory(&f.c, &f.p, REF_PLANNER_GREEDY, &err), &err);
+        int64_t by_time = scan_pass(s, n, ref_by_start), by_size = scan_pass(s, n, ref_by_size);
+        CHECK((int64_t)f.p.arena_bytes == (by_size <= by_time ? by_size : by_time));
+        CHECK(!overlaps(&f));
+        fake_free(&f);
+        free(prod);
+        free(last);
+        free(elems);
+        free(s);
+    }
+}
+
+/* Every tensor lives to the end (thousands of graph outputs): past the overlap budget the arena is the naive one,
+ * which is then also the lower bound. */
+static void test_all_overlapping(void)
+{
+    int n = 3000;
+    int *prod = malloc(sizeof(int) * (size_t)n), *last = malloc(sizeof(int) * (size_t)n);
+    int64_t *elems = malloc(sizeof(int64_t) * (size_t)n);
+    for (int v = 0; v < n; v++) {
+        prod[v] = v;
+        last[v] = n;
+        elems[v] = 1 + next_rand(100);
+    }
+    fake f;
+    fake_init(&f, n, n, prod, last, elems);
+    ref_error err = {0};
+    CHECK_OK(ref_plan_memory(&f.c, &f.p, REF_PLANNER_GREEDY, &err), &err);
+    CHECK(f.p.arena_bytes == f.p.naive_bytes && f.p.arena_bytes == f.p.lower_bound_bytes);
+    CHECK(!overlaps(&f));
+    fake_free(&f);
+    free(prod);
+    free(last);
+    free(elems);
+}
+
 int main(void)
 {
     ref_alloc_stats before, after;
@@ -184,6 +293,8 @@ int main(void)
     test_skipped_and_empty();
     test_chain_with_scratch();
     test_random_lifetimes();
+    test_same_as_scanning();
+    test_all_overlapping();
     ref_alloc_get_stats(&after);
     CHECK(after.live_bytes == before.live_bytes);
     return check_summary();

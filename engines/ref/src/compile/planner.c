@@ -2,7 +2,9 @@
  * (naive: one slot per tensor; greedy: each tensor into the best-fitting gap among the tensors it overlaps in
  * time, visited by decreasing size as in TFLite's greedy-by-size, and again in execution order; the smaller
  * arena wins), and the lower bound (largest sum of bytes live at one operator). Time grows with the number of
- * tensors times those each overlaps (a max tree finds them), never with the square of the graph's length.
+ * tensors times those each overlaps (a max tree finds them), never with the square of the graph's length; a graph
+ * whose tensors nearly all overlap (thousands of outputs, one Concat of every value) has little to gain from a
+ * search that would then be quadratic, so past a budget of overlaps the arena is the naive one.
  * It must never place two tensors whose lifetimes overlap on overlapping bytes. */
 #include <stdbool.h>
 #include <stdlib.h>
@@ -154,15 +156,21 @@ static size_t overlap_query(const overlap_index *ix, ref_slot *s, size_t n, size
     return m;
 }
 
-/* Visit s in the order of cmp, placing each at the lowest-waste gap among the placed slots it overlaps. */
+/* Overlaps one greedy pass may visit before the planner settles for the naive arena: a few seconds at most. */
+#define OVERLAP_BUDGET(n) (((size_t)1 << 22) + 64 * (n))
+
+/* Visit s in the order of cmp, placing each at the lowest-waste gap among the placed slots it overlaps. SIZE_MAX
+ * when the overlaps visited exceed the budget (the offsets are then partial). */
 static size_t greedy_pass(ref_slot *s, size_t n, ref_slot **scratch, overlap_index *ix,
                           int (*cmp)(const void *, const void *))
 {
-    size_t arena = 0;
+    size_t arena = 0, visited = 0;
     qsort(s, n, sizeof *s, cmp);
     overlap_build(ix, s, n);
     for (size_t i = 0; i < n; i++) {
         size_t m = overlap_query(ix, s, n, i, scratch);
+        if ((visited += m) > OVERLAP_BUDGET(n))
+            return SIZE_MAX;
         ix->placed[i] = true;
         qsort(scratch, m, sizeof *scratch, by_offset);
         int64_t prev_end = 0, best = -1;
@@ -188,8 +196,15 @@ static size_t greedy_pass(ref_slot *s, size_t n, ref_slot **scratch, overlap_ind
 static size_t greedy(ref_slot *s, size_t n, ref_slot **scratch, overlap_index *ix)
 {
     size_t by_time = greedy_pass(s, n, scratch, ix, by_start);
-    size_t by_size = greedy_pass(s, n, scratch, ix, by_size_desc);
-    return by_size <= by_time ? by_size : greedy_pass(s, n, scratch, ix, by_start);
+    size_t by_size = by_time == SIZE_MAX ? SIZE_MAX : greedy_pass(s, n, scratch, ix, by_size_desc);
+    if (by_size != SIZE_MAX)
+        return by_size <= by_time ? by_size : greedy_pass(s, n, scratch, ix, by_start);
+    size_t naive = 0; /* over budget: every tensor its own bytes, in whatever order s is now */
+    for (size_t i = 0; i < n; i++) {
+        s[i].off = (int64_t)naive;
+        naive += s[i].size;
+    }
+    return naive;
 }
 
 static void index_free(overlap_index *ix, int64_t *delta)

@@ -167,8 +167,8 @@ static void fill_phase_row(const ref_conv_geom *g, const flat_dims *d, const flo
             dw_v4 lo, hi;
             memcpy(&lo, xrow + 2 * c - pl, sizeof lo);
             memcpy(&hi, xrow + 2 * c - pl + 4, sizeof hi);
-            dw_v4 ev = __builtin_shuffle(lo, hi, (dw_i4){0, 2, 4, 6});
-            dw_v4 od = __builtin_shuffle(lo, hi, (dw_i4){1, 3, 5, 7});
+            dw_v4 ev = DW_SHUFFLE(lo, hi, dw_i4, 0, 2, 4, 6);
+            dw_v4 od = DW_SHUFFLE(lo, hi, dw_i4, 1, 3, 5, 7);
             memcpy(r0 + c, &ev, sizeof ev);
             memcpy(r1 + c, &od, sizeof od);
         }

@@ -8,6 +8,15 @@
 #error "define DW_ROW_FN, DW_FLAT_FN and DW_ROW_LINKAGE before including conv_depthwise_row.h"
 #endif
 
+/* Elements of two vectors picked by constant indices: GCC's builtin, or clang's (the fuzz build compiles with clang). */
+#ifndef DW_SHUFFLE
+#ifdef __clang__
+#define DW_SHUFFLE(a, b, mask_type, ...) __builtin_shufflevector(a, b, __VA_ARGS__)
+#else
+#define DW_SHUFFLE(a, b, mask_type, ...) __builtin_shuffle(a, b, (mask_type){__VA_ARGS__})
+#endif
+#endif
+
 typedef float dw_v8 __attribute__((vector_size(32)));
 typedef int dw_i8 __attribute__((vector_size(32)));
 
@@ -21,7 +30,7 @@ static inline void dw_gather(const float *p, int64_t s, dw_v8 *out)
         dw_v8 lo, hi;
         memcpy(&lo, p, sizeof lo);
         memcpy(&hi, p + 7, sizeof hi);
-        *out = __builtin_shuffle(lo, hi, (dw_i8){0, 2, 4, 6, 9, 11, 13, 15});
+        *out = DW_SHUFFLE(lo, hi, dw_i8, 0, 2, 4, 6, 9, 11, 13, 15);
     } else {
         *out = (dw_v8){p[0], p[s], p[2 * s], p[3 * s], p[4 * s], p[5 * s], p[6 * s], p[7 * s]};
     }
