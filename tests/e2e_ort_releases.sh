@@ -19,7 +19,7 @@ releases="${MLK_ORT_TEST_VERSIONS:-1.17.3 1.23.2 1.30.0}"
 set -- $releases
 old=$1 mid=$2 new=$3
 # The plugin looks for releases beside the library it was built with (lib.sh points XDG_CACHE_HOME elsewhere).
-default_lib=$(grep -a -o '/[^[:space:][:cntrl:]]*/libonnxruntime\.so\.1' "$plugin" | head -n 1)
+default_lib=$(grep -a -o '/[^[:space:][:cntrl:]]*/libonnxruntime\.so\.1' "$plugin" | grep -v '%' | head -n 1) # not ort_release.c's format string
 cache=$(dirname "$(dirname "$default_lib")")
 fetch() { MLK_ORT_CACHE="$cache" "$src/engines/ort/fetch.sh" "$@"; }
 unset MLK_ORT_LIBRARY MLK_ORT_VERSION

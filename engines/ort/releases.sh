@@ -105,7 +105,7 @@ fi
 sorted=$(printf '%s\n' ${versions//,/ } | sort -t. -k1,1n -k2,2n -k3,3n -u)
 # Every release must be fetched before the first run: a missing one would leave a hole in the history. The plugin
 # looks for releases beside the library it was built with, in fetch.sh's layout.
-default_lib=$(grep -a -o '/[^[:space:][:cntrl:]]*/libonnxruntime\.so\.1' "$build/lib/engine_ort.so" | head -n 1)
+default_lib=$(grep -a -o '/[^[:space:][:cntrl:]]*/libonnxruntime\.so\.1' "$build/lib/engine_ort.so" | grep -v '%' | head -n 1) # not ort_release.c's format string
 cache=$(dirname "$(dirname "$default_lib")")
 missing=""
 for v in $sorted; do
