@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # bench.sh: ONNX Runtime beside the reference engine, through memleak-run: process VmHWM and median infer latency per
-# generated model at 1 and 2 threads (ORT/ref ratios), ORT's compile peak with prepacking on/off on an external-data
+# generated model at 1 and 2 threads (ORT/ref ratios), on a quiet machine and beside a busy loop pinned to one core
+# (contention: what a shared CI runner does to 2 threads), ORT's compile peak with prepacking on/off on an external-data
 # resnet50, and what ORT's arena and mem pattern do to VmHWM. Not a test: it measures, on this machine, now.
 # It must never report a figure it did not measure in this run; it downloads nothing (models are generated).
 #
 # usage: engines/ort/bench.sh   (MLK_BUILD_DIR, default build; MLK_BENCH_DIR, default $MLK_BUILD_DIR/bench-ort;
 #                                MLK_BENCH_ITERS, default 20 measured iterations per cell;
 #                                MLK_BENCH_ROUNDS, default 3 rounds of the infer part, ref and ORT alternating;
-#                                MLK_BENCH_PARTS, default "infer compile arena": which of the three to run)
+#                                MLK_BENCH_PARTS, default "infer busy compile arena": which to run; busy runs
+#                                the infer cells again with `while :; do :; done` pinned to the last CPU;
+#                                MLK_BENCH_MODELS, default every model below: which infer models, by name)
 # Output: $MLK_BENCH_DIR/ort.db (every sample) and $MLK_BENCH_DIR/ort-vs-ref.md (the tables, also printed).
 # Exit: 0 measured, 77 engine_ort.so not built (run engines/ort/fetch.sh, then cmake), 1 a run failed.
 set -euo pipefail
@@ -17,13 +20,17 @@ out="${MLK_BENCH_DIR:-$build/bench-ort}"
 iters="${MLK_BENCH_ITERS:-20}"
 rounds="${MLK_BENCH_ROUNDS:-3}"
 case $rounds in '' | *[!0-9]* | 0) echo "bench.sh: MLK_BENCH_ROUNDS must be a positive integer, not '$rounds'" >&2; exit 1 ;; esac
-parts=" ${MLK_BENCH_PARTS:-infer compile arena} "
+parts=" ${MLK_BENCH_PARTS:-infer busy compile arena} "
 run="$build/bin/memleak-run"
 if [ ! -f "$build/lib/engine_ort.so" ]; then
   echo "SKIP: $build/lib/engine_ort.so is not built (run engines/ort/fetch.sh, then cmake and build)"
   exit 77
 fi
 command -v sqlite3 >/dev/null || { echo "bench.sh: the sqlite3 CLI is needed (Debian package sqlite3)" >&2; exit 1; }
+if [[ $parts == *" busy "* ]] && ! command -v taskset >/dev/null; then
+  echo "bench.sh: the busy part needs taskset (Debian package util-linux)" >&2
+  exit 1
+fi
 mkdir -p "$out/scenarios"
 db="$out/ort.db"
 rm -f "$db" "$db-wal" "$db-shm"
@@ -61,19 +68,48 @@ declare -A models=(
   [resnet18]="{generate: resnet18}"
   [resnet50]="{generate: resnet50}"
   [transformer]="{generate: transformer, layers: 4, hidden: 256}"
+  [mlp-u8]="{generate: mlp, quantize: uint8}"
+  [mobilenetv2-u8]="{generate: mobilenetv2, quantize: uint8}"
+  [resnet18-u8]="{generate: resnet18, quantize: uint8}"
+  [transformer-u8]="{generate: transformer, layers: 4, hidden: 256, quantize: uint8}"
+  [mlp-f16]="{generate: mlp, dtype: float16}"
+  [mobilenetv2-f16]="{generate: mobilenetv2, dtype: float16}"
+  [resnet18-f16]="{generate: resnet18, dtype: float16}"
+  [transformer-f16]="{generate: transformer, layers: 4, hidden: 256, dtype: float16}"
 )
+bench_models=${MLK_BENCH_MODELS:-mlp mobilenetv2 resnet18 resnet50 transformer mlp-u8 mobilenetv2-u8 resnet18-u8 \
+transformer-u8 mlp-f16 mobilenetv2-f16 resnet18-f16 transformer-f16}
+for m in $bench_models; do
+  [ -n "${models[$m]:-}" ] || { echo "bench.sh: MLK_BENCH_MODELS: unknown model '$m' (${!models[*]})" >&2; exit 1; }
+done
 status=0
 file_tag=""
+# Contention: one busy loop pinned to the last CPU while a cell runs (the cell's own threads are not pinned).
+busy_pid=""
+busy_cpu=$(($(nproc) - 1))
+busy_start() { taskset -c "$busy_cpu" sh -c 'while :; do :; done' & busy_pid=$!; }
+busy_stop() { [ -z "$busy_pid" ] || { kill "$busy_pid" 2>/dev/null; wait "$busy_pid" 2>/dev/null || true; busy_pid=""; }; }
+trap busy_stop EXIT
 # This VM's speed drifts by 20-30% over minutes: each round runs every model's ref and ORT cells back to back (which
 # goes first alternates), and the table takes each cell's median over the rounds, so a slow stretch hits both engines.
+# A busy round runs each cell beside the busy loop right after its quiet one.
 for ((round = 1; round <= rounds; round++)); do
-  [[ $parts == *" infer "* ]] || break
+  [[ $parts == *" infer "* || $parts == *" busy "* ]] || break
   file_tag="-r$round"
   order="ref ort"
   ((round % 2)) || order="ort ref"
-  for m in mlp mobilenetv2 resnet18 resnet50 transformer; do
+  for m in $bench_models; do
     for e in $order; do
-      scenario "infer-$e-$m" "$e" "${models[$m]}" "$infer_setup" infer "$infer_teardown" "threads: [1, 2]" || status=1
+      if [[ $parts == *" infer "* ]]; then
+        scenario "infer-$e-$m" "$e" "${models[$m]}" "$infer_setup" infer "$infer_teardown" "threads: [1, 2]" ||
+          status=1
+      fi
+      if [[ $parts == *" busy "* ]]; then
+        busy_start
+        scenario "busy-$e-$m" "$e" "${models[$m]}" "$infer_setup" infer "$infer_teardown" "threads: [1, 2]" ||
+          status=1
+        busy_stop
+      fi
     done
   done
 done
@@ -96,7 +132,7 @@ for m in mobilenetv2 resnet50; do
 done
 
 q() { sqlite3 -batch -noheader -separator ' | ' "$db" "$1"; }
-ort_lib=$(grep -a -o '/[^[:space:][:cntrl:]]*/libonnxruntime\.so\.1' "$build/lib/engine_ort.so" | head -n 1)
+ort_lib=$(grep -a -o '/[^[:space:][:cntrl:]]*/libonnxruntime\.so\.1' "$build/lib/engine_ort.so" | grep -v '%' | head -n 1)
 ort_version=$(sed -n 's/.*ort=\([0-9.]*\).*/\1/p' "$(dirname "$ort_lib")/../STAMP" 2>/dev/null || true)
 report="$out/ort-vs-ref.md"
 # SQL pieces: a cell's process VmHWM (the max of every step's own peak) and a step's figures from step_stats.
@@ -106,6 +142,7 @@ last() { echo "(SELECT $2 FROM samples s WHERE s.cell_id = cells.id AND s.step =
                 ORDER BY seq DESC LIMIT 1)"; }
 mib() { echo "printf('%.1f', $1 / 1024.0)"; }
 rows() { q "$1" | sed -e 's/^/| /' -e 's/$/ |/'; }
+opt() { echo "CASE WHEN $1 IS NULL THEN '-' ELSE printf('%.2f', $1) END"; } # printf makes NULL 0.00
 {
   echo "# ONNX Runtime vs the reference engine ($(date -u +%F), $iters measured iterations per cell)"
   echo
@@ -137,6 +174,35 @@ rows() { q "$1" | sed -e 's/^/| /' -e 's/$/ |/'; }
          FROM m a JOIN m b ON b.name = a.name AND b.t = a.t AND a.engine = 'ref' AND b.engine = 'ort'
            JOIN p ON p.name = a.name AND p.t = a.t
          ORDER BY a.name, a.t"
+  fi
+  if [[ $parts == *" busy "* ]]; then
+    echo
+    echo "## Contention: one busy loop pinned to CPU $busy_cpu while a cell runs (its threads unpinned)"
+    echo
+    echo "Median infer ms over the rounds; quiet is the same round's cell without the loop (- when infer was not run)."
+    echo "A second thread must never cost time: busy 2t/1t is each engine's 2-thread over its own 1-thread median."
+    echo
+    echo "| model | threads | ref quiet | ref busy | ORT quiet | ORT busy | busy ref/ORT | busy ref 2t/1t |" \
+      "busy ORT 2t/1t |"
+    echo "|---|---|---|---|---|---|---|---|---|"
+    # f: one row per cell with its mode; m: the median cell per model, engine, threads and mode
+    rows "WITH f AS (SELECT substr(r.scenario_name, 1, instr(r.scenario_name, '-') - 1) AS mode,
+             substr(r.scenario_name, instr(r.scenario_name, '-') + 5) AS name, cells.engine AS engine,
+             CAST(json_extract(cells.axes, '\$.threads') AS INTEGER) AS t, $(stat infer wall_ms_median) AS ms
+           FROM cells JOIN runs r ON r.id = cells.run_id
+           WHERE r.scenario_name LIKE 'infer-%' OR r.scenario_name LIKE 'busy-%'),
+         k AS (SELECT *, row_number() OVER (PARTITION BY mode, name, engine, t ORDER BY ms) AS rn,
+                 count(*) OVER (PARTITION BY mode, name, engine, t) AS cnt FROM f),
+         m AS (SELECT mode, name, engine, t, ms FROM k WHERE rn = (cnt + 1) / 2)
+         SELECT rb.name, rb.t, $(opt rq.ms), printf('%.2f', rb.ms), $(opt oq.ms), printf('%.2f', ob.ms),
+           printf('%.2f', rb.ms / ob.ms), $(opt "rb.ms / r1.ms"), $(opt "ob.ms / o1.ms")
+         FROM m rb JOIN m ob ON ob.mode = 'busy' AND ob.engine = 'ort' AND ob.name = rb.name AND ob.t = rb.t
+           LEFT JOIN m rq ON rq.mode = 'infer' AND rq.engine = 'ref' AND rq.name = rb.name AND rq.t = rb.t
+           LEFT JOIN m oq ON oq.mode = 'infer' AND oq.engine = 'ort' AND oq.name = rb.name AND oq.t = rb.t
+           LEFT JOIN m r1 ON r1.mode = 'busy' AND r1.engine = 'ref' AND r1.name = rb.name AND r1.t = 1 AND rb.t > 1
+           LEFT JOIN m o1 ON o1.mode = 'busy' AND o1.engine = 'ort' AND o1.name = rb.name AND o1.t = 1 AND rb.t > 1
+         WHERE rb.mode = 'busy' AND rb.engine = 'ref'
+         ORDER BY rb.name, rb.t"
   fi
   if [[ $parts == *" compile "* ]]; then
     echo

@@ -154,7 +154,8 @@ static int gen_argv(const mlk_model_spec *m, const char **argv, int max, char *k
                {"width_mult", "--width-mult", false},     {"image_size", "--image-size", false},
                {"layers", "--layers", false},             {"hidden", "--hidden", false},
                {"heads", "--heads", false},               {"seq", "--seq", false},
-               {"mlp_hidden", "--mlp-hidden", false}};
+               {"mlp_hidden", "--mlp-hidden", false},     {"dtype", "--dtype", false},
+               {"quantize", "--quantize", false}};
     int n = 0;
     size_t used = (size_t)snprintf(key, key_len, "gen-v1;arch=%s", m->generate);
     for (size_t k = 0; k < sizeof map / sizeof map[0]; k++)

@@ -19,7 +19,7 @@
  * model: a path, or {path: ...} / {generate: ARCH, options...}, with optional inputs
  * ---------------------------------------------------------------------------------------------- */
 
-typedef enum { GEN_BOOL, GEN_INT, GEN_FLOAT } gen_type;
+typedef enum { GEN_BOOL, GEN_INT, GEN_FLOAT, GEN_DTYPE } gen_type;
 
 static const struct {
     const char *key;
@@ -29,10 +29,12 @@ static const struct {
     {"external_data", GEN_BOOL, 0}, {"batch", GEN_INT, 1},      {"seed", GEN_INT, 0},
     {"width_mult", GEN_FLOAT, 0},   {"image_size", GEN_INT, 1}, {"layers", GEN_INT, 1},
     {"hidden", GEN_INT, 1},         {"heads", GEN_INT, 1},      {"seq", GEN_INT, 1},
-    {"mlp_hidden", GEN_INT, 1},     {"dynamic", GEN_BOOL, 0},
+    {"mlp_hidden", GEN_INT, 1},     {"dynamic", GEN_BOOL, 0},   {"dtype", GEN_DTYPE, 0},
+    {"quantize", GEN_DTYPE, 1},
 };
 #define N_GEN_OPTS ((int)(sizeof gen_opts / sizeof gen_opts[0]))
-#define GEN_KEYS "external_data, batch, seed, width_mult, image_size, layers, hidden, heads, seq, mlp_hidden, dynamic"
+#define GEN_KEYS                                                                                                      \
+    "external_data, batch, seed, width_mult, image_size, layers, hidden, heads, seq, mlp_hidden, dynamic, dtype, quantize"
 /* The reference engine's generator's architectures (its ref_gen_arch_names): the harness never links the engine (it
  * runs `refengine gen`), so the names are repeated here, once, to refuse a typo at its line:col. */
 #define GEN_ARCH_LIST(X) X("mlp") X("mobilenetv2") X("resnet18") X("resnet50") X("transformer")
@@ -71,6 +73,15 @@ static int check_gen_value(const mlk_ynode *v, int i, const char *name, mlk_erro
         return mlk_yget_bool(v, what, name, &b, err);
     if (gen_opts[i].type == GEN_INT)
         return mlk_yget_int(v, what, gen_opts[i].lo, gen_opts[i].lo ? INT32_MAX : INT64_MAX, name, &x, err);
+    if (gen_opts[i].type == GEN_DTYPE) { /* lo 0: dtype (float, float16); 1: quantize (none, uint8) */
+        char *s = NULL;
+        int rc = mlk_yget_string(v, what, name, &s, err);
+        const char *w0 = gen_opts[i].lo ? "none" : "float", *w1 = gen_opts[i].lo ? "uint8" : "float16";
+        if (!rc && strcmp(s, w0) && strcmp(s, w1))
+            rc = mlk_yfail(err, name, v->loc, "%s: '%s' is not one of %s, %s", what, s, w0, w1);
+        free(s);
+        return rc;
+    }
     return mlk_yget_number(v, what, 0.0, 1e9, name, &f, err);
 }
 

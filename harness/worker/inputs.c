@@ -1,5 +1,6 @@
 /* inputs.c: model inputs for workers: .pb tensors read once, or deterministic values generated once per shape.
  * It must never change the values between iterations: a leak verdict must not depend on input data. */
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,6 +57,18 @@ static uint64_t splitmix(uint64_t *s)
     return z ^ (z >> 31);
 }
 
+/* The float16 bits of v, a multiple of 2^-10 in [-1, 1] (exact in float16: 11 significant bits, all normal). */
+static uint16_t half_of(double v)
+{
+    uint16_t sign = v < 0 ? 0x8000 : 0;
+    double m = fabs(v);
+    if (m == 0)
+        return sign;
+    int x;
+    double f = frexp(m, &x); /* m = f * 2^x, f in [0.5, 1) */
+    return (uint16_t)(sign | (uint16_t)((x - 1 + 15) << 10) | (uint16_t)((f * 2 - 1) * 1024));
+}
+
 void mlk_inputs_fill(int dtype, void *buf, int64_t n, uint64_t seed)
 {
     uint64_t s = seed;
@@ -65,6 +78,7 @@ void mlk_inputs_fill(int dtype, void *buf, int64_t n, uint64_t seed)
         switch (dtype) {
         case ONNX_DT_FLOAT: ((float *)buf)[i] = (float)u; break;
         case ONNX_DT_DOUBLE: ((double *)buf)[i] = u; break;
+        case ONNX_DT_FLOAT16: ((uint16_t *)buf)[i] = half_of(nearbyint(u * 1024) / 1024); break;
         case ONNX_DT_INT64: ((int64_t *)buf)[i] = (int64_t)(r & 3); break;
         case ONNX_DT_INT32: ((int32_t *)buf)[i] = (int32_t)(r & 3); break;
         case ONNX_DT_BOOL: ((uint8_t *)buf)[i] = (uint8_t)(i & 1); break;

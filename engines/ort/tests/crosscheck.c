@@ -2,12 +2,15 @@
  * deterministic inputs and compares every output. It must never judge by anything but the outputs it read back.
  *
  * usage: ort_crosscheck [--lib-dir DIR] [--rtol X] [--opt k=v] [--ref-opt k=v] [--ort-opt k=v] [--maps FILE]
- *                       [--metrics] [--infers N] MODEL
+ *                       [--metrics] [--infers N] [--within F] MODEL
  * --opt goes to both engines, --ref-opt / --ort-opt to one. --maps FILE prints how many KiB of FILE each engine
  * has mapped after read_model, compile_model and infer (what mmap on/off means, read from /proc/self/maps);
  * --metrics prints each engine's metrics after the last infer.
  * Outputs agree when max|ort - ref| <= rtol * max|ref| for every output (the error relative to the output's own
- * scale; an element-wise ratio is meaningless at values near zero). Exit 0 agree, 1 disagree, 2 usage or error. */
+ * scale; an element-wise ratio is meaningless at values near zero). --within F is the statistical check for
+ * ill-conditioned outputs (a quantized model whose activations land one quantization step apart now and then): an
+ * output agrees when at least the fraction F of its elements are within rtol * max|ref|; it prints that fraction
+ * and the mean and max difference. Use it only where a case says why. Exit 0 agree, 1 disagree, 2 usage or error. */
 #include <dlfcn.h>
 #include <math.h>
 #include <stdio.h>
@@ -78,6 +81,12 @@ static float to_float(int dtype, const void *p, size_t i)
     switch (dtype) {
     case 1: return ((const float *)p)[i];
     case 11: return (float)((const double *)p)[i];
+    case 10: { /* float16 */
+        uint16_t h = ((const uint16_t *)p)[i];
+        int e = (h >> 10) & 31, m = h & 1023;
+        float v = e == 31 ? (m ? NAN : INFINITY) : e ? ldexpf((float)(1024 + m), e - 25) : ldexpf((float)m, -24);
+        return h & 0x8000 ? -v : v;
+    }
     case 6: return (float)((const int32_t *)p)[i];
     case 7: return (float)((const int64_t *)p)[i];
     case 9: case 2: return (float)((const uint8_t *)p)[i];
@@ -179,7 +188,7 @@ done:
     return rc;
 }
 
-static int compare(const engine_run *ref, const engine_run *ort, double rtol)
+static int compare(const engine_run *ref, const engine_run *ort, double rtol, double within)
 {
     int bad = 0;
     if (ref->n_out != ort->n_out) {
@@ -210,6 +219,23 @@ static int compare(const engine_run *ref, const engine_run *ort, double rtol)
         }
         double rel = scale > 0 ? diff / scale : diff;
         int ok = rel <= rtol;
+        if (within > 0) {
+            size_t n_in = 0;
+            double sum = 0;
+            for (size_t k = 0; k < ref->n_vals[i]; k++) {
+                double d = fabs((double)ref->vals[i][k] - ort->vals[i][k]); /* NaN is never within */
+                n_in += d <= rtol * (scale > 0 ? scale : 1);
+                sum += isnan(d) ? INFINITY : d;
+            }
+            double frac = ref->n_vals[i] ? (double)n_in / (double)ref->n_vals[i] : 1;
+            ok = frac >= within;
+            printf("%s: output %zu (%s): %.4f of %zu values within %.1g of max|ref| %.4g (need %.4f); mean "
+                   "|ort-ref| %.3g, max %.3g\n",
+                   ok ? "ok" : "FAIL", i, a->name, frac, ref->n_vals[i], rtol, scale, within,
+                   ref->n_vals[i] ? sum / (double)ref->n_vals[i] : 0.0, diff);
+            bad |= !ok;
+            continue;
+        }
         printf("%s: output %zu (%s, %zu values): max|ort-ref| %.3g at %zu (ref %.6g, ort %.6g), max|ref| %.4g, "
                "relative %.3g (rtol %.1g)\n",
                ok ? "ok" : "FAIL", i, a->name, ref->n_vals[i], diff, worst,
@@ -235,7 +261,7 @@ int main(int argc, char **argv)
 {
     engine_run ref = {.which = "ref"}, ort = {.which = "ort"};
     char self[4000], lib_dir[4100] = "";
-    double rtol = 1e-4;
+    double rtol = 1e-4, within = 0;
     const char *model = NULL, *maps = NULL;
     int n_infers = 1, rc = 2, n_owned = 0, show_metrics = 0;
     char *owned[MAX_OPTS]; /* copies made for --opt, so each engine splits its own string */
@@ -253,6 +279,8 @@ int main(int argc, char **argv)
             snprintf(lib_dir, sizeof lib_dir, "%s", argv[++i]);
         else if (!strcmp(argv[i], "--rtol") && more)
             rtol = atof(argv[++i]);
+        else if (!strcmp(argv[i], "--within") && more)
+            within = atof(argv[++i]);
         else if (!strcmp(argv[i], "--maps") && more)
             maps = argv[++i];
         else if (!strcmp(argv[i], "--metrics"))
@@ -279,7 +307,7 @@ int main(int argc, char **argv)
             model = argv[i];
         else {
             fprintf(stderr, "usage: ort_crosscheck [--lib-dir DIR] [--rtol X] [--opt k=v] [--ref-opt k=v] "
-                            "[--ort-opt k=v] [--maps FILE] [--metrics] [--infers N] MODEL\n");
+                            "[--ort-opt k=v] [--maps FILE] [--metrics] [--infers N] [--within F] MODEL\n");
             goto out;
         }
     }
@@ -289,7 +317,7 @@ int main(int argc, char **argv)
     }
     if (!open_engine(&ref, lib_dir) && !open_engine(&ort, lib_dir) && !run_engine(&ref, model, maps, n_infers, show_metrics) &&
         !run_engine(&ort, model, maps, n_infers, show_metrics))
-        rc = compare(&ref, &ort, rtol);
+        rc = compare(&ref, &ort, rtol, within);
     printf("%s: %s\n", model, rc == 0 ? "outputs agree" : rc == 1 ? "outputs DISAGREE" : "error");
 out:
     for (size_t i = 0; i < MAX_OUT; i++) {

@@ -11,7 +11,7 @@
 #include "gen/gen.h"
 #include "refengine.h"
 
-typedef enum { OPT_FLAG, OPT_INT, OPT_U64, OPT_FLOAT, OPT_PATH } opt_kind;
+typedef enum { OPT_FLAG, OPT_INT, OPT_U64, OPT_FLOAT, OPT_PATH, OPT_STR } opt_kind;
 
 typedef struct gen_opt {
     const char *name;
@@ -35,6 +35,8 @@ static const gen_opt gen_opts[] = {
     {"heads", OPT_INT, OFF(heads), "transformer", "N  attention heads (default 4)"},
     {"seq", OPT_INT, OFF(seq), "transformer", "N  sequence length (default 128)"},
     {"mlp-hidden", OPT_INT, OFF(mlp_hidden), "mlp", "N  hidden width (default 1024)"},
+    {"dtype", OPT_STR, OFF(dtype), NULL, "T  float or float16: weights, inputs and outputs (default float)"},
+    {"quantize", OPT_STR, OFF(quantize), NULL, "Q  none or uint8: dynamic quantization of Conv/Gemm/MatMul weights"},
 };
 #define N_OPTS (sizeof gen_opts / sizeof gen_opts[0])
 
@@ -83,10 +85,16 @@ static int set_value(const gen_opt *op, const char *v, ref_gen_options *o, const
         *(float *)field = x;
         return 0;
     }
+    case OPT_STR:
+        if (!v[0])
+            break;
+        *(const char **)field = v;
+        return 0;
     case OPT_FLAG:
         break;
     }
-    static const char *const expect[] = {"no value", "an integer", "an unsigned integer", "a number", "a path"};
+    static const char *const expect[] = {"no value", "an integer", "an unsigned integer", "a number", "a path",
+                                         "a word"};
     fprintf(stderr, "refengine gen: --%s: '%s' is not %s\n", op->name, v, expect[op->kind]);
     return 2;
 }

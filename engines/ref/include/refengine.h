@@ -316,6 +316,9 @@ typedef struct ref_gen_options {
     int layers, hidden, heads, seq; /* transformer; defaults 4, 256, 4, 128 */
     int mlp_hidden;      /* mlp; default 1024 */
     int dynamic;         /* 1: batch (and the transformer's seq) are symbolic dims "batch"/"seq" */
+    const char *dtype;   /* "float" (default, NULL too) or "float16": float weights, inputs and outputs in float16 */
+    const char *quantize; /* "none" (default, NULL too) or "uint8": Conv, Gemm and weight MatMuls dynamically
+                           * quantized as ONNX Runtime's quantize_dynamic writes them (float dtype only) */
 } ref_gen_options;
 void ref_gen_options_init(ref_gen_options *o);
 /* Write the model to out_path (and out_path + ".data" with external data).

@@ -1,8 +1,8 @@
 /* pool.c: a fixed pool of worker threads; each loop gives every thread a home range, which it runs in a large first
- * piece and a few small ones, and a thread done early takes the pieces another has not started (a vCPU descheduled
- * mid-loop no longer holds the others up). Workers spin a while after a loop before they sleep, because waking a
- * sleeping thread costs 60-85 us on this kind of VM. It must never allocate while dispatching, and never leave a
- * worker running after ref_pool_free. */
+ * piece and a few small ones, and a thread done early takes the pieces another has not started. The caller never waits
+ * for a worker that has not joined a loop (a descheduled vCPU costs nothing), only for pieces already running. Workers
+ * spin a while after a loop before they sleep; a small loop while they sleep runs on the caller alone. It must never
+ * allocate while dispatching, and never leave a worker running after ref_pool_free. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -14,16 +14,25 @@
 /* About 30-60 us of polling on current x86 cores (a pause is tens of cycles). */
 #define REF_POOL_SPINS 4000
 
+/* The loop word: serial << STATE_SHIFT | OPEN while threads may still join | threads joined and not yet left. The
+ * caller rewrites the loop's fields only once it has closed the loop and seen no thread inside, so a worker that
+ * joined (a CAS on this word, the loop's serial and OPEN in it) reads a whole loop, never half of the next one. */
+#define STATE_SHIFT 20
+#define STATE_OPEN ((uint64_t)1 << 19)
+#define STATE_JOINED (STATE_OPEN - 1)
+
 struct ref_pool {
     int n_threads;
     pthread_t *workers;
     int n_started;
     pthread_mutex_t mu;
     pthread_cond_t wake, done;
-    _Atomic uint64_t generation; /* bumped per loop; workers run when it changes */
-    _Atomic int pending;         /* workers still busy with the current loop */
+    _Atomic uint64_t state;      /* the loop word above */
+    _Atomic int sleepers;        /* workers blocked (or about to block) on wake */
+    _Atomic bool caller_waits;   /* the caller blocked (or about to) on done */
+    _Atomic int hold;            /* tests: workers join no loop while set (as if descheduled) */
     _Atomic bool stop;
-    /* the current loop: written before generation is bumped, read after it is seen */
+    /* the current loop: written while no thread is inside a loop, read by threads that joined it */
     ref_task_fn fn;
     void *arg;
     int64_t n, chunk, grain;
@@ -76,20 +85,46 @@ static void run_share(ref_pool *p, int tid)
     }
 }
 
-/* Wait for a generation other than seen (spin, then sleep); returns it, or seen when stopping. */
-static uint64_t wait_for_loop(ref_pool *p, uint64_t seen)
+/* Join the open loop in the state word, if any: true when this thread is now inside it. */
+static bool try_join(ref_pool *p, uint64_t *seen)
 {
-    uint64_t g = seen;
+    uint64_t s = atomic_load_explicit(&p->state, memory_order_acquire);
+    while ((s & STATE_OPEN) && !atomic_load_explicit(&p->hold, memory_order_relaxed)) {
+        if (atomic_compare_exchange_weak_explicit(&p->state, &s, s + 1, memory_order_acquire,
+                                                  memory_order_acquire)) {
+            *seen = s >> STATE_SHIFT;
+            return true;
+        }
+    }
+    *seen = s >> STATE_SHIFT; /* closed: nothing to do in this loop, wait for a later one */
+    return false;
+}
+
+/* Leave the loop joined; the last thread out of a closed loop wakes a caller that blocked waiting for it. */
+static void leave(ref_pool *p)
+{
+    uint64_t s = atomic_fetch_sub(&p->state, 1) - 1;
+    if (!(s & STATE_OPEN) && (s & STATE_JOINED) == 0 && atomic_load(&p->caller_waits)) {
+        pthread_mutex_lock(&p->mu); /* the caller may be between its check and its wait */
+        pthread_cond_signal(&p->done);
+        pthread_mutex_unlock(&p->mu);
+    }
+}
+
+/* Wait for a loop serial other than seen (spin, then sleep). */
+static void wait_for_loop(ref_pool *p, uint64_t seen)
+{
     for (int i = 0; i < REF_POOL_SPINS && !atomic_load(&p->stop); i++) {
-        if ((g = atomic_load_explicit(&p->generation, memory_order_acquire)) != seen)
-            return g;
+        if (atomic_load_explicit(&p->state, memory_order_relaxed) >> STATE_SHIFT != seen)
+            return;
         cpu_relax();
     }
     pthread_mutex_lock(&p->mu);
-    while ((g = atomic_load(&p->generation)) == seen && !atomic_load(&p->stop))
+    atomic_fetch_add(&p->sleepers, 1); /* then read state: the caller publishes, then reads sleepers */
+    while (atomic_load(&p->state) >> STATE_SHIFT == seen && !atomic_load(&p->stop))
         pthread_cond_wait(&p->wake, &p->mu);
+    atomic_fetch_sub(&p->sleepers, 1);
     pthread_mutex_unlock(&p->mu);
-    return g;
 }
 
 static void *worker_main(void *v)
@@ -97,20 +132,14 @@ static void *worker_main(void *v)
     ref_pool *p = ((worker_arg *)v)->p;
     int tid = ((worker_arg *)v)->tid;
     ref_free(v);
-    /* Start from generation 0, not from what is current when this thread first runs: a loop may have
-     * been dispatched before it got here, and it must still take its share of that loop. */
+    /* A loop dispatched before this thread got here is still open to it unless the caller has finished it. */
     uint64_t seen = 0;
-    for (;;) {
-        uint64_t g = wait_for_loop(p, seen);
-        if (atomic_load(&p->stop))
-            break;
-        seen = g;
-        run_share(p, tid);
-        if (atomic_fetch_sub(&p->pending, 1) == 1) {
-            pthread_mutex_lock(&p->mu); /* the dispatcher may be between its check and its wait */
-            pthread_cond_signal(&p->done);
-            pthread_mutex_unlock(&p->mu);
+    while (!atomic_load(&p->stop)) {
+        if (try_join(p, &seen)) {
+            run_share(p, tid);
+            leave(p);
         }
+        wait_for_loop(p, seen);
     }
     return NULL;
 }
@@ -119,6 +148,8 @@ int ref_pool_new(int n_threads, ref_pool **out, ref_error *err)
 {
     if (n_threads < 1)
         n_threads = 1;
+    if (n_threads > 4096)
+        return ref_fail(err, REF_E_INVALID, "thread pool: %d threads asked for, at most 4096", n_threads);
     ref_pool *p = ref_calloc(1, sizeof *p);
     if (!p)
         return ref_fail(err, REF_E_NOMEM, "thread pool: out of memory");
@@ -174,6 +205,30 @@ void ref_pool_free(ref_pool *p)
 
 int ref_pool_threads(const ref_pool *p) { return p ? p->n_threads : 1; }
 
+void ref_pool_hold_workers(ref_pool *p, bool hold)
+{
+    if (p)
+        atomic_store(&p->hold, hold);
+}
+
+/* Close the loop to late joiners and wait for the threads inside it to finish their pieces (spin, then block). */
+static void close_loop(ref_pool *p)
+{
+    uint64_t s = atomic_fetch_and(&p->state, ~STATE_OPEN) & ~STATE_OPEN;
+    for (int i = 0; i < REF_POOL_SPINS && (s & STATE_JOINED); i++) {
+        cpu_relax();
+        s = atomic_load_explicit(&p->state, memory_order_acquire);
+    }
+    if (!(s & STATE_JOINED))
+        return;
+    pthread_mutex_lock(&p->mu);
+    atomic_store(&p->caller_waits, true); /* then read state: a leaving worker decrements, then reads this */
+    while (atomic_load(&p->state) & STATE_JOINED)
+        pthread_cond_wait(&p->done, &p->mu);
+    atomic_store(&p->caller_waits, false);
+    pthread_mutex_unlock(&p->mu);
+}
+
 void ref_parallel_for(ref_pool *p, int64_t n, int64_t grain, ref_task_fn fn, void *arg)
 {
     if (n <= 0)
@@ -181,7 +236,11 @@ void ref_parallel_for(ref_pool *p, int64_t n, int64_t grain, ref_task_fn fn, voi
     if (grain < 1)
         grain = 1;
     int threads = ref_pool_threads(p);
-    if (threads == 1 || n < 2 * grain) {
+    /* A loop of a few shares is not worth waking a sleeping worker for (tens of us); a spinning one takes it up in
+     * about a microsecond. */
+    if (threads == 1 || n < 2 * grain ||
+        (n < REF_POOL_WAKE_SHARES * grain &&
+         atomic_load_explicit(&p->sleepers, memory_order_relaxed) == p->n_started)) {
         fn(arg, 0, n, 0);
         return;
     }
@@ -196,21 +255,16 @@ void ref_parallel_for(ref_pool *p, int64_t n, int64_t grain, ref_task_fn fn, voi
     for (int t = 0; t < threads; t++) {
         int64_t start, end;
         home_of(p, t, &start, &end);
-        atomic_store(&p->cursor[(size_t)t * CURSOR_STRIDE], start);
+        atomic_store_explicit(&p->cursor[(size_t)t * CURSOR_STRIDE], start, memory_order_relaxed);
     }
-    atomic_store(&p->pending, p->n_started);
-    /* Bumped under the mutex, so a worker about to sleep cannot miss it. */
-    pthread_mutex_lock(&p->mu);
-    atomic_fetch_add_explicit(&p->generation, 1, memory_order_release);
-    pthread_cond_broadcast(&p->wake);
-    pthread_mutex_unlock(&p->mu);
-    run_share(p, 0);
-    for (int i = 0; i < REF_POOL_SPINS && atomic_load(&p->pending) > 0; i++)
-        cpu_relax();
-    if (atomic_load(&p->pending) > 0) {
+    /* No thread is inside a loop here (the last one closed with none joined), so the word is serial << shift. */
+    uint64_t serial = (atomic_load(&p->state) >> STATE_SHIFT) + 1;
+    atomic_store(&p->state, serial << STATE_SHIFT | STATE_OPEN); /* seq_cst: ordered before reading sleepers */
+    if (atomic_load(&p->sleepers) > 0) {
         pthread_mutex_lock(&p->mu);
-        while (atomic_load(&p->pending) > 0)
-            pthread_cond_wait(&p->done, &p->mu);
+        pthread_cond_broadcast(&p->wake);
         pthread_mutex_unlock(&p->mu);
     }
+    run_share(p, 0);
+    close_loop(p);
 }

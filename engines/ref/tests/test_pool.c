@@ -1,5 +1,6 @@
-/* test_pool.c: the intra-op thread pool: every index runs exactly once, thread ids stay in range, and a loop
- * dispatched right after creation cannot hang. It must never rely on timing to pass. */
+/* test_pool.c: the intra-op thread pool: every index runs exactly once, thread ids stay in range, a loop
+ * dispatched right after creation cannot hang, and workers held out of loops (as if descheduled) leave them to
+ * the caller instead of holding it up. It must never rely on timing to pass. */
 #include <stdatomic.h>
 #include <string.h>
 
@@ -11,6 +12,7 @@
 typedef struct {
     _Atomic int hits[N];
     _Atomic int bad_tid;
+    _Atomic int worker_calls; /* calls on a thread other than the caller's */
     int threads;
 } loop_arg;
 
@@ -19,6 +21,8 @@ static void body(void *v, int64_t begin, int64_t end, int tid)
     loop_arg *a = v;
     if (tid < 0 || tid >= a->threads)
         atomic_fetch_add(&a->bad_tid, 1);
+    if (tid != 0)
+        atomic_fetch_add(&a->worker_calls, 1);
     for (int64_t i = begin; i < end; i++)
         atomic_fetch_add(&a->hits[i], 1);
 }
@@ -51,6 +55,24 @@ int main(void)
         run_once(p, threads, N, 1);
         run_once(p, threads, 7, 1);
         run_once(p, threads, 100, 64); /* below 2*grain: runs serially */
+        ref_pool_free(p);
+    }
+    /* Workers held out: each loop finishes on the caller alone (the old pool waited for every worker to check
+     * in, so this hung), then released they join loops again. */
+    for (int threads = 2; threads <= 4; threads++) {
+        ref_pool *p = NULL;
+        ref_error err = {0};
+        CHECK_OK(ref_pool_new(threads, &p, &err), &err);
+        ref_pool_hold_workers(p, true);
+        int only_caller = 1;
+        for (int round = 0; round < 50; round++) {
+            run_once(p, threads, N, 1);
+            only_caller &= atomic_load(&arg.worker_calls) == 0;
+        }
+        CHECK(only_caller);
+        ref_pool_hold_workers(p, false);
+        for (int round = 0; round < 50; round++)
+            run_once(p, threads, N, 1);
         ref_pool_free(p);
     }
     run_once(NULL, 1, N, 16);

@@ -60,6 +60,8 @@ static int default_plan(ref_compiled *c, bool for_prepack, ref_error *err)
         }
         if (rc)
             goto out;
+        if (c->half && shapes[i].dtype == REF_DT_FLOAT16)
+            shapes[i].dtype = REF_DT_FLOAT; /* half.c: set_input converts it */
     }
     c->guessed_dims = guessed;
     if (!guessed) {
@@ -89,7 +91,8 @@ out:
 static int compile_graph(ref_compiled *c, ref_error *err)
 {
     int rc;
-    if ((rc = ref_graph_build(c, err)) || (rc = check_ops(c, err)) || (rc = check_constants(c, err)))
+    if ((rc = ref_graph_build(c, err)) || (rc = check_ops(c, err)) || (rc = check_constants(c, err)) ||
+        (rc = ref_half_graph(c, err)))
         return rc;
     bool uses_default = false;
     for (int k = 0; k < c->n_nodes && !uses_default; k++)
@@ -251,6 +254,8 @@ int ref_compiled_output(const ref_compiled *c, size_t i, ref_value_desc *out)
     memset(&out->shape, 0, sizeof out->shape);
     if (c->default_plan && (c->vals[v].producer < c->default_plan->dynamic_from || c->vals[v].producer < 0)) {
         out->shape = c->default_plan->shapes[v];
+        if (c->half && i < c->graph->n_outputs && c->graph->outputs[i].elem_type == REF_DT_FLOAT16)
+            out->shape.dtype = REF_DT_FLOAT16; /* run as float32, handed out as float16 (request.c) */
     } else {
         out->shape.rank = -1;
         out->shape.dtype = i < c->graph->n_outputs ? c->graph->outputs[i].elem_type : 0; /* as declared, if at all */

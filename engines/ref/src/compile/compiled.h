@@ -24,6 +24,7 @@ typedef struct ref_value {
     void *owned;        /* data folded at compile time, freed with the compiled model */
     const ref_value_info *declared; /* graph input's declared type and shape, or NULL */
     bool graph_output;  /* the graph returns it */
+    bool half_copy;     /* owned is the float32 copy of a float16 constant (half.c): freed once nothing reads it */
 } ref_value;
 
 typedef struct ref_exec_node {
@@ -100,6 +101,9 @@ struct ref_compiled {
                              * subgraph; exact for activations (the rewrites change only constant inputs) */
     const ref_initializer **mapped; /* the graph's mapped initializers sorted by data address, n_mapped of them */
     size_t n_mapped;
+    /* float16 values run as float32 (half.c): constants converted at compile, float16 inputs converted as they are
+     * set, float16 graph outputs converted after each infer. */
+    bool half;
 };
 
 /* compile.c: compile subgraph g of node k of parent (after parent's values up to k are final). */
@@ -116,6 +120,11 @@ int ref_only_consumer(const ref_compiled *c, int v);
 /* fuse_act.c: a Relu or Clip (constant bounds) that alone reads a float Conv's output is fused into the Conv, which
  * then clamps as it writes (ref_exec_node.act), and elided. */
 int ref_fuse_activations(ref_compiled *c, ref_error *err);
+
+/* half.c: when the graph has float16 inputs, outputs or constants (or its parent runs as float32), convert its
+ * float16 constants (initializers and Constant nodes) to float32 and make its Casts to float16 round in float32;
+ * sets c->half. Runs before folding. */
+int ref_half_graph(ref_compiled *c, ref_error *err);
 
 /* graph.c: build vals/nodes in topological order from the model (no shapes yet). */
 int ref_graph_build(ref_compiled *c, ref_error *err);

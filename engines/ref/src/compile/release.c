@@ -111,9 +111,18 @@ static void drop_mapped(const ref_compiled *c, int v)
 
 void ref_release_unread(ref_compiled *c, int v)
 {
-    if (v >= 0 && c->vals[v].kind == REF_VAL_CONST && c->vals[v].t.data && !c->vals[v].owned &&
-        !c->vals[v].graph_output && runtime_readers(c, v, -1) == 0)
+    if (v < 0 || c->vals[v].kind != REF_VAL_CONST || !c->vals[v].t.data || c->vals[v].graph_output ||
+        runtime_readers(c, v, -1) != 0)
+        return;
+    if (!c->vals[v].owned) {
         drop_mapped(c, v);
+    } else if (c->vals[v].half_copy) {
+        /* A float16 weight's float32 copy that folding replaced (BatchNormalization into Conv): the float16
+         * original stays, so the constant keeps its shape and nothing that ran at compile needs it again. */
+        ref_free(c->vals[v].owned);
+        c->vals[v].owned = NULL;
+        c->vals[v].t.data = NULL;
+    }
 }
 
 void ref_release_unread_mapped(ref_compiled *c)

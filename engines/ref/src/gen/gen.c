@@ -2,6 +2,7 @@
  * It must never let an architecture builder see unchecked options, nor write a file for a model that failed. */
 #include <string.h>
 
+#include "../ops/half_convert.h"
 #include "gen.h"
 #include "gen_arch.h"
 #include "status.h"
@@ -55,6 +56,14 @@ int ref_gen_validate(const ref_gen_options *o, ref_error *err)
     if (!known_arch(o->arch))
         return ref_fail(err, REF_E_INVALID, "gen: unknown arch '%s' (expected one of %s)", o->arch,
                         ref_gen_arch_names());
+    if (o->dtype && strcmp(o->dtype, "float") && strcmp(o->dtype, "float16"))
+        return ref_fail(err, REF_E_INVALID, "gen: dtype '%s' (expected float or float16)", o->dtype);
+    bool quant = o->quantize && strcmp(o->quantize, "none");
+    if (quant && strcmp(o->quantize, "uint8"))
+        return ref_fail(err, REF_E_INVALID, "gen: quantize '%s' (expected none or uint8)", o->quantize);
+    if (quant && o->dtype && !strcmp(o->dtype, "float16"))
+        return ref_fail(err, REF_E_INVALID,
+                        "gen: quantize uint8 needs dtype float (DynamicQuantizeLinear reads float)");
     int rc = check_range("batch", o->batch, 1, 65536, err);
     if (rc)
         return rc;
@@ -96,6 +105,35 @@ static int dispatch(ref_gb *b, const ref_gen_options *o)
     return ref_gen_build_transformer(b, o);
 }
 
+/* dtype float16: the float model built as usual, then every float initializer, graph input and output turned to
+ * float16 (weights rounded to nearest even, in place), so the float16 model is the float one rounded, seed for seed. */
+static void to_half(ref_gb *b)
+{
+    ref_graph *g = &b->m->graph;
+    for (size_t i = 0; i < g->n_inits; i++) {
+        ref_initializer *in = &g->inits[i];
+        if (in->t.dtype != REF_DT_FLOAT)
+            continue;
+        int64_t n = ref_tensor_numel(&in->t);
+        /* In place, front to back: element i's two bytes land where element i/2's four were already read. */
+        for (int64_t j = 0; j < n; j += 1024) {
+            float tmp[1024];
+            int64_t m = n - j < 1024 ? n - j : 1024;
+            memcpy(tmp, (float *)in->t.data + j, (size_t)m * sizeof *tmp);
+            ref_float_to_half_n(tmp, (uint16_t *)in->t.data + j, m);
+        }
+        in->t.dtype = REF_DT_FLOAT16;
+        b->weight_bytes -= in->nbytes / 2;
+        in->nbytes /= 2;
+    }
+    for (size_t i = 0; i < g->n_inputs; i++)
+        if (g->inputs[i].elem_type == REF_DT_FLOAT)
+            g->inputs[i].elem_type = REF_DT_FLOAT16;
+    for (size_t i = 0; i < g->n_outputs; i++)
+        if (g->outputs[i].elem_type == REF_DT_FLOAT)
+            g->outputs[i].elem_type = REF_DT_FLOAT16;
+}
+
 int ref_gen_build(const ref_gen_options *o, ref_model **out, ref_gen_stats *st, ref_error *err)
 {
     int rc = ref_gen_validate(o, err);
@@ -103,7 +141,9 @@ int ref_gen_build(const ref_gen_options *o, ref_model **out, ref_gen_stats *st, 
         return rc;
     ref_gb b;
     size_t limit = o->external_data ? EXTERNAL_WEIGHT_LIMIT : INLINE_WEIGHT_LIMIT;
-    if ((rc = ref_gb_init(&b, o->seed, limit, err)) || (rc = dispatch(&b, o))) {
+    rc = ref_gb_init(&b, o->seed, limit, err);
+    b.quantize = o->quantize && !strcmp(o->quantize, "uint8");
+    if (rc || (rc = dispatch(&b, o))) {
         if (rc == REF_E_RANGE && !o->external_data)
             ref_fail_prefix(err, "gen %s (use external data for a model this big): ", o->arch);
         else
@@ -111,6 +151,8 @@ int ref_gen_build(const ref_gen_options *o, ref_model **out, ref_gen_stats *st, 
         ref_gb_deinit(&b);
         return rc;
     }
+    if (o->dtype && !strcmp(o->dtype, "float16"))
+        to_half(&b);
     if (st) {
         st->n_nodes = b.m->graph.n_nodes;
         st->n_initializers = b.m->graph.n_inits;

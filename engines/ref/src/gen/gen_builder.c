@@ -1,6 +1,7 @@
 /* gen_builder.c: the sticky-error model builder the architecture generators write through.
  * It must never store a pointer the model does not own (every string is copied into the pool) and never
  * allocate a tensor before checking its size against the byte budget. */
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -286,6 +287,77 @@ const char *ref_gb_const_f32(ref_gb *b, const char *name, int rank, const int64_
         return NULL;
     memcpy(data, v, in->nbytes);
     return in->name;
+}
+
+void ref_gb_dynamic_quantize(ref_gb *b, const char *name, const char *x, const char *out[3])
+{
+    out[0] = out[1] = out[2] = NULL;
+    const char *q = ref_gb_node(b, "DynamicQuantizeLinear", name, 1, &x);
+    const char **outs = q ? ref_model_pool_alloc(b->m, 3 * sizeof *outs) : NULL;
+    if (q && !outs) {
+        ref_gb_fail(b, REF_E_NOMEM, "out of memory adding node '%s'", name);
+        return;
+    }
+    if (!q)
+        return;
+    outs[0] = q;
+    outs[1] = ref_gb_str(b, "%s.scale", name);
+    outs[2] = ref_gb_str(b, "%s.zero_point", name);
+    if (!outs[1] || !outs[2])
+        return;
+    ref_node *n = &b->m->graph.nodes[b->m->graph.n_nodes - 1];
+    n->outputs = outs;
+    n->n_outputs = 3;
+    memcpy(out, outs, 3 * sizeof *out);
+}
+
+void ref_gb_quantize_weight(ref_gb *b, const char *w, bool transpose, const char **scale, const char **zero_point)
+{
+    *scale = *zero_point = NULL;
+    ref_initializer *in = NULL;
+    for (size_t i = b->m && w ? b->m->graph.n_inits : 0; i-- > 0 && !in;)
+        if (!strcmp(b->m->graph.inits[i].name, w))
+            in = &b->m->graph.inits[i];
+    if (b->rc || !in || in->t.dtype != REF_DT_FLOAT || (transpose && in->t.rank != 2)) {
+        ref_gb_fail(b, REF_E_INVALID, "cannot quantize weight '%s'", w ? w : "?");
+        return;
+    }
+    const float *f = in->t.data;
+    size_t n = in->nbytes / sizeof(float);
+    float lo = 0, hi = 0;
+    for (size_t i = 0; i < n; i++) {
+        lo = f[i] < lo ? f[i] : lo;
+        hi = f[i] > hi ? f[i] : hi;
+    }
+    float s = hi > lo ? (hi - lo) / 255.0f : 1.0f;
+    float z = nearbyintf(-lo / s);
+    uint8_t zp = (uint8_t)(z < 0 ? 0 : z > 255 ? 255 : z);
+    uint8_t *q = ref_model_heap_alloc(b->m, n ? n : 1);
+    if (!q) {
+        ref_gb_fail(b, REF_E_NOMEM, "out of memory quantizing '%s'", w);
+        return;
+    }
+    int64_t rows = transpose ? in->t.dims[0] : 1, cols = transpose ? in->t.dims[1] : (int64_t)n;
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t c = 0; c < cols; c++) {
+            float v = nearbyintf(f[r * cols + c] / s) + zp;
+            q[transpose ? c * rows + r : r * cols + c] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+        }
+    if (transpose) {
+        in->t.dims[0] = cols;
+        in->t.dims[1] = rows;
+    }
+    in->t.data = q; /* the float buffer stays with the model's heap until it is freed */
+    in->t.dtype = REF_DT_UINT8;
+    b->weight_bytes -= in->nbytes - n;
+    in->nbytes = n;
+    *scale = ref_gb_const_f32(b, ref_gb_str(b, "%s.scale", w), 0, NULL, &s);
+    void *data;
+    ref_initializer *zi = add_init(b, ref_gb_str(b, "%s.zero_point", w), REF_DT_UINT8, 0, NULL, &data);
+    if (!zi)
+        return;
+    *(uint8_t *)data = zp;
+    *zero_point = zi->name;
 }
 
 const char *ref_gb_const_i64(ref_gb *b, const char *name, int rank, const int64_t *dims, const int64_t *v)

@@ -26,6 +26,7 @@ typedef struct ref_gb {
     int64_t n_buffers;       /* elements of REF_GB_BUFFER tensors */
     size_t weight_bytes;     /* bytes of every initializer */
     size_t max_weight_bytes; /* a larger model fails with REF_E_RANGE before allocating */
+    bool quantize;           /* layers with weights are dynamically quantized to uint8 (gen option quantize) */
 } ref_gb;
 
 /* Start an empty opset-17, IR-8 model. Fails with REF_E_NOMEM (b->m NULL). */
@@ -69,5 +70,12 @@ const char *ref_gb_random(ref_gb *b, const char *name, ref_gb_kind kind, int ran
 /* Constant initializers; rank 0 is a scalar. The values are copied. */
 const char *ref_gb_const_f32(ref_gb *b, const char *name, int rank, const int64_t *dims, const float *v);
 const char *ref_gb_const_i64(ref_gb *b, const char *name, int rank, const int64_t *dims, const int64_t *v);
+
+/* Dynamic quantization, as ONNX Runtime's quantize_dynamic writes it:
+ * DynamicQuantizeLinear `name` of x; out[0] the uint8 tensor, out[1] its scale, out[2] its zero point. */
+void ref_gb_dynamic_quantize(ref_gb *b, const char *name, const char *x, const char *out[3]);
+/* Turn float initializer w into uint8 in place (per tensor, the range widened to hold 0, zero point rounded),
+ * transposing a 2-D one when asked; its scale and zero point become initializers w.scale and w.zero_point. */
+void ref_gb_quantize_weight(ref_gb *b, const char *w, bool transpose, const char **scale, const char **zero_point);
 
 #endif

@@ -16,18 +16,41 @@ const char *ref_gl_bias(ref_gb *b, const char *name, int64_t n)
     return ref_gb_random(b, name, REF_GB_PARAM, 1, &n, 0.0f, 0.02f);
 }
 
+const char *ref_gl_qmatmul(ref_gb *b, const char *name, const char *x, const char *w, bool transpose)
+{
+    const char *q[3], *ws, *wz;
+    ref_gb_quantize_weight(b, w, transpose, &ws, &wz);
+    ref_gb_dynamic_quantize(b, ref_gb_str(b, "%s.quant", name), x, q);
+    const char *i = REF_GB_NODE(b, "MatMulInteger", ref_gb_str(b, "%s.int", name), q[0], w, q[2], wz);
+    return ref_gl_dequant(b, name, i, q[1], ws);
+}
+
+const char *ref_gl_dequant(ref_gb *b, const char *name, const char *sums, const char *x_scale, const char *w_scale)
+{
+    const char *f = REF_GB_NODE(b, "Cast", ref_gb_str(b, "%s.float", name), sums);
+    ref_gb_attr_int(b, "to", REF_DT_FLOAT);
+    const char *s = REF_GB_NODE(b, "Mul", ref_gb_str(b, "%s.scale", name), x_scale, w_scale);
+    return REF_GB_NODE(b, "Mul", name, f, s);
+}
+
 const char *ref_gl_conv(ref_gb *b, const char *name, const char *x, int64_t cin, int64_t cout, int k, int stride,
                         int pad, int64_t group, float gain)
 {
     int64_t dims[4] = {cout, cin / group, k, k};
     const char *w = ref_gl_weight(b, ref_gb_str(b, "%s.weight", name), 4, dims, dims[1] * k * k, gain);
-    const char *y = REF_GB_NODE(b, "Conv", name, x, w);
+    const char *q[3], *ws = NULL, *wz = NULL;
+    if (b->quantize) {
+        ref_gb_quantize_weight(b, w, false, &ws, &wz);
+        ref_gb_dynamic_quantize(b, ref_gb_str(b, "%s.quant", name), x, q);
+    }
+    const char *y = b->quantize ? REF_GB_NODE(b, "ConvInteger", ref_gb_str(b, "%s.int", name), q[0], w, q[2], wz)
+                                : REF_GB_NODE(b, "Conv", name, x, w);
     REF_GB_INTS(b, "kernel_shape", k, k);
     REF_GB_INTS(b, "strides", stride, stride);
     REF_GB_INTS(b, "pads", pad, pad, pad, pad);
     REF_GB_INTS(b, "dilations", 1, 1);
     ref_gb_attr_int(b, "group", group);
-    return y;
+    return b->quantize ? ref_gl_dequant(b, name, y, q[1], ws) : y;
 }
 
 const char *ref_gl_bn(ref_gb *b, const char *name, const char *x, int64_t c, float gamma_center)
@@ -48,6 +71,8 @@ const char *ref_gl_gemm(ref_gb *b, const char *name, const char *x, int64_t in, 
     int64_t dims[2] = {out, in};
     const char *w = ref_gl_weight(b, ref_gb_str(b, "%s.weight", name), 2, dims, in, gain);
     const char *bias = ref_gl_bias(b, ref_gb_str(b, "%s.bias", name), out);
+    if (b->quantize)
+        return REF_GB_NODE(b, "Add", name, ref_gl_qmatmul(b, ref_gb_str(b, "%s.matmul", name), x, w, true), bias);
     const char *y = REF_GB_NODE(b, "Gemm", name, x, w, bias);
     ref_gb_attr_int(b, "transB", 1);
     return y;

@@ -21,6 +21,12 @@ const char *ref_gl_weight(ref_gb *b, const char *name, int rank, const int64_t *
 const char *ref_gl_bias(ref_gb *b, const char *name, int64_t n);
 
 /* Conv named `name` (weight name.weight [cout, cin/group, k, k], no bias), square kernel, symmetric pads. */
+/* Quantized layers (b->quantize): x @ w through DynamicQuantizeLinear and MatMulInteger (w transposed first when
+ * it is [out, in]), then ref_gl_dequant; the last node is named `name`. */
+const char *ref_gl_qmatmul(ref_gb *b, const char *name, const char *x, const char *w, bool transpose);
+/* int32 sums back to float: Cast, times x_scale * w_scale, the last Mul named `name`. */
+const char *ref_gl_dequant(ref_gb *b, const char *name, const char *sums, const char *x_scale, const char *w_scale);
+
 const char *ref_gl_conv(ref_gb *b, const char *name, const char *x, int64_t cin, int64_t cout, int k, int stride,
                         int pad, int64_t group, float gain);
 

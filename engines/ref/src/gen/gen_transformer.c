@@ -38,7 +38,8 @@ static const char *linear(ref_gb *b, const char *name, const char *x, int64_t in
     int64_t dims[2] = {in, out};
     const char *w = ref_gl_weight(b, ref_gb_str(b, "%s.weight", name), 2, dims, in, gain);
     const char *bias = ref_gl_bias(b, ref_gb_str(b, "%s.bias", name), out);
-    const char *y = REF_GB_NODE(b, "MatMul", ref_gb_str(b, "%s.matmul", name), x, w);
+    const char *y = b->quantize ? ref_gl_qmatmul(b, ref_gb_str(b, "%s.matmul", name), x, w, false)
+                                : REF_GB_NODE(b, "MatMul", ref_gb_str(b, "%s.matmul", name), x, w);
     return REF_GB_NODE(b, "Add", name, y, bias);
 }
 

@@ -1,5 +1,6 @@
 /* cast.c: operator family "cast": Cast (target from the `to` attribute) and CastLike (target from input 1)
- * between float, double, float16, bfloat16, every integer type and bool (strings: cast_string.c). It must never allocate at run time
+ * between float, double, float16, bfloat16, every integer type and bool (strings: cast_string.c), and the Cast to
+ * float16 of a graph run in float32 (ref_op_cast_round_half). It must never allocate at run time
  * and never perform a conversion C leaves undefined: out-of-range floats saturate, NaN becomes 0. */
 #include <string.h>
 
@@ -12,6 +13,7 @@ REF_EW_VECTORIZE
 
 /* after the pragma, so these inline helpers get the same options as the kernels and inline into them */
 #include "cast_half.h"
+#include "half_convert.h"
 
 /* Every value passes through the one wide type that holds its source exactly: double for the float types,
  * int64 for signed integers and bool, uint64 for unsigned integers. */
@@ -230,6 +232,45 @@ static int cast_run(ref_op_ctx *c)
     ref_ew_parallel(c->pool, ref_tensor_numel(x), cast_range, c);
     return REF_OK;
 }
+
+/* A Cast to float16 in a graph whose float16 values run as float32 (compile/half.c): the output is float32 holding
+ * exactly the float16 the Cast would make, each value rounded once from its source. */
+static int cast_round_half_infer(ref_op_ctx *c)
+{
+    int rc = cast_infer(c);
+    if (rc)
+        return rc;
+    if (c->out[0]->dtype != REF_DT_FLOAT16 || c->in[0]->dtype == REF_DT_STRING)
+        return ref_fail(c->err, REF_E_UNSUPPORTED, "Cast in a float16 graph: from %s to %s (only to float16 from "
+                        "a number)", ref_dtype_name(c->in[0]->dtype), ref_dtype_name(c->out[0]->dtype));
+    c->out[0]->dtype = REF_DT_FLOAT;
+    return REF_OK;
+}
+
+static void cast_round_half_range(void *arg, int64_t begin, int64_t end, int tid)
+{
+    (void)tid;
+    ref_op_ctx *c = arg;
+    const ref_tensor *x = c->in[0];
+    float *y = c->out[0]->data;
+    wide_kind k = wide_of(x->dtype);
+    wide_buf w;
+    uint16_t h[CHUNK];
+    for (int64_t off = begin; off < end; off += CHUNK) {
+        int64_t m = end - off < CHUNK ? end - off : CHUNK;
+        load_chunk(x->dtype, x->data, off, m, &w);
+        store_chunk(REF_DT_FLOAT16, k, &w, h, 0, m);
+        ref_half_to_float_n(h, y + off, m);
+    }
+}
+
+static int cast_round_half_run(ref_op_ctx *c)
+{
+    ref_ew_parallel(c->pool, ref_tensor_numel(c->in[0]), cast_round_half_range, c);
+    return REF_OK;
+}
+
+const ref_op ref_op_cast_round_half = {.name = "Cast", .infer = cast_round_half_infer, .run = cast_round_half_run};
 
 const ref_op ref_ops_cast[] = {
     {.name = "Cast", .infer = cast_infer, .run = cast_run},

@@ -26,8 +26,8 @@ static inline float ref_f16_to_f32(uint16_t h)
 {
     uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
     uint32_t exp = (h >> 10) & 0x1fu, mant = h & 0x3ffu;
-    if (exp == 0x1f)
-        return ref_f32_from_bits(sign | 0x7f800000u | (mant << 13));
+    if (exp == 0x1f) /* a NaN comes out quiet, payload kept, as F16C's vcvtph2ps makes it */
+        return ref_f32_from_bits(sign | 0x7f800000u | (mant ? 0x400000u : 0u) | (mant << 13));
     if (exp == 0) {
         /* subnormal: mant * 2^-24, exact in float */
         float v = (float)mant * (1.0f / 16777216.0f);

@@ -95,6 +95,8 @@ extern const ref_op ref_ops_elementwise[];
 extern const ref_op ref_ops_unary[];
 extern const ref_op ref_ops_activation[];
 extern const ref_op ref_ops_cast[];
+/* Cast to float16 in a graph whose float16 values run as float32: float32 out, rounded to float16 (cast.c). */
+extern const ref_op ref_op_cast_round_half;
 extern const ref_op ref_ops_gemm[];
 extern const ref_op ref_ops_conv[];
 extern const ref_op ref_ops_pool[];

@@ -5,7 +5,9 @@
 #include <math.h>
 #include <string.h>
 
+#include "../alloc.h"
 #include "op.h"
+#include "qgemm.h"
 #include "quant.h"
 #include "reduce_elem.h"
 
@@ -129,22 +131,42 @@ static int dyn_infer(ref_op_ctx *c)
     return REF_OK;
 }
 
+/* Quantize n floats with one scale and zero point; compiled for AVX2 too (vroundps rounds to nearest even, as rintf
+ * does in the default rounding mode, and the division is IEEE either way: the same bytes). */
+__attribute__((target_clones("avx2", "default"), optimize("tree-vectorize"))) static void quantize_u8(const float *x, int64_t n, float scale,
+                                                                          uint8_t zp, uint8_t *y)
+{
+    for (int64_t i = 0; i < n; i++) {
+        float q = rintf(x[i] / scale) + zp;
+        y[i] = (uint8_t)(q < 0 ? 0 : q > 255 ? 255 : q);
+    }
+}
+
+__attribute__((target_clones("avx2", "default"))) static void min_max(const float *x, int64_t n, float *lo, float *hi)
+{
+    float l = 0, h = 0;
+    for (int64_t i = 0; i < n; i++) {
+        l = x[i] < l ? x[i] : l;
+        h = x[i] > h ? x[i] : h;
+    }
+    *lo = l;
+    *hi = h;
+}
+
 static int dyn_run(ref_op_ctx *c)
 {
     const ref_tensor *x = c->in[0];
     const float *xv = x->data;
     float lo = 0, hi = 0;
-    for (int64_t i = 0; i < ref_tensor_numel(x); i++) {
-        lo = xv[i] < lo ? xv[i] : lo;
-        hi = xv[i] > hi ? xv[i] : hi;
-    }
+    int64_t n = ref_tensor_numel(x);
+    min_max(xv, n, &lo, &hi);
     float scale = (hi - lo) / 255.0f;
     float zpf = scale != 0 ? rintf(-lo / scale) : 0;
     uint8_t zp = (uint8_t)(zpf < 0 ? 0 : zpf > 255 ? 255 : zpf);
-    for (int64_t i = 0; i < ref_tensor_numel(x); i++) {
-        float q = scale != 0 ? rintf(xv[i] / scale) + zp : zp;
-        ((uint8_t *)c->out[0]->data)[i] = (uint8_t)(q < 0 ? 0 : q > 255 ? 255 : q);
-    }
+    if (scale != 0)
+        quantize_u8(xv, n, scale, zp, c->out[0]->data);
+    else
+        memset(c->out[0]->data, zp, (size_t)n);
     if (c->n_out > 1 && c->out[1])
         *(float *)c->out[1]->data = scale;
     if (c->n_out > 2 && c->out[2])
@@ -171,12 +193,87 @@ static int mm_shape(ref_op_ctx *c, const ref_tensor *a, const ref_tensor *b, ref
     return REF_OK;
 }
 
-/* Integer product of matrix pair number `batch` of y's batch dims, zero points subtracted (per row of A, per
- * column of B when not scalar); f maps each int64 sum to its output. */
-static void mm_each(const ref_tensor *a, const ref_tensor *b, const ref_tensor *za, const ref_tensor *zb,
-                    const ref_tensor *y, void (*f)(void *, int64_t, int64_t), void *arg)
+/* Scratch of the integer GEMM path: A's rows as int32 pairs, B as [Kp][N] pairs, and (requantizing) the sums. */
+static size_t mm_scratch(const ref_tensor *a, const ref_tensor *b, bool requant)
 {
-    int64_t M = y->dims[y->rank - 2], N = y->dims[y->rank - 1], K = a->dims[a->rank - 1];
+    if (!a || !b || a->rank < 2 || b->rank < 2)
+        return 0;
+    int64_t M = a->dims[a->rank - 2], K = a->dims[a->rank - 1], N = b->dims[b->rank - 1], Kp = (K + 1) / 2;
+    return (size_t)(M * Kp * 4 + ref_qgemm_b_elems(Kp, N) * 2 + (requant ? M * N * 4 : 0) + 192);
+}
+
+static int ld8(const ref_tensor *t, int64_t i)
+{
+    return t->dtype == REF_DT_INT8 ? ((const int8_t *)t->data)[i] : ((const uint8_t *)t->data)[i];
+}
+
+/* B (rows ob*K ..) less its zero points as the GEMM's [Kp][N] pairs. */
+static void pack_b(const ref_tensor *b, const ref_tensor *zb, int64_t ob, int64_t K, int64_t N, int16_t *bp)
+{
+    bool zb_one = !zb || ref_tensor_numel(zb) == 1;
+    int zb0 = (int)ref_quant_at(zb, 0);
+    int64_t Kp = (K + 1) / 2;
+    memset(bp, 0, (size_t)ref_qgemm_b_elems(Kp, N) * sizeof *bp); /* the last panel's padding: read, never used */
+    for (int64_t k = 0; k < 2 * Kp; k++)
+        for (int64_t n = 0; n < N; n++)
+            bp[ref_qgemm_b_at(Kp, k / 2, n) + k % 2] =
+                (int16_t)(k < K ? ld8(b, ob * K * N + k * N + n) - (zb_one ? zb0 : ld8(zb, n)) : 0);
+}
+
+/* A constant 2-D B packed once at compile. */
+typedef struct {
+    int16_t *bp;
+    size_t bytes;
+} qmm_state;
+
+static void qmm_state_free(void *s)
+{
+    if (s)
+        ref_free(((qmm_state *)s)->bp);
+    ref_free(s);
+}
+
+static size_t qmm_state_bytes(const void *s) { return s ? ((const qmm_state *)s)->bytes : 0; }
+
+static int qmm_prepare_b(ref_op_ctx *c, int bi, int zi, void **state)
+{
+    const ref_tensor *b = c->n_in > bi ? c->in[bi] : NULL, *zb = c->n_in > zi ? c->in[zi] : NULL;
+    if (!b || !b->data || b->rank != 2 || (zb && !zb->data) || !ref_quant_int8(b->dtype))
+        return REF_OK; /* packed per run */
+    int64_t K = b->dims[0], N = b->dims[1], Kp = (K + 1) / 2;
+    qmm_state *s = ref_calloc(1, sizeof *s);
+    if (s) {
+        s->bytes = (size_t)ref_qgemm_b_elems(Kp, N) * 2;
+        s->bp = ref_aligned_alloc(s->bytes + 4);
+    }
+    if (!s || !s->bp) {
+        qmm_state_free(s);
+        return ref_fail(c->err, REF_E_NOMEM, "%s: out of memory packing B", c->node->op_type);
+    }
+    pack_b(b, zb, 0, K, N, s->bp);
+    *state = s;
+    return REF_OK;
+}
+
+static int mmi_prepare(ref_op_ctx *c, void **state) { return qmm_prepare_b(c, 1, 3, state); }
+
+static int qmm_prepare(ref_op_ctx *c, void **state) { return qmm_prepare_b(c, 3, 5, state); }
+
+/* Integer products of y's batch of matrix pairs, zero points subtracted (per row of A, per column of B when not
+ * scalar) as they are packed for the integer GEMM (qgemm.h); f maps each int32 sum to its output, or the sums go
+ * straight into y when f is NULL (MatMulInteger). */
+static int mm_each(ref_op_ctx *c, const ref_tensor *a, const ref_tensor *b, const ref_tensor *za,
+                   const ref_tensor *zb, const ref_tensor *y, void (*f)(void *, int64_t, int64_t), void *arg)
+{
+    int64_t M = y->dims[y->rank - 2], N = y->dims[y->rank - 1], K = a->dims[a->rank - 1], Kp = (K + 1) / 2;
+    if (Kp > REF_QGEMM_MAX_KP)
+        return ref_fail(c->err, REF_E_UNSUPPORTED, "%s: K = %lld could overflow int32 sums", c->node->op_type,
+                        (long long)K);
+    if (c->scratch_bytes < mm_scratch(a, b, f != NULL))
+        return ref_fail(c->err, REF_E_STATE, "%s: scratch too small", c->node->op_type);
+    int32_t *ap = c->scratch;
+    int16_t *bp = (int16_t *)((char *)c->scratch + ((M * Kp * 4 + 63) / 64 * 64));
+    int32_t *acc = (int32_t *)((char *)bp + ((ref_qgemm_b_elems(Kp, N) * 2 + 63) / 64 * 64));
     ref_tensor yb = *y, ab = *a, bb = *b;
     yb.rank -= 2;
     ab.rank -= 2;
@@ -193,19 +290,23 @@ static void mm_each(const ref_tensor *a, const ref_tensor *b, const ref_tensor *
             oa += q * sa[d];
             ob += q * sb[d];
         }
-        for (int64_t m = 0; m < M; m++)
-            for (int64_t n = 0; n < N; n++) {
-                int64_t acc = 0;
-                double zam = ref_quant_at(za, m), zbn = ref_quant_at(zb, n);
-                for (int64_t k = 0; k < K; k++)
-                    acc += (ref_elem_ldi(a->data, a->dtype, oa * M * K + m * K + k) - (int64_t)zam) *
-                           (ref_elem_ldi(b->data, b->dtype, ob * K * N + k * N + n) - (int64_t)zbn);
-                f(arg, (t * M + m) * N + n, acc);
+        for (int64_t m = 0; m < M; m++) {
+            int z = (int)ref_quant_at(za, m);
+            for (int64_t kp = 0; kp < Kp; kp++) {
+                int64_t k = 2 * kp, at = oa * M * K + m * K + k;
+                ap[m * Kp + kp] = ref_qgemm_pair(ld8(a, at) - z, k + 1 < K ? ld8(a, at + 1) - z : 0);
             }
+        }
+        const qmm_state *st = c->state;
+        if (!st)
+            pack_b(b, zb, ob, K, N, bp);
+        int32_t *out = f ? acc : (int32_t *)y->data + t * M * N;
+        ref_qgemm(M, N, Kp, ap, st ? st->bp : bp, out, N, c->pool);
+        for (int64_t i = 0; f && i < M * N; i++)
+            f(arg, t * M * N + i, acc[i]);
     }
+    return REF_OK;
 }
-
-static void store_i32(void *y, int64_t i, int64_t v) { ((int32_t *)((ref_tensor *)y)->data)[i] = (int32_t)v; }
 
 static int mmi_infer(ref_op_ctx *c)
 {
@@ -217,10 +318,13 @@ static int mmi_infer(ref_op_ctx *c)
 
 static int mmi_run(ref_op_ctx *c)
 {
-    mm_each(c->in[0], c->in[1], c->n_in > 2 ? c->in[2] : NULL, c->n_in > 3 ? c->in[3] : NULL, c->out[0], store_i32,
-            c->out[0]);
-    return REF_OK;
+    return mm_each(c, c->in[0], c->in[1], c->n_in > 2 ? c->in[2] : NULL, c->n_in > 3 ? c->in[3] : NULL, c->out[0],
+                   NULL, NULL);
 }
+
+static size_t mmi_scratch(const ref_op_ctx *c) { return mm_scratch(c->in[0], c->n_in > 1 ? c->in[1] : NULL, false); }
+
+static size_t qmm_scratch(const ref_op_ctx *c) { return mm_scratch(c->in[0], c->n_in > 3 ? c->in[3] : NULL, true); }
 
 typedef struct {
     ref_tensor *y;
@@ -248,17 +352,22 @@ static int qmm_run(ref_op_ctx *c)
 {
     qlin_out q = {.y = c->out[0], .zp = ref_quant_at(c->in[7], 0)};
     q.mult = ref_quant_at(c->in[1], 0) * ref_quant_at(c->in[4], 0) / ref_quant_at(c->in[6], 0);
-    mm_each(c->in[0], c->in[3], c->in[2], c->in[5], c->out[0], store_q, &q);
-    return REF_OK;
+    return mm_each(c, c->in[0], c->in[3], c->in[2], c->in[5], c->out[0], store_q, &q);
 }
 
 const ref_op ref_ops_quant[] = {
     {.name = "QuantizeLinear", .infer = q_infer, .run = q_run},
     {.name = "DequantizeLinear", .infer = dq_infer, .run = dq_run},
     {.name = "DynamicQuantizeLinear", .infer = dyn_infer, .run = dyn_run},
-    {.name = "MatMulInteger", .infer = mmi_infer, .run = mmi_run},
-    {.name = "QLinearMatMul", .infer = qmm_infer, .run = qmm_run},
-    {.name = "ConvInteger", .infer = ref_conv_integer_infer, .run = ref_conv_integer_run},
-    {.name = "QLinearConv", .infer = ref_qlinear_conv_infer, .run = ref_qlinear_conv_run},
+    {.name = "MatMulInteger", .infer = mmi_infer, .run = mmi_run, .scratch_bytes = mmi_scratch,
+     .prepare = mmi_prepare, .state_free = qmm_state_free, .state_bytes = qmm_state_bytes},
+    {.name = "QLinearMatMul", .infer = qmm_infer, .run = qmm_run, .scratch_bytes = qmm_scratch,
+     .prepare = qmm_prepare, .state_free = qmm_state_free, .state_bytes = qmm_state_bytes},
+    {.name = "ConvInteger", .infer = ref_conv_integer_infer, .run = ref_conv_integer_run,
+     .scratch_bytes = ref_conv_integer_scratch_bytes, .prepare = ref_conv_integer_prepare,
+     .state_free = ref_qconv_state_free, .state_bytes = ref_qconv_state_bytes},
+    {.name = "QLinearConv", .infer = ref_qlinear_conv_infer, .run = ref_qlinear_conv_run,
+     .scratch_bytes = ref_qlinear_conv_scratch_bytes, .prepare = ref_qlinear_conv_prepare,
+     .state_free = ref_qconv_state_free, .state_bytes = ref_qconv_state_bytes},
     {.name = NULL},
 };

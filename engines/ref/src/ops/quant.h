@@ -17,7 +17,13 @@ double ref_quant_at(const ref_tensor *t, int64_t i);
 /* quant_conv.c */
 int ref_conv_integer_infer(ref_op_ctx *c);
 int ref_conv_integer_run(ref_op_ctx *c);
+size_t ref_conv_integer_scratch_bytes(const ref_op_ctx *c);
+int ref_conv_integer_prepare(ref_op_ctx *c, void **state);
+int ref_qlinear_conv_prepare(ref_op_ctx *c, void **state);
+void ref_qconv_state_free(void *s);
+size_t ref_qconv_state_bytes(const void *s);
 int ref_qlinear_conv_infer(ref_op_ctx *c);
 int ref_qlinear_conv_run(ref_op_ctx *c);
+size_t ref_qlinear_conv_scratch_bytes(const ref_op_ctx *c);
 
 #endif

@@ -6,6 +6,7 @@
 
 #include "../alloc.h"
 #include "../inject.h"
+#include "../ops/half_convert.h"
 #include "request.h"
 
 static void request_destroy(ref_request *r);
@@ -27,13 +28,18 @@ static int request_create(ref_compiled *c, ref_pool *pool, ref_request **out, re
     r->in_set = ref_calloc(ni, sizeof *r->in_set);
     r->out_bind = ref_calloc(no, sizeof *r->out_bind);
     r->out_bind_bytes = ref_calloc(no, sizeof *r->out_bind_bytes);
+    r->half_out = ref_calloc(no, sizeof *r->half_out);
+    r->half_cap = ref_calloc(no, sizeof *r->half_cap);
+    r->half_bind = ref_calloc(no, sizeof *r->half_bind);
+    r->half_bind_bytes = ref_calloc(no, sizeof *r->half_bind_bytes);
     r->in_ptrs = ref_calloc(n_in, sizeof *r->in_ptrs);
     r->out_ptrs = ref_calloc(n_out, sizeof *r->out_ptrs);
     r->dummies = ref_calloc(n_out, sizeof *r->dummies);
     r->dummy_bufs = ref_calloc(n_out, sizeof *r->dummy_bufs);
     r->node_rt = ref_calloc((size_t)c->n_nodes + 1, sizeof *r->node_rt);
     if (!r->vals || !r->dyn || !r->in || !r->in_own || !r->in_cap || !r->in_set || !r->out_bind ||
-        !r->out_bind_bytes || !r->in_ptrs || !r->out_ptrs || !r->dummies || !r->dummy_bufs || !r->node_rt) {
+        !r->out_bind_bytes || !r->half_out || !r->half_cap || !r->half_bind || !r->half_bind_bytes ||
+        !r->in_ptrs || !r->out_ptrs || !r->dummies || !r->dummy_bufs || !r->node_rt) {
         rc = ref_fail(err, REF_E_NOMEM, "create_request: out of memory");
         goto fail;
     }
@@ -113,6 +119,13 @@ static void request_destroy(ref_request *r)
     ref_free(r->in_set);
     ref_free(r->out_bind);
     ref_free(r->out_bind_bytes);
+    for (int i = 0; r->half_out && r->half_cap && i < r->c->n_outputs; i++)
+        if (r->half_cap[i])
+            ref_free(r->half_out[i]);
+    ref_free(r->half_out);
+    ref_free(r->half_cap);
+    ref_free(r->half_bind);
+    ref_free(r->half_bind_bytes);
     ref_free(r->in_ptrs);
     ref_free(r->out_ptrs);
     ref_free(r->dummies);
@@ -131,7 +144,8 @@ static int check_input(const ref_request *r, size_t i, const ref_tensor *t, ref_
     if (!t || t->rank < 0 || t->rank > REF_MAX_RANK || !ref_dtype_size(t->dtype))
         return ref_fail(err, REF_E_INVALID, "input '%s': a tensor with a sized dtype and rank 0..%d is required",
                         v->name, REF_MAX_RANK);
-    if (d->elem_type && d->elem_type != t->dtype)
+    bool as_float = r->c->half && d->elem_type == REF_DT_FLOAT16 && t->dtype == REF_DT_FLOAT; /* from a parent */
+    if (d->elem_type && d->elem_type != t->dtype && !as_float)
         return ref_fail(err, REF_E_SHAPE, "input '%s': expected %s, got %s", v->name,
                         ref_dtype_name(d->elem_type), ref_dtype_name(t->dtype));
     if (d->rank >= 0 && d->rank != t->rank)
@@ -158,6 +172,9 @@ int ref_request_set_input(ref_request *r, size_t i, const ref_tensor *t, ref_err
     size_t bytes = ref_tensor_nbytes(t);
     if (bytes && !t->data)
         return ref_fail(err, REF_E_INVALID, "set_input %zu: tensor has no data", i);
+    bool half = r->c->half && t->dtype == REF_DT_FLOAT16; /* runs as float32 (compile/half.c) */
+    if (half)
+        bytes *= 2;
     if (bytes > r->in_cap[i] || !r->in_own[i]) {
         void *p = ref_aligned_alloc(bytes);
         if (!p)
@@ -166,10 +183,14 @@ int ref_request_set_input(ref_request *r, size_t i, const ref_tensor *t, ref_err
         r->in_own[i] = p;
         r->in_cap[i] = bytes;
     }
-    if (bytes)
+    if (bytes && half)
+        ref_half_to_float_n(t->data, r->in_own[i], ref_tensor_numel(t));
+    else if (bytes)
         memcpy(r->in_own[i], t->data, bytes);
     r->in[i] = *t;
     r->in[i].data = r->in_own[i];
+    if (half)
+        r->in[i].dtype = REF_DT_FLOAT;
     r->in_set[i] = true;
     return REF_OK;
 }
@@ -178,6 +199,8 @@ int ref_request_bind_input(ref_request *r, size_t i, const ref_tensor *t, ref_er
 {
     if (!r)
         return ref_fail(err, REF_E_INVALID, "bind_input: request is required");
+    if (r->c->half && t && t->dtype == REF_DT_FLOAT16)
+        return ref_request_set_input(r, i, t, err); /* converted, so copied: float16 runs as float32 */
     int rc = check_input(r, i, t, err);
     if (rc)
         return rc;
@@ -188,10 +211,54 @@ int ref_request_bind_input(ref_request *r, size_t i, const ref_tensor *t, ref_er
     return REF_OK;
 }
 
+/* Output i runs as float32 and is handed out as float16. */
+static bool half_output(const ref_compiled *c, size_t i)
+{
+    return c->half && !c->parent && i < c->graph->n_outputs && c->graph->outputs[i].elem_type == REF_DT_FLOAT16;
+}
+
+/* After a run: every float16 output converted from its float32 value, into the caller's buffer or the request's
+ * own (grown only when the shape grows). */
+static int convert_half_outputs(ref_request *r, ref_error *err)
+{
+    for (int i = 0; i < r->c->n_outputs; i++) {
+        if (!half_output(r->c, (size_t)i))
+            continue;
+        const ref_tensor *v = &r->vals[r->c->outputs[i]];
+        if (v->dtype != REF_DT_FLOAT)
+            return ref_fail(err, REF_E_SHAPE, "output '%s': declared float16, made %s",
+                            r->c->vals[r->c->outputs[i]].name, ref_dtype_name(v->dtype));
+        int64_t n = ref_tensor_numel(v);
+        size_t bytes = (size_t)n * 2;
+        if (r->half_bind[i]) {
+            if (bytes > r->half_bind_bytes[i])
+                return ref_fail(err, REF_E_RANGE, "output %d: needs %zu bytes, the bound buffer has %zu", i, bytes,
+                                r->half_bind_bytes[i]);
+            ref_float_to_half_n(v->data, r->half_bind[i], n);
+            continue;
+        }
+        if (bytes > r->half_cap[i] || !r->half_out[i]) {
+            void *p = ref_aligned_alloc(bytes ? bytes : 2);
+            if (!p)
+                return ref_fail(err, REF_E_NOMEM, "output %d: out of memory for %zu bytes of float16", i, bytes);
+            ref_free(r->half_cap[i] ? r->half_out[i] : NULL);
+            r->half_out[i] = p;
+            r->half_cap[i] = bytes ? bytes : 2;
+        }
+        ref_float_to_half_n(v->data, r->half_out[i], n);
+    }
+    return REF_OK;
+}
+
 int ref_request_bind_output(ref_request *r, size_t i, void *buf, size_t nbytes, ref_error *err)
 {
     if (!r || i >= (size_t)r->c->n_outputs)
         return ref_fail(err, REF_E_RANGE, "bind_output: index %zu out of range", i);
+    if (half_output(r->c, i)) { /* the graph writes float32: converted into buf after each infer */
+        r->half_bind[i] = buf;
+        r->half_bind_bytes[i] = buf ? nbytes : 0;
+        return REF_OK;
+    }
     r->out_bind[i] = buf;
     r->out_bind_bytes[i] = buf ? nbytes : 0;
     return REF_OK;
@@ -204,6 +271,10 @@ int ref_request_output(const ref_request *r, size_t i, ref_tensor *out, ref_erro
     *out = r->vals[r->c->outputs[i]];
     if (!out->data && ref_tensor_nbytes(out))
         return ref_fail(err, REF_E_STATE, "output %zu: no infer has completed", i);
+    if (half_output(r->c, i)) {
+        out->dtype = REF_DT_FLOAT16;
+        out->data = r->half_bind[i] ? r->half_bind[i] : r->half_out[i];
+    }
     return REF_OK;
 }
 
@@ -317,7 +388,9 @@ int ref_infer_run(ref_request *r, ref_error *err)
     if (r->c->opts.arena && !r->c->omitted_outputs && p->dynamic_from == r->c->n_nodes) {
         if ((rc = ensure_arena(r, p->arena_bytes, err)))
             return rc;
-        return ref_exec_arena(r, p, err);
+        rc = ref_exec_arena(r, p, err);
+    } else {
+        rc = ref_exec_per_tensor(r, p, err);
     }
-    return ref_exec_per_tensor(r, p, err);
+    return rc || !r->c->half ? rc : convert_half_outputs(r, err);
 }

@@ -18,6 +18,12 @@ struct ref_request {
     bool *in_set;
     void **out_bind;           /* per graph output: caller buffer, or NULL */
     size_t *out_bind_bytes;
+    /* per graph output handed out as float16 while it runs as float32 (compiled->half, top-level graph only):
+     * where it is converted after each infer, the caller's bound buffer or the request's own */
+    void **half_out;
+    size_t *half_cap;          /* bytes of the request's own half_out buffer (0 when it is the caller's) */
+    void **half_bind;
+    size_t *half_bind_bytes;
     ref_plan **cache;          /* plans for input shapes other than the default, most recently used first */
     int n_cache, cap_cache;    /* at most opts.plan_cache: the least recently used is freed past it */
     int64_t n_plans_built, n_plans_evicted;

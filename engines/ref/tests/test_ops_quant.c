@@ -1,0 +1,161 @@
+/* test_ops_quant.c: ConvInteger, QLinearConv and MatMulInteger through the integer GEMM, against direct sums
+ * written here (uint8 and int8, per-channel zero points, groups, strides, padding, dilation, odd K, a
+ * column chunk boundary), weights packed per run at 1 thread and at prepare at 2 threads. It must never compare
+ * the kernel with itself. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "op_harness.h"
+#include "ops/quant.h"
+
+static uint64_t rng = 0x2545f4914f6cdd1dull;
+
+static int rnd(int lo, int hi)
+{
+    rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+    return lo + (int)(rng % (uint64_t)(hi - lo + 1));
+}
+
+typedef struct {
+    int64_t n, cin, cout, group, h, w, kh, kw, sh, sw, ph, pw, dh, dw;
+    bool xs8, ws8, per_channel;
+} qcase;
+
+static int ld(const void *p, bool s, int64_t i) { return s ? ((const int8_t *)p)[i] : ((const uint8_t *)p)[i]; }
+
+static void run_conv(const qcase *t, bool qlinear)
+{
+    int64_t oh = (t->h + 2 * t->ph - t->dh * (t->kh - 1) - 1) / t->sh + 1;
+    int64_t ow = (t->w + 2 * t->pw - t->dw * (t->kw - 1) - 1) / t->sw + 1;
+    int64_t cin_g = t->cin / t->group, cout_g = t->cout / t->group;
+    int64_t xd[] = {t->n, t->cin, t->h, t->w}, wd[] = {t->cout, cin_g, t->kh, t->kw}, zd[] = {t->cout};
+    int64_t nx = t->n * t->cin * t->h * t->w, nw = t->cout * cin_g * t->kh * t->kw, ny = t->n * t->cout * oh * ow;
+    uint8_t *x = malloc((size_t)nx), *w = malloc((size_t)nw), wz[64], xz;
+    int32_t *bias = malloc((size_t)t->cout * 4);
+    float wsc[64];
+    for (int64_t i = 0; i < nx; i++)
+        x[i] = (uint8_t)rnd(0, 255);
+    for (int64_t i = 0; i < nw; i++)
+        w[i] = (uint8_t)rnd(0, 255);
+    xz = (uint8_t)rnd(0, 255);
+    for (int64_t c = 0; c < t->cout; c++) {
+        wz[c] = t->per_channel ? (uint8_t)rnd(0, 255) : wz[0];
+        if (!t->per_channel && c == 0)
+            wz[0] = (uint8_t)rnd(0, 255);
+        bias[c] = rnd(-5000, 5000);
+        wsc[c] = t->per_channel ? 0.001f * (float)rnd(1, 9) : 0.003f;
+    }
+    int xt = t->xs8 ? REF_DT_INT8 : REF_DT_UINT8, wt = t->ws8 ? REF_DT_INT8 : REF_DT_UINT8;
+    float xscale = 0.02f, yscale = 0.7f;
+    uint8_t yz = 100;
+    ref_tensor tx = oh_tensor(xt, 4, xd, x), tw = oh_tensor(wt, 4, wd, w), txz = oh_tensor(xt, 0, NULL, &xz);
+    ref_tensor twz = oh_tensor(wt, t->per_channel ? 1 : 0, zd, wz), tb = oh_tensor(REF_DT_INT32, 1, zd, bias);
+    ref_tensor txs = oh_tensor(REF_DT_FLOAT, 0, NULL, &xscale), tws = oh_tensor(REF_DT_FLOAT, t->per_channel, zd, wsc);
+    ref_tensor tys = oh_tensor(REF_DT_FLOAT, 0, NULL, &yscale), tyz = oh_tensor(REF_DT_UINT8, 0, NULL, &yz);
+    ref_model *m = ref_model_new();
+    ref_node *nd = oh_node(m, qlinear ? "QLinearConv" : "ConvInteger", qlinear ? 9 : 4, 1);
+    oh_attr_ints(m, nd, "strides", 2, (const int64_t[]){t->sh, t->sw});
+    oh_attr_ints(m, nd, "pads", 4, (const int64_t[]){t->ph, t->pw, t->ph, t->pw});
+    oh_attr_ints(m, nd, "dilations", 2, (const int64_t[]){t->dh, t->dw});
+    oh_attr_int(m, nd, "group", t->group);
+    const ref_tensor *ci[] = {&tx, &tw, &txz, &twz};
+    const ref_tensor *qi[] = {&tx, &txs, &txz, &tw, &tws, &twz, &tys, &tyz, &tb};
+    ref_tensor out[2];
+    ref_error err = {0};
+    for (int r = 0; r < 2; r++) {
+        /* run 1: W and its zero point constant (packed at prepare), 2 threads */
+        unsigned mask = r ? (qlinear ? 1u << 3 | 1u << 5 : 1u << 1 | 1u << 3) : 0;
+        CHECK_OK(oh_run(nd, 13, qlinear ? 9 : 4, qlinear ? qi : ci, 1, &out[r], mask, 1 + r, &err), &err);
+    }
+    int bad = 0, diff_threads = 0;
+    for (int64_t b = 0; b < t->n && out[0].data && out[1].data; b++)
+        for (int64_t co = 0; co < t->cout; co++)
+            for (int64_t y = 0; y < oh; y++)
+                for (int64_t xo = 0; xo < ow; xo++) {
+                    int64_t g = co / cout_g, acc = 0;
+                    for (int64_t c = 0; c < cin_g; c++)
+                        for (int64_t ky = 0; ky < t->kh; ky++)
+                            for (int64_t kx = 0; kx < t->kw; kx++) {
+                                int64_t iy = y * t->sh - t->ph + ky * t->dh, ix = xo * t->sw - t->pw + kx * t->dw;
+                                if (iy < 0 || iy >= t->h || ix < 0 || ix >= t->w)
+                                    continue;
+                                int xv = ld(x, t->xs8, ((b * t->cin + g * cin_g + c) * t->h + iy) * t->w + ix);
+                                int wv = ld(w, t->ws8, ((co * cin_g + c) * t->kh + ky) * t->kw + kx);
+                                acc += (int64_t)(xv - ld(&xz, t->xs8, 0)) * (wv - ld(&wz[co], t->ws8, 0));
+                            }
+                    int64_t at = ((b * t->cout + co) * oh + y) * ow + xo;
+                    if (!qlinear) {
+                        bad += ((const int32_t *)out[0].data)[at] != acc;
+                    } else {
+                        double mult = (double)xscale * (double)wsc[t->per_channel ? co : 0] / (double)yscale;
+                        int64_t want = ref_quant_saturate((double)(acc + bias[co]) * mult + yz, REF_DT_UINT8);
+                        bad += ((const uint8_t *)out[0].data)[at] != want;
+                    }
+                }
+    if (out[0].data && out[1].data)
+        diff_threads = memcmp(out[0].data, out[1].data, ref_tensor_nbytes(&out[0])) != 0;
+    CHECK(out[0].dims[2] == oh && out[0].dims[3] == ow && ref_tensor_numel(&out[0]) == ny);
+    CHECK(bad == 0);
+    CHECK(diff_threads == 0);
+    oh_free_outputs(1, &out[0]);
+    oh_free_outputs(1, &out[1]);
+    ref_model_free(m);
+    free(x), free(w), free(bias);
+}
+
+static void test_matmul_integer(int64_t M, int64_t K, int64_t N, bool as8, bool bs8)
+{
+    int64_t ad[] = {M, K}, bd[] = {K, N}, nd_[] = {N};
+    uint8_t *a = malloc((size_t)(M * K)), *b = malloc((size_t)(K * N)), az = (uint8_t)rnd(0, 255), bz[512];
+    for (int64_t i = 0; i < M * K; i++)
+        a[i] = (uint8_t)rnd(0, 255);
+    for (int64_t i = 0; i < K * N; i++)
+        b[i] = (uint8_t)rnd(0, 255);
+    for (int64_t i = 0; i < N; i++)
+        bz[i] = (uint8_t)rnd(0, 255);
+    int at = as8 ? REF_DT_INT8 : REF_DT_UINT8, bt = bs8 ? REF_DT_INT8 : REF_DT_UINT8;
+    ref_tensor ta = oh_tensor(at, 2, ad, a), tb = oh_tensor(bt, 2, bd, b), taz = oh_tensor(at, 0, NULL, &az);
+    ref_tensor tbz = oh_tensor(bt, 1, nd_, bz);
+    ref_model *m = ref_model_new();
+    ref_node *nd = oh_node(m, "MatMulInteger", 4, 1);
+    const ref_tensor *in[] = {&ta, &tb, &taz, &tbz};
+    ref_tensor out[2];
+    ref_error err = {0};
+    for (int r = 0; r < 2; r++)
+        CHECK_OK(oh_run(nd, 13, 4, in, 1, &out[r], r ? 1u << 1 | 1u << 3 : 0, 1 + r, &err), &err); /* B packed */
+    int bad = 0;
+    for (int64_t i = 0; i < M && out[0].data; i++)
+        for (int64_t j = 0; j < N; j++) {
+            int64_t acc = 0;
+            for (int64_t k = 0; k < K; k++)
+                acc += (int64_t)(ld(a, as8, i * K + k) - ld(&az, as8, 0)) * (ld(b, bs8, k * N + j) - ld(&bz[j], bs8, 0));
+            bad += ((const int32_t *)out[0].data)[i * N + j] != acc;
+        }
+    CHECK(bad == 0);
+    CHECK(out[0].data && out[1].data && !memcmp(out[0].data, out[1].data, ref_tensor_nbytes(&out[0])));
+    oh_free_outputs(1, &out[0]);
+    oh_free_outputs(1, &out[1]);
+    ref_model_free(m);
+    free(a), free(b);
+}
+
+int main(void)
+{
+    static const qcase cases[] = {
+        {1, 3, 8, 1, 9, 11, 3, 3, 1, 1, 1, 1, 1, 1, false, false, false},   /* odd K (27) */
+        {2, 8, 12, 2, 10, 10, 3, 3, 2, 2, 1, 1, 1, 1, false, true, true},   /* groups, stride 2, int8 w */
+        {1, 6, 6, 6, 9, 9, 3, 3, 1, 1, 2, 2, 2, 2, true, true, true},       /* depthwise, dilation, int8 x */
+        {1, 16, 20, 1, 7, 5, 1, 1, 1, 1, 0, 0, 1, 1, false, false, true},   /* 1x1, rows not a multiple of 4 */
+        {1, 64, 32, 1, 70, 70, 3, 3, 1, 1, 1, 1, 1, 1, false, true, false}, /* columns past one chunk (K 576) */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        run_conv(&cases[i], false);
+        run_conv(&cases[i], true);
+    }
+    test_matmul_integer(5, 33, 40, false, true);
+    test_matmul_integer(64, 256, 300, false, false);
+    test_matmul_integer(1, 7, 3, true, true);
+    return check_summary();
+}
