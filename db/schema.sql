@@ -83,6 +83,8 @@ CREATE TABLE IF NOT EXISTS samples (
   alloc_bytes     INTEGER,                 -- heap: off: the allocator's own count of bytes in use (schema 2)
   alloc_held      INTEGER,                 -- what the allocator holds from the system, live and cached (schema 2)
   mapped_peak_bytes INTEGER,               -- the most mapped within the step (mmap/munmap as the shim saw them; schema 4)
+  shim_bytes      INTEGER,                 -- the heap shim's own tables resident in the process, part of RssAnon: the
+                                           -- anon series leaves them out (schema 6)
   PRIMARY KEY (cell_id, seq)
 ) WITHOUT ROWID;
 
@@ -91,7 +93,7 @@ CREATE TABLE IF NOT EXISTS samples (
 --   heap      live heap bytes: the heap shim's exact count (malloc family and C++ new), else (heap: off) the
 --             allocator's own count (samples.alloc_bytes: glibc, jemalloc, tcmalloc; none for mimalloc)
 --   anon      anonymous resident memory malloc cannot explain: RssAnon minus what the allocator holds (samples.
---             alloc_held), else minus the live heap, else all of RssAnon
+--             alloc_held), else minus the live heap, else all of RssAnon; always minus the shim's own (shim_bytes)
 --   mapped    mapped memory, VmSize: file mappings, untouched mmaps, thread stacks
 --   fds       open file descriptors
 --   threads   threads

@@ -9,8 +9,9 @@
 
 /* Fields after "S": phase iteration step wall cpu minflt majflt, the 8 /proc figures, heap x4 or "-", then the open
  * descriptors, the shim's mapped bytes and mappings, the allocator's own bytes in use and bytes held, and the most
- * mapped within the step, each a number or "-", and the iteration's input shape ("-" without a shape schedule). */
-#define N_FIELDS 26
+ * mapped within the step, each a number or "-", the iteration's input shape ("-" without a shape schedule), and the
+ * shim's own resident bytes. */
+#define N_FIELDS 27
 
 int mlk_sample_encode(const mlk_sample *s, char *buf, size_t len)
 {
@@ -35,7 +36,7 @@ int mlk_sample_encode(const mlk_sample *s, char *buf, size_t len)
     /* Figures that may be missing each on their own: "-" keeps "not measured" apart from 0. */
     const int64_t opt[] = {m->fds, m->have_heap ? m->heap.mapped_bytes : -1, m->have_heap ? m->heap.n_mappings : -1,
                            m->alloc_bytes, m->alloc_held, m->have_heap ? m->heap.mapped_peak_bytes : -1,
-                           s->shape > 0 ? s->shape : -1};
+                           s->shape > 0 ? s->shape : -1, m->have_heap ? m->heap.shim_bytes : -1};
     for (size_t i = 0; i < sizeof opt / sizeof *opt; i++) {
         k = opt[i] >= 0 ? snprintf(buf + n, len - (size_t)n, "\t%lld", (long long)opt[i])
                         : snprintf(buf + n, len - (size_t)n, "\t-");
@@ -113,5 +114,6 @@ int mlk_sample_decode(const char *line, mlk_sample *s)
     if (present[25] && (v[25] < 1 || v[25] > INT32_MAX))
         return -1;
     s->shape = present[25] ? (int)v[25] : 0;
+    m->heap.shim_bytes = present[26] ? v[26] : -1;
     return 0;
 }

@@ -45,6 +45,7 @@ typedef struct mlk_map {
 static _Atomic int mlk_map_lock;
 static mlk_map *mlk_maps; /* NULL until the first mapping; MAP_FAILED when it could not be mapped */
 static int64_t mlk_n_maps;
+static _Atomic int64_t mlk_maps_high; /* the most entries the table ever held: its pages touched so far */
 static _Atomic int64_t mlk_map_bytes, mlk_map_count, mlk_map_dropped;
 /* The highest mlk_map_bytes since the last mlk_maps_reset_peak (issue 12: memory requested within a step, touched or
  * not: an untouched scratch mapping moves neither RSS nor HWM, and VmPeak cannot be reset). */
@@ -148,6 +149,8 @@ static bool mlk_insert_at(int64_t i, uintptr_t start, uintptr_t end, uint32_t si
     memmove(&mlk_maps[i + 1], &mlk_maps[i], (size_t)(mlk_n_maps - i) * sizeof *mlk_maps);
     mlk_maps[i] = (mlk_map){start, end, site, 0};
     mlk_n_maps++;
+    if (mlk_n_maps > atomic_load_explicit(&mlk_maps_high, memory_order_relaxed))
+        atomic_store_explicit(&mlk_maps_high, mlk_n_maps, memory_order_relaxed);
     return true;
 }
 
@@ -342,6 +345,14 @@ void mlk_maps_reset_peak(void)
 {
     atomic_store_explicit(&mlk_map_peak, atomic_load_explicit(&mlk_map_bytes, memory_order_relaxed),
                           memory_order_relaxed);
+}
+
+/* Entries are kept sorted from the table's start, so the pages touched are those below the high-water mark. */
+int64_t mlk_maps_resident(void)
+{
+    int64_t page = (int64_t)sysconf(_SC_PAGESIZE);
+    int64_t bytes = atomic_load_explicit(&mlk_maps_high, memory_order_relaxed) * (int64_t)sizeof(mlk_map);
+    return page > 0 ? (bytes + page - 1) / page * page : bytes;
 }
 
 void mlk_maps_limits(int64_t *max, int64_t *dropped)

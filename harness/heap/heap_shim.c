@@ -480,6 +480,7 @@ MLK_EXPORT void mlk_heap_get_stats(mlk_heap_stats *out)
     out->n_reallocs = atomic_load_explicit(&mlk_heap_count.n_reallocs, memory_order_relaxed);
     mlk_maps_stats(&out->mapped_bytes, &out->n_mappings);
     out->mapped_peak_bytes = mlk_maps_peak();
+    out->shim_bytes = mlk_sites_resident() + mlk_maps_resident();
 }
 
 MLK_EXPORT void mlk_heap_reset_peak(void)

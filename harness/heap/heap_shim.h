@@ -18,6 +18,10 @@ typedef struct mlk_heap_stats {
     int64_t n_mappings;
     /* Appended (issue 12): the highest mapped_bytes since the last mlk_heap_reset_peak, -1 when not followed. */
     int64_t mapped_peak_bytes;
+    /* Appended: the resident bytes of the shim's own tables (site records, live-block and mapping tables), which it
+     * maps itself and touches as they fill: memory the harness put in the process, never the engine's, so RssAnon
+     * minus it is what the process holds; -1 when the shim does not say. */
+    int64_t shim_bytes;
 } mlk_heap_stats;
 
 /* Resolve with dlsym(RTLD_DEFAULT, MLK_HEAP_STATS_SYMBOL): present only when the shim is preloaded. */

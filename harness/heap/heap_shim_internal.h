@@ -138,6 +138,10 @@ void mlk_maps_stats(int64_t *bytes, int64_t *n); /* what is mapped through the i
 int64_t mlk_maps_peak(void);      /* the most mapped since mlk_maps_reset_peak; -1 when not followed */
 void mlk_maps_reset_peak(void);
 void mlk_maps_limits(int64_t *max, int64_t *dropped); /* the mapping table's capacity and what it had no room for */
+/* The resident bytes of the shim's own tables, which it maps NORESERVE and touches as they fill (mlk_heap_stats.
+ * shim_bytes): the site records and the prefaulted site tables; the mapping table's pages up to its high-water mark. */
+int64_t mlk_sites_resident(void);
+int64_t mlk_maps_resident(void);
 
 /* A spinlock for the shim's tables (held for a few instructions, or one syscall for the mapping table). */
 #if defined(__x86_64__) || defined(__i386__)

@@ -43,10 +43,20 @@ _Atomic int mlk_sites_window;
 /* The shim's own tables: straight from the kernel, never through the interposed mmap (not counted as the process's
  * mappings), NORESERVE so that only touched pages cost. populate: touched now, so that the process's RSS does not
  * move later when the table fills (a worker judges RSS). */
+static int64_t mlk_prefaulted; /* the bytes of the tables mapped with MAP_POPULATE: resident from the start */
+static int64_t mlk_page_bytes = 4096;
+
+static int64_t mlk_pages_of(int64_t bytes)
+{
+    return (bytes + mlk_page_bytes - 1) / mlk_page_bytes * mlk_page_bytes;
+}
+
 static void *mlk_raw_map(size_t bytes, bool populate)
 {
     long r = syscall(SYS_mmap, NULL, bytes, PROT_READ | PROT_WRITE,
                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | (populate ? MAP_POPULATE : 0), -1, 0);
+    if (r != -1 && populate)
+        mlk_prefaulted += mlk_pages_of((int64_t)bytes);
     return r == -1 ? NULL : (void *)r;
 }
 
@@ -619,6 +629,9 @@ void mlk_sites_init(void)
         per_stripe = 16;
     mlk_stripe_mask = (uint64_t)per_stripe - 1;
 
+    long page = sysconf(_SC_PAGESIZE);
+    if (page > 0)
+        mlk_page_bytes = page;
     mlk_heap_self.in_sites = 1; /* nothing dlopen allocates is sampled (sampling is not on yet anyway) */
     mlk_span_of((const void *)mlk_sites_init, &mlk_self_span.lo, &mlk_self_span.hi);
     bool unwinder = mlk_unw_load();
@@ -639,6 +652,22 @@ void mlk_sites_init(void)
     }
     mlk_sites_filter = filter;
     mlk_sites_mode = mode; /* last: from here on every allocation may be sampled */
+}
+
+/* ------------------------------------------------------------------ own memory */
+
+/* The site records are handed out in order, and nothing reads past the last one handed out (snapshots copy a prefix):
+ * their touched pages are those of the records in use, counted here rather than prefaulted (16384 records of 304 B in
+ * sample mode would put 4.75 MiB in every worker's RSS, 38 MiB in exact mode). A site's record is written once, when
+ * its first stack is taken; the window's counters live in it. */
+int64_t mlk_sites_resident(void)
+{
+    int64_t r = mlk_prefaulted;
+    if (mlk_sites_mode && mlk_sites) {
+        int64_t n = atomic_load_explicit(&mlk_n_sites, memory_order_relaxed);
+        r += mlk_pages_of((n < mlk_max_sites ? n : mlk_max_sites) * (int64_t)sizeof *mlk_sites);
+    }
+    return r;
 }
 
 /* ------------------------------------------------------------------ exported */

@@ -29,6 +29,11 @@ static double heap_bytes(const mlk_sample *x)
     return !x->m.have_heap && x->m.alloc_bytes >= 0 ? (double)x->m.alloc_bytes : NAN;
 }
 
+int64_t mlk_series_shim_bytes(const mlk_sample *x)
+{
+    return x->m.have_heap && x->m.heap.shim_bytes > 0 ? x->m.heap.shim_bytes : 0;
+}
+
 bool mlk_series_held_out(const mlk_sample *x) { return x->m.alloc_held >= 0 && isfinite(heap_bytes(x)); }
 
 double mlk_series_value(int kind, const mlk_sample *x)
@@ -39,13 +44,15 @@ double mlk_series_value(int kind, const mlk_sample *x)
     case MLK_SERIES_ANON: {
         /* What malloc cannot explain: resident anonymous memory beyond what the allocator holds (its live blocks and
          * its caches: jemalloc's dirty pages, tcmalloc's page heap), else beyond the live heap. Only when the heap
-         * series is judged: without it, malloc's own leaks must stay visible here, so all of RssAnon is judged. */
+         * series is judged: without it, malloc's own leaks must stay visible here, so all of RssAnon is judged.
+         * Never the harness's own: the shim's tables fill as it records new stacks (a page per 13 new sites). */
         if (m->rss_anon_kib < 0)
             return NAN;
+        double anon = (double)m->rss_anon_kib * 1024.0 - (double)mlk_series_shim_bytes(x);
         double h = heap_bytes(x);
         if (!isfinite(h))
-            return (double)m->rss_anon_kib * 1024.0;
-        return (double)m->rss_anon_kib * 1024.0 - (m->alloc_held >= 0 ? (double)m->alloc_held : h);
+            return anon;
+        return anon - (m->alloc_held >= 0 ? (double)m->alloc_held : h);
     }
     case MLK_SERIES_MAPPED: {
         /* Likewise what the allocator did not map: with the heap judged, the address space it holds (glibc's brk

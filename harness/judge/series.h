@@ -52,6 +52,9 @@ int mlk_judge_cell(const mlk_scenario *s, const mlk_sample *samples, int n, mlk_
 /* Whether the sample's byte series outside the heap leave out what the allocator holds: the heap is judged (shim or
  * the allocator's own count) and the allocator says what it holds. */
 bool mlk_series_held_out(const mlk_sample *x);
+/* The harness's own resident bytes in the measured process (the heap shim's tables), 0 when not known: the anon
+ * series leaves them out, as every figure of anonymous memory beyond the heap must. */
+int64_t mlk_series_shim_bytes(const mlk_sample *x);
 /* The value of series kind in one sample, NAN when not measured (heap without the shim, descriptors unread...). */
 double mlk_series_value(int kind, const mlk_sample *x);
 

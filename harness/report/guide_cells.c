@@ -128,6 +128,7 @@ static void iter_sample(const db_report_iter *it, mlk_sample *x)
     x->m.have_heap = !isnan(it->heap_bytes);
     x->m.heap.live_bytes = known(it->heap_bytes);
     x->m.heap.n_mappings = known(it->mappings);
+    x->m.heap.shim_bytes = known(it->shim_bytes);
 }
 
 static int judge_both(const mlk_scenario *s, const db_guide_cell *c, guide_fig *f)

@@ -104,6 +104,7 @@ static void signal_values(const db_report_iter *it, double v[MLK_SERIES_COUNT])
     x.m.have_heap = !isnan(it->heap_bytes);
     x.m.heap.live_bytes = or_unknown(it->heap_bytes);
     x.m.heap.n_mappings = or_unknown(it->mappings);
+    x.m.heap.shim_bytes = or_unknown(it->shim_bytes);
     x.m.alloc_bytes = or_unknown(it->alloc_bytes);
     x.m.alloc_held = or_unknown(it->alloc_held);
     x.m.rss_anon_kib = or_unknown(it->anon_kib);

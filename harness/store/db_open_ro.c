@@ -110,8 +110,7 @@ int db_sqlite_open_ro(const char *path, sqlite3 **out, mlk_error *err)
     return MLK_OK;
 }
 
-/* 1 when table has column, or has no columns at all (no such table: the schema makes it). Names are ours. */
-static int has_column(sqlite3 *h, const char *table, const char *column)
+int db_has_column(sqlite3 *h, const char *table, const char *column)
 {
     sqlite3_stmt *st = NULL;
     int found = 0;
@@ -156,7 +155,7 @@ int db_check_memleak(sqlite3 *h, const char *path, mlk_error *err)
                         "memleak-run", path, v, DB_SCHEMA_VERSION);
     static const char *const need[][2] = {{"runs", "uuid"}, {"cells", "run_id"}, {"samples", "cell_id"}};
     for (size_t i = 0; i < sizeof need / sizeof *need; i++)
-        if (!has_column(h, need[i][0], need[i][1]))
+        if (!db_has_column(h, need[i][0], need[i][1]))
             return mlk_fail(err, MLK_E_PARSE, "%s: not a memleak db (table %s has no column %s)", path, need[i][0],
                             need[i][1]);
     return MLK_OK;

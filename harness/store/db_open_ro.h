@@ -31,4 +31,8 @@ int db_fail_cause(sqlite3 *h, const char *path, const char *doing, mlk_error *er
  * and runs with memleak's columns. MLK_E_PARSE naming what is missing, in a line (never the schema's SQL). */
 int db_check_memleak(sqlite3 *h, const char *path, mlk_error *err);
 
+/* 1 when table has column, or has no columns at all (no such table: the schema makes it). Names are ours. A reader of
+ * a db an older memleak-run wrote (read-only, so not migrated) reads a later column as NULL where this says 0. */
+int db_has_column(sqlite3 *h, const char *table, const char *column);
+
 #endif

@@ -76,6 +76,7 @@ typedef struct db_report_iter {
     /* Appended: what the judged signals read after the iteration (issue 9), NaN when not measured. */
     double anon_kib, alloc_held, vm_size_kib, fds, threads, mappings;
     double alloc_bytes; /* heap: off: the allocator's own count of bytes in use */
+    double shim_bytes;  /* the heap shim's own tables resident after it (schema 6); NaN when not measured */
 } db_report_iter;
 
 /* Every iteration cell_id sampled, in order, into *out (malloc'd, NULL when none). MLK_E_DB, MLK_E_NOMEM. */

@@ -2,6 +2,7 @@
  * runs (the metric's step_stats expression lives here, one per name of names.h), and one step across the run's
  * cells for the matrix. It must never write to the db, and never read a figure that was not measured as 0. */
 #include "db_col.h"
+#include "db_open_ro.h"
 #include "db_report.h"
 
 static int fail(db_store *db, mlk_error *err, const char *what, const char *which)
@@ -13,17 +14,23 @@ static int fail(db_store *db, mlk_error *err, const char *what, const char *whic
 
 int db_report_memory(db_store *db, int64_t cell_id, db_report_iter **out, int *n, mlk_error *err)
 {
-    /* Per iteration: RSS and live heap after it, and its peak (the max of its steps' own VmHWM). */
-    const char *sql = "SELECT iteration, phase = 'measure', MAX(CASE WHEN step = 'iteration' THEN vm_rss_kib END), "
-                      "MAX(vm_hwm_kib), MAX(CASE WHEN step = 'iteration' THEN heap_live_bytes END), "
-                      "MAX(CASE WHEN step = 'iteration' THEN rss_anon_kib END), "
-                      "MAX(CASE WHEN step = 'iteration' AND alloc_held >= 0 THEN alloc_held END), "
-                      "MAX(CASE WHEN step = 'iteration' THEN vm_size_kib END), "
-                      "MAX(CASE WHEN step = 'iteration' AND fds >= 0 THEN fds END), "
-                      "MAX(CASE WHEN step = 'iteration' THEN threads END), "
-                      "MAX(CASE WHEN step = 'iteration' AND mappings >= 0 THEN mappings END), "
-                      "MAX(CASE WHEN step = 'iteration' AND alloc_bytes >= 0 THEN alloc_bytes END) "
-                      "FROM samples WHERE cell_id = ? AND iteration IS NOT NULL GROUP BY iteration ORDER BY iteration";
+    /* Per iteration: RSS and live heap after it, and its peak (the max of its steps' own VmHWM). A db of schema 5 or
+     * older, read without migrating it, has no shim_bytes: NULL there. */
+    bool shim = db_has_column(db_sqlite(db), "samples", "shim_bytes");
+    char sql[1280];
+    snprintf(sql, sizeof sql,
+             "SELECT iteration, phase = 'measure', MAX(CASE WHEN step = 'iteration' THEN vm_rss_kib END), "
+             "MAX(vm_hwm_kib), MAX(CASE WHEN step = 'iteration' THEN heap_live_bytes END), "
+             "MAX(CASE WHEN step = 'iteration' THEN rss_anon_kib END), "
+             "MAX(CASE WHEN step = 'iteration' AND alloc_held >= 0 THEN alloc_held END), "
+             "MAX(CASE WHEN step = 'iteration' THEN vm_size_kib END), "
+             "MAX(CASE WHEN step = 'iteration' AND fds >= 0 THEN fds END), "
+             "MAX(CASE WHEN step = 'iteration' THEN threads END), "
+             "MAX(CASE WHEN step = 'iteration' AND mappings >= 0 THEN mappings END), "
+             "MAX(CASE WHEN step = 'iteration' AND alloc_bytes >= 0 THEN alloc_bytes END), "
+             "MAX(CASE WHEN step = 'iteration' THEN %s END) "
+             "FROM samples WHERE cell_id = ? AND iteration IS NOT NULL GROUP BY iteration ORDER BY iteration",
+             shim ? "shim_bytes" : "NULL");
     char which[32];
     snprintf(which, sizeof which, "cell %lld", (long long)cell_id);
     sqlite3_stmt *st = NULL;
@@ -40,7 +47,7 @@ int db_report_memory(db_store *db, int64_t cell_id, db_report_iter **out, int *n
         v[k++] = (db_report_iter){sqlite3_column_int(st, 0), sqlite3_column_int(st, 1) != 0, db_col_real(st, 2),
                                   db_col_real(st, 3), db_col_real(st, 4), db_col_real(st, 5), db_col_real(st, 6),
                                   db_col_real(st, 7), db_col_real(st, 8), db_col_real(st, 9), db_col_real(st, 10),
-                                  db_col_real(st, 11)};
+                                  db_col_real(st, 11), db_col_real(st, 12)};
     }
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE) {

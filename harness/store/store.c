@@ -59,26 +59,34 @@ static const char *const migrations[] = {
     /* 4 -> 5: run_owners, one live process per run (issue 25), a new table made by the schema; and a cell may end
      * 'inconclusive' (issue 23, iterations: auto): widen_cell_status runs first. */
     "INSERT INTO schema_version(version) VALUES (5);",
+    /* 5 -> 6: the heap shim's own resident bytes per sample, which the anon series leaves out: add_columns first. */
+    "INSERT INTO schema_version(version) VALUES (6);",
 };
 
-/* 3 -> 4's columns, each added only where missing: a table an older db never had was just made by the schema. */
-static int add_columns(db_store *db, mlk_error *err)
+/* The columns a step from version `from` adds (3 -> 4, 5 -> 6), each only where missing: a table an older db never
+ * had was just made by the schema. */
+static int add_columns(db_store *db, int from, mlk_error *err)
 {
-    static const char *const cols[][2] = {
-        {"samples", "mapped_peak_bytes"}, {"step_stats", "heap_peak_bytes"}, {"step_stats", "mapped_peak_bytes"}};
+    static const struct {
+        int from;
+        const char *table, *column;
+    } cols[] = {{3, "samples", "mapped_peak_bytes"}, {3, "step_stats", "heap_peak_bytes"},
+                {3, "step_stats", "mapped_peak_bytes"}, {5, "samples", "shim_bytes"}};
     int rc = MLK_OK;
     for (size_t i = 0; i < sizeof cols / sizeof *cols && !rc; i++) {
+        if (cols[i].from != from)
+            continue;
         sqlite3_stmt *st = NULL;
         bool have = false;
         if (sqlite3_prepare_v2(db->h, "SELECT 1 FROM pragma_table_info(?1) WHERE name = ?2", -1, &st, NULL) !=
             SQLITE_OK)
             return db_fail_sql(db, err, "reading a table's columns");
-        sqlite3_bind_text(st, 1, cols[i][0], -1, SQLITE_STATIC);
-        sqlite3_bind_text(st, 2, cols[i][1], -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 1, cols[i].table, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 2, cols[i].column, -1, SQLITE_STATIC);
         have = sqlite3_step(st) == SQLITE_ROW;
         sqlite3_finalize(st);
         char sql[160];
-        snprintf(sql, sizeof sql, "ALTER TABLE %s ADD COLUMN %s INTEGER", cols[i][0], cols[i][1]);
+        snprintf(sql, sizeof sql, "ALTER TABLE %s ADD COLUMN %s INTEGER", cols[i].table, cols[i].column);
         if (!have)
             rc = db_exec(db, sql, err);
     }
@@ -136,7 +144,7 @@ static int migrate(db_store *db, int from, mlk_error *err)
 {
     for (int v = from; v < DB_SCHEMA_VERSION; v++) {
         if ((v == 2 && widen_cell_status(db, "'timeout', 'oom'", "'timeout', 'hung', 'oom'", "'hung'", err)) ||
-            (v == 3 && add_columns(db, err)) ||
+            ((v == 3 || v == 5) && add_columns(db, v, err)) ||
             (v == 4 && widen_cell_status(db, "'oom', 'error'", "'oom', 'error', 'inconclusive'", "'inconclusive'", err)))
             return mlk_fail_prefix(err, "migrating the schema from version %d: ", v);
         int rc = db_exec(db, migrations[v - 1], err);
@@ -232,8 +240,8 @@ static int open_rw(const char *path, bool create, db_store **out, mlk_error *err
                            "INSERT INTO samples(cell_id, seq, phase, iteration, step, wall_ns, cpu_ns, minflt, "
                            "majflt, vm_rss_kib, vm_hwm_kib, vm_size_kib, vm_peak_kib, rss_anon_kib, rss_file_kib, "
                            "rss_shmem_kib, threads, heap_live_bytes, heap_peak_bytes, heap_allocs, heap_frees, fds, "
-                           "mapped_bytes, mappings, alloc_bytes, alloc_held, mapped_peak_bytes) "
-                           "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                           "mapped_bytes, mappings, alloc_bytes, alloc_held, mapped_peak_bytes, shim_bytes) "
+                           "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                            -1, &db->ins_sample, NULL) != SQLITE_OK) {
         rc = db_fail_sql(db, err, "preparing the sample insert");
         goto fail;
@@ -523,6 +531,7 @@ static int insert_sample(db_store *db, int64_t cell_id, int64_t seq, const mlk_s
     db_bind_opt_int(st, 25, m->alloc_bytes, m->alloc_bytes >= 0);
     db_bind_opt_int(st, 26, m->alloc_held, m->alloc_held >= 0);
     db_bind_opt_int(st, 27, m->heap.mapped_peak_bytes, m->have_heap && m->heap.mapped_peak_bytes >= 0);
+    db_bind_opt_int(st, 28, m->heap.shim_bytes, m->have_heap && m->heap.shim_bytes >= 0);
     return sqlite3_step(st) == SQLITE_DONE ? MLK_OK : MLK_E_DB;
 }
 

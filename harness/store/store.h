@@ -10,7 +10,7 @@
 #include "sample.h"
 #include "status.h"
 
-#define DB_SCHEMA_VERSION 5
+#define DB_SCHEMA_VERSION 6
 
 typedef struct db_store db_store;
 

@@ -172,6 +172,7 @@ int mlk_probe_read(mlk_probe *p, mlk_mem *m)
     m->fds = count_fds(p->fd_dir);
     mlk_probe_mark(p, m);
     m->have_heap = p->heap_stats != NULL;
+    m->heap.shim_bytes = -1; /* a shim older than the member leaves it: not measured */
     if (m->have_heap)
         p->heap_stats(&m->heap);
     mlk_allocator_figures(p->alloc, !m->have_heap, &m->alloc_bytes, &m->alloc_held);

@@ -21,6 +21,14 @@ void species_churn(int64_t k);
 /* A pool of 512 blocks of 1 B to 64 KiB (sizes from a fixed-seed generator), 64 of them replaced per call: live bytes
  * stay around 16 MiB, while the allocator's pages fragment for hundreds of calls (issue 23). */
 void species_churn_pool(int64_t k);
+/* n blocks of `bytes`, each allocated and freed (untouched) at the end of a call chain SPECIES_PATH_DEPTH calls deep
+ * whose shape (which of two functions each level calls) is the bits of first + i: every call takes stacks no earlier
+ * call took, while nothing stays allocated. */
+#define SPECIES_PATH_DEPTH 20
+void species_paths(uint64_t first, int n, size_t bytes);
+/* One page of anonymous memory from the kernel directly (no mmap the heap shim follows), touched, never unmapped:
+ * growth only RssAnon and VmSize see. */
+void species_lose_page(void);
 /* Keep this plugin mapped after the host's dlclose (RTLD_NODELETE). */
 void species_pin(void);
 /* The folder holding this plugin. */

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "species.h"
@@ -68,6 +69,50 @@ void species_churn_pool(int64_t k)
         if (pool[i])
             memset(pool[i], 5, n);
     }
+}
+
+/* Two functions, so each level's return address says which one it called; the work after each call keeps it from
+ * being a tail call (a jump leaves no frame) and the two calls from being merged. */
+static int species_path_b(uint64_t bits, int depth, size_t bytes);
+
+static int species_path_leaf(size_t bytes)
+{
+    void *p = malloc(bytes);
+    species_keep_untouched(p);
+    free(p);
+    return 1;
+}
+
+static __attribute__((noinline)) int species_path_a(uint64_t bits, int depth, size_t bytes)
+{
+    if (depth == 0)
+        return species_path_leaf(bytes);
+    int r = (bits & 1) ? species_path_a(bits >> 1, depth - 1, bytes) : species_path_b(bits >> 1, depth - 1, bytes);
+    __asm__ volatile("" ::: "memory");
+    return r + 1;
+}
+
+static __attribute__((noinline)) int species_path_b(uint64_t bits, int depth, size_t bytes)
+{
+    if (depth == 0)
+        return species_path_leaf(bytes);
+    int r = (bits & 1) ? species_path_a(bits >> 1, depth - 1, bytes) : species_path_b(bits >> 1, depth - 1, bytes);
+    __asm__ volatile("" ::: "memory");
+    return r + 2;
+}
+
+void species_paths(uint64_t first, int n, size_t bytes)
+{
+    for (int i = 0; i < n; i++)
+        species_escape = (void *)(uintptr_t)species_path_a(first + (uint64_t)i, SPECIES_PATH_DEPTH, bytes);
+}
+
+void species_lose_page(void)
+{
+    long page = sysconf(_SC_PAGESIZE);
+    long r = syscall(SYS_mmap, NULL, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (r != -1)
+        species_lose((void *)r, (size_t)page);
 }
 
 void species_pin(void)

@@ -37,6 +37,7 @@ static mlk_sample example(bool heap)
     m->heap.mapped_bytes = heap ? 52428800 : -1;
     m->heap.n_mappings = heap ? 9 : -1;
     m->heap.mapped_peak_bytes = heap ? 589299712 : -1;
+    m->heap.shim_bytes = heap ? 1982464 : -1;
     s.shape = heap ? 7 : 0; /* an iteration under a shape schedule, and none */
     return s;
 }
@@ -51,7 +52,8 @@ static bool same(const mlk_sample *a, const mlk_sample *b)
            x->rss_file_kib == y->rss_file_kib && x->rss_shmem_kib == y->rss_shmem_kib && x->threads == y->threads &&
            x->fds == y->fds && x->alloc_bytes == y->alloc_bytes && x->alloc_held == y->alloc_held && x->have_heap == y->have_heap &&
            (!x->have_heap || (x->heap.mapped_bytes == y->heap.mapped_bytes && x->heap.n_mappings == y->heap.n_mappings &&
-                              x->heap.mapped_peak_bytes == y->heap.mapped_peak_bytes)) &&
+                              x->heap.mapped_peak_bytes == y->heap.mapped_peak_bytes &&
+                              x->heap.shim_bytes == y->heap.shim_bytes)) &&
            (!x->have_heap || (x->heap.live_bytes == y->heap.live_bytes && x->heap.peak_bytes == y->heap.peak_bytes &&
                               x->heap.n_allocs == y->heap.n_allocs && x->heap.n_frees == y->heap.n_frees));
 }
@@ -65,24 +67,27 @@ int main(void)
         CHECK(n > 0 && line[n - 1] == '\n');
         CHECK(mlk_sample_decode(line, &back) == 0);
         CHECK(same(&s, &back));
-        CHECK(heap || strstr(line, "\t-\t-\t-\t-\t-\t-\t-\t777216\t-\t-\t-\n") != NULL);
-        CHECK(!heap || strstr(line, "\t12\t52428800\t9\t-\t3000000\t589299712\t7\n") != NULL);
+        CHECK(heap || strstr(line, "\t-\t-\t-\t-\t-\t-\t-\t777216\t-\t-\t-\t-\n") != NULL);
+        CHECK(!heap || strstr(line, "\t12\t52428800\t9\t-\t3000000\t589299712\t7\t1982464\n") != NULL);
     }
     mlk_sample s = example(true);
     CHECK(mlk_sample_encode(&s, line, 20) == -1); /* too small: refused, not cut */
     mlk_sample out;
     CHECK(mlk_sample_decode("S\t2\t41\n", &out) == -1);
-    CHECK(mlk_sample_decode("X\t2\t41\t4\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\n", &out) == -1);
-    CHECK(mlk_sample_decode("S\t9\t41\t4\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\n", &out) == -1);
-    CHECK(mlk_sample_decode("S\t2\t41\t4\t1\t1\t1\t1\t1\t1\t1\tx\t1\t1\t1\t1\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\n", &out) == -1);
-    CHECK(mlk_sample_decode("S\t2\t41\t4\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\textra\n", &out) == -1);
-    CHECK(mlk_sample_decode("S\t2\t41\t4\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\n", &out) == 0);
-    CHECK(!out.m.have_heap && out.iteration == 41 && out.m.fds == -1 && out.m.heap.mapped_bytes == -1);
+    CHECK(mlk_sample_decode("X\t2\t41\t4\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\n", &out) == -1);
+    CHECK(mlk_sample_decode("S\t9\t41\t4\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\n", &out) == -1);
+    CHECK(mlk_sample_decode("S\t2\t41\t4\t1\t1\t1\t1\t1\t1\t1\tx\t1\t1\t1\t1\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\n", &out) == -1);
+    CHECK(mlk_sample_decode("S\t2\t41\t4\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\textra\n", &out) == -1);
+    CHECK(mlk_sample_decode("S\t2\t41\t4\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\n", &out) == 0);
+    CHECK(!out.m.have_heap && out.iteration == 41 && out.m.fds == -1 && out.m.heap.mapped_bytes == -1 &&
+          out.m.heap.shim_bytes == -1);
+    /* A line of 26 fields (a worker from before the shim's own bytes were sent) is refused, not misread. */
+    CHECK(mlk_sample_decode("S\t2\t41\t4\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\n", &out) == -1);
     /* Descriptors are measured without the heap shim too. */
-    CHECK(mlk_sample_decode("S\t2\t41\t4\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t-\t-\t-\t-\t7\t-\t-\t-\t-\t-\t-\n", &out) == 0);
+    CHECK(mlk_sample_decode("S\t2\t41\t4\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t-\t-\t-\t-\t7\t-\t-\t-\t-\t-\t-\t-\n", &out) == 0);
     CHECK(!out.m.have_heap && out.m.fds == 7 && out.shape == 0);
     /* A shape number is 1 or more: 0 is how a sample says it has none, and is never written. */
-    CHECK(mlk_sample_decode("S\t2\t41\t4\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t0\n", &out) == -1);
+    CHECK(mlk_sample_decode("S\t2\t41\t4\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t1\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t0\t-\n", &out) == -1);
     for (int st = 0; st < MLK_STEP_ANY_COUNT; st++)
         CHECK(mlk_any_step_from_name(mlk_any_step_name(st)) == st);
     for (int ph = 0; ph < MLK_PHASE_COUNT; ph++)

@@ -66,7 +66,7 @@ static void make_cell(db_guide_cell *c, int idx, double hwm_kib, double anon_kib
         d->infers[2 * i] = (db_guide_infer){i, true, first_ms};
         d->infers[2 * i + 1] = (db_guide_infer){i, false, steady_ms};
         double heap = 10e6 + leak_per_iter * i;
-        d->iters[i] = (db_report_iter){i, i >= 5, rss, rss + 50, heap, anon_kib, -1, 500 * 1024.0, 8, 3, NAN, NAN};
+        d->iters[i] = (db_report_iter){i, i >= 5, rss, rss + 50, heap, anon_kib, -1, 500 * 1024.0, 8, 3, NAN, NAN, NAN};
         d->iters[i].alloc_held = NAN;
     }
     c->compiles = d->compiles;

@@ -92,6 +92,7 @@ static void fill(mlk_sample *s, int it, int step, bool heap)
     s->m.threads = 1;
     s->m.have_heap = heap;
     s->m.heap.live_bytes = 4096 * it;
+    s->m.heap.shim_bytes = it == 3 ? -1 : 8192 * (it + 1); /* the shim's own, not said in one sample */
 }
 
 /* Runs that create one db at the same moment all open it: SQLite does not pass the switch to WAL through the
@@ -226,8 +227,8 @@ static void migrate_v2(void)
     unlink(p2);
 }
 
-/* A db of schema 4 (cells.status without 'inconclusive'): opening it widens the CHECK, keeps its rows, a cell can then
- * end inconclusive, and the new tables of issue 23 are there. */
+/* A db of schema 4 (cells.status without 'inconclusive', no samples.shim_bytes): opening it widens the CHECK, adds the
+ * column, keeps its rows, a cell can then end inconclusive, and the new tables of issue 23 are there. */
 static void migrate_v4(void)
 {
     char p4[64];
@@ -247,7 +248,8 @@ static void migrate_v4(void)
     char bump[64];
     snprintf(bump, sizeof bump, "PRAGMA schema_version=%d;", cookie + 2);
     CHECK(sqlite3_exec(h, "PRAGMA writable_schema=ON; UPDATE sqlite_schema SET sql = replace(sql, ', ''inconclusive''', "
-                          "'') WHERE name = 'cells'; DROP TABLE cell_stops;", NULL, NULL, NULL) == SQLITE_OK);
+                          "'') WHERE name = 'cells'; DROP TABLE cell_stops; ALTER TABLE samples DROP COLUMN "
+                          "shim_bytes;", NULL, NULL, NULL) == SQLITE_OK);
     CHECK(sqlite3_exec(h, bump, NULL, NULL, NULL) == SQLITE_OK);
     CHECK(sqlite3_exec(h, "PRAGMA writable_schema=OFF; DELETE FROM schema_version; INSERT INTO schema_version VALUES (4); "
                           "INSERT INTO runs(uuid, scenario_name, scenario_text, status, started_at) "
@@ -257,6 +259,7 @@ static void migrate_v4(void)
     CHECK_OK(db_open(p4, &db, &err), &err);
     CHECK(db && scalar(db, "SELECT max(version) FROM schema_version") == DB_SCHEMA_VERSION);
     CHECK(db && scalar(db, "SELECT instr(sql, '''inconclusive''') > 0 FROM sqlite_schema WHERE name = 'cells'") == 1);
+    CHECK(db && scalar(db, "SELECT count(*) FROM pragma_table_info('samples') WHERE name = 'shim_bytes'") == 1);
     CHECK(db && scalar(db, "SELECT count(*) FROM runs") == 1);
     db_cell_def d = {0, "ref", "m.onnx", "abc", "{}", "engine=ref", "glibc"};
     int64_t cell = 0;
@@ -306,6 +309,9 @@ int main(void)
     CHECK(scalar(db, "SELECT count(*) FROM samples") == 12);
     CHECK(scalar(db, "SELECT heap_live_bytes FROM samples WHERE iteration = 5") == -2); /* not measured: NULL */
     CHECK(scalar(db, "SELECT count(*) FROM samples WHERE iteration IS NULL") == 0);
+    CHECK(scalar(db, "SELECT shim_bytes FROM samples WHERE iteration = 4") == 8192 * 5);
+    CHECK(scalar(db, "SELECT shim_bytes FROM samples WHERE iteration = 3") == -2); /* not said: NULL */
+    CHECK(scalar(db, "SELECT shim_bytes FROM samples WHERE iteration = 5") == -2); /* no shim: NULL */
     double *v = NULL;
     int n = 0;
     CHECK_OK(db_series(db, cell, "iteration", "heap_live_bytes", &v, &n, &err), &err);
