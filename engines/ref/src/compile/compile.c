@@ -14,6 +14,11 @@ static int check_ops(ref_compiled *c, ref_error *err)
     for (int k = 0; k < c->n_nodes; k++) {
         ref_exec_node *e = &c->nodes[k];
         e->op = ref_op_find(e->node->domain, e->node->op_type);
+        /* every ONNX operator has an output; kernels write out[0] without asking */
+        if (e->op && e->n_out < 1) {
+            ref_fail(err, REF_E_PARSE, "the node has no outputs");
+            return ref_node_fail(c, k, err);
+        }
         if (!e->op) {
             const char *d = e->node->domain[0] ? e->node->domain : "ai.onnx";
             ref_fail(err, REF_E_UNSUPPORTED, "operator %s (domain %s) is not supported", e->node->op_type, d);

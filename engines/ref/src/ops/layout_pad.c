@@ -90,7 +90,8 @@ static int pad_read(ref_op_ctx *c, const ref_tensor *x, pad_spec *p)
         if (an > 2 * REF_MAX_RANK)
             return ref_fail(c->err, REF_E_SHAPE, "Pad: %zu pads", an);
         n = (int)an;
-        memcpy(pads, a, an * sizeof *a);
+        if (an)
+            memcpy(pads, a, an * sizeof *a);
     }
     if (n != 2 * n_axes)
         return ref_fail(c->err, REF_E_SHAPE, "Pad: %d pads for %d axes (need %d)", n, n_axes, 2 * n_axes);

@@ -243,8 +243,8 @@ static void gemm_block(const gemm_job *j, int64_t m0, int64_t m1, int64_t n0, in
 static void gemm_task(void *arg, int64_t begin, int64_t end, int tid)
 {
     const gemm_job *j = arg;
-    char *slice = j->scratch + (size_t)tid * j->slice_bytes;
-    float *abuf = (float *)slice, *bbuf = (float *)(slice + j->a_bytes);
+    char *slice = j->scratch ? j->scratch + (size_t)tid * j->slice_bytes : NULL; /* none for an empty product */
+    float *abuf = (float *)slice, *bbuf = slice ? (float *)(slice + j->a_bytes) : NULL;
     if (j->split_n)
         gemm_block(j, 0, j->M, begin * NR, min64(end * NR, j->N), abuf, bbuf);
     else

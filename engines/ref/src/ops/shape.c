@@ -151,7 +151,8 @@ static int reshape_target(ref_op_ctx *c, int64_t *shape)
         size_t n = ref_attr_ints(c->node, "shape", &a);
         if (n > REF_MAX_RANK)
             return ref_fail(c->err, REF_E_UNSUPPORTED, "Reshape: target rank %zu exceeds %d", n, REF_MAX_RANK);
-        memcpy(shape, a, n * sizeof *a);
+        if (n)
+            memcpy(shape, a, n * sizeof *a);
         return (int)n;
     }
     const ref_tensor *t = ref_layout_in(c, 1);

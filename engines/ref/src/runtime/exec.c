@@ -116,7 +116,7 @@ int ref_exec_arena(ref_request *r, const ref_plan *p, ref_error *err)
         if (c->vals[v].kind != REF_VAL_ACT || p->folded[v])
             continue;
         r->vals[v] = p->shapes[v];
-        r->vals[v].data = p->offset[v] >= 0 ? base + p->offset[v] : base;
+        r->vals[v].data = base && p->offset[v] >= 0 ? base + p->offset[v] : base;
         int rc = place_bound(r, v, &r->vals[v], err);
         if (rc < 0)
             return rc;
@@ -127,7 +127,8 @@ int ref_exec_arena(ref_request *r, const ref_plan *p, ref_error *err)
         const ref_exec_node *e = &c->nodes[k];
         for (int j = 0; j < e->n_out; j++)
             r->out_ptrs[j] = e->out[j] >= 0 ? &r->vals[e->out[j]] : &r->dummies[j];
-        int rc = run_node(r, k, base + p->scratch_off[k], p->scratch_bytes[k], err);
+        /* an empty arena (every tensor empty) has no base: no offset is taken from NULL */
+        int rc = run_node(r, k, base ? base + p->scratch_off[k] : NULL, p->scratch_bytes[k], err);
         if (rc)
             return rc;
     }
