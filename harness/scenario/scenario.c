@@ -37,7 +37,7 @@ static const struct {
     "external_data, batch, seed, width_mult, image_size, layers, hidden, heads, seq, mlp_hidden, dynamic, dtype, quantize"
 /* The reference engine's generator's architectures (its ref_gen_arch_names): the harness never links the engine (it
  * runs `refengine gen`), so the names are repeated here, once, to refuse a typo at its line:col. */
-#define GEN_ARCH_LIST(X) X("mlp") X("mobilenetv2") X("resnet18") X("resnet50") X("transformer")
+#define GEN_ARCH_LIST(X) X("chain") X("mlp") X("mobilenetv2") X("resnet18") X("resnet50") X("transformer")
 #define X_JOIN(n) ", " n
 static const char gen_archs_text[] = GEN_ARCH_LIST(X_JOIN);
 #undef X_JOIN
