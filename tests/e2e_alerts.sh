@@ -8,7 +8,7 @@ need_sqlite
 [ -f "$MLK_BUILD_DIR/lib/engine_species.so" ] || { echo "SKIP: engine_species.so not built"; exit 77; }
 mlk="$bin/memleak-run"
 py=/usr/bin/python3
-schema="$src/docs/alerts.schema.json"
+schema="$src/db/alerts.schema.json"
 valid() { "$py" "$src/tests/json_schema_check.py" "$schema" "$1"; }
 
 # ---- clean reruns, then a leak in half of the cells (the same config keys: the species comes from $MLK_SPECIES in the
@@ -40,7 +40,7 @@ for r in 2 3 4; do
   check "clean rerun $r: its JSON validates" valid "$work/clean-$r.json"
 done
 MLK_SPECIES=tiny "$mlk" --db "$db" --quiet --commit c5 --branch main --json "$work/run5.json" "$work/leak.yaml" > /dev/null 2>&1 || true
-check "run --json validates against docs/run.schema.json" "$py" "$src/tests/json_schema_check.py" "$src/docs/run.schema.json" "$work/run5.json"
+check "run --json validates against db/run.schema.json" "$py" "$src/tests/json_schema_check.py" "$src/db/run.schema.json" "$work/run5.json"
 check "run --json: the two open cells leak, exit 1" eq "$("$py" -c '
 import json, sys; d = json.load(open(sys.argv[1]))
 print(d["exit_code"], " ".join(sorted(c["cell"] for c in d["cells"] if c["status"] == "leak")))' "$work/run5.json")" \
@@ -148,7 +148,7 @@ check "--iterations and --warmup: 7 measured, 2 warmup" eq "$(q "SELECT count(DI
 "$mlk" --db "$db" --quiet --filter threads=1 --iterations 5 --warmup 1 --repetitions 3 --json "$work/reps.json" "$work/h.yaml" > "$work/reps.txt"
 check "--repetitions 3: three more runs" eq "$(q "SELECT count(*) FROM runs")" 4
 check "--repetitions: mean, median, stddev and cv per metric" grep -qE "^  peak_kib +[0-9.]+ [KM]iB +[0-9.]+ [KM]iB +[0-9.]+ (B|KiB|MiB) +[0-9.]+% +3$" "$work/reps.txt"
-check "--repetitions: the JSON has them and validates" "$py" "$src/tests/json_schema_check.py" "$src/docs/run.schema.json" "$work/reps.json"
+check "--repetitions: the JSON has them and validates" "$py" "$src/tests/json_schema_check.py" "$src/db/run.schema.json" "$work/reps.json"
 check "--repetitions: the JSON's aggregates match the runs" eq "$("$py" -c '
 import json, sys; d = json.load(open(sys.argv[1])); r = [x for x in d["repetitions"] if x["metric"] == "peak_kib"][0]
 print(r["n"], r["cell"])' "$work/reps.json")" "3 threads=1"

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# json_schema_check.py: validates a JSON document against the subset of JSON Schema that docs/*.schema.json use
+# json_schema_check.py: validates a JSON document against the subset of JSON Schema that db/*.schema.json use
 # (type, const, enum, required, properties, additionalProperties, items, minItems, minimum, $ref to #/$defs/...).
 # It must never pass a document it could not check: an unknown schema keyword is an error, not ignored.
 import json

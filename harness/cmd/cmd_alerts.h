@@ -1,5 +1,5 @@
 /* cmd_alerts.h: what compare and history share about alerts: the --gate/--floor/--format/--json options, the findings
- * they collect, and the alert summaries printed as text or written as JSON (docs/alerts.schema.json).
+ * they collect, and the alert summaries printed as text or written as JSON (db/alerts.schema.json).
  * It must never print a finding outside its alert, nor JSON that does not parse (NaN is null). */
 #ifndef MLK_CMD_ALERTS_H
 #define MLK_CMD_ALERTS_H
@@ -27,7 +27,7 @@ int mlk_alert_opt(const char *cmd, int argc, char **argv, int *i, mlk_alert_opts
     "  --floor KEY=VALUE,...   override the floors: memory_rel=0.05 and memory_abs=1MiB (every memory level),\n"  \
     "                          METRIC_rel / METRIC_abs (peak_kib_abs=2MiB), growth_bytes=1024, latency_rel=0.10,\n" \
     "                          latency_abs_ms=0.05, latency_alpha=0.05, latency_runs=3\n"                           \
-    "  --format text|json      json: the alerts as one JSON document on stdout (docs/alerts.schema.json)\n"         \
+    "  --format text|json      json: the alerts as one JSON document on stdout (db/alerts.schema.json)\n"         \
     "  --json FILE             the same JSON into FILE, text on stdout\n"
 
 /* Write s (NULL as "") for a person to read, made safe by core/text.h (control characters of a foreign or older db

@@ -360,7 +360,7 @@ static void describe_baseline(const compare_ctx *x, char *desc, size_t len)
                  x->a->branch ? x->a->branch : x->run.branch[0] ? x->run.branch : "any branch");
 }
 
-/* The JSON document of the comparison (docs/alerts.schema.json). */
+/* The JSON document of the comparison (db/alerts.schema.json). */
 static int emit_json(compare_ctx *x, const char *desc, const mlk_alert *al, int na, int failing, mlk_error *err)
 {
     mlk_buf b = {0};

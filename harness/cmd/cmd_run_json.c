@@ -1,4 +1,4 @@
-/* cmd_run_json.c: a finished run as one JSON document (memleak-run --json FILE; docs/run.schema.json): the run, each
+/* cmd_run_json.c: a finished run as one JSON document (memleak-run --json FILE; db/run.schema.json): the run, each
  * cell's verdict, its judged series and its steps' figures, read back from the store. It must never write NaN (a
  * figure not measured is null) nor leave a partial file behind on failure. */
 #include <errno.h>

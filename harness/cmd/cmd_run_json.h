@@ -1,4 +1,4 @@
-/* cmd_run_json.h: memleak-run --json FILE: the run just stored, as one JSON document (docs/run.schema.json).
+/* cmd_run_json.h: memleak-run --json FILE: the run just stored, as one JSON document (db/run.schema.json).
  * It must never write a figure that was not measured as a number: those are null. */
 #ifndef MLK_CMD_RUN_JSON_H
 #define MLK_CMD_RUN_JSON_H

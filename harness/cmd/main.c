@@ -75,7 +75,7 @@ static void usage(FILE *f)
             "  --repetitions N    run the scenario N times (N runs in the db, 1 to 100) and print each cell's mean,\n"
             "                     median, stddev and cv of its peak, final RSS and heap, growth and latency\n"
             "  --json FILE        also write the run (cells, verdicts, series, steps' figures) as JSON into FILE\n"
-            "                     (docs/run.schema.json)\n"
+            "                     (db/run.schema.json)\n"
             "  --help, --version\n\n"
             "environment: workers get memleak-run's environment, except LD_PRELOAD, which each cell sets itself (the\n"
             "heap shim, then the cell's allocator): a LD_PRELOAD of your own is not passed on. To run under your own\n"
