@@ -108,6 +108,10 @@ void mlk_scn_axes_free(mlk_axis *axes, int n);
  * model axis value. On failure what was built stays in m for mlk_scn_model_free. */
 int mlk_scn_model_map(mlk_model_spec *m, const mlk_ynode *v, bool allow_name, const char *name, mlk_error *err);
 void mlk_scn_model_free(mlk_model_spec *m);
+/* The top-level model: (a path or a mapping) into m; on failure what was built stays in m for mlk_scn_model_free. */
+int mlk_scn_model_parse(mlk_model_spec *m, const mlk_ynode *v, const char *name, mlk_error *err);
+/* A model's inputs: (a non-empty list of .pb paths) into m->inputs. */
+int mlk_scn_model_inputs(mlk_model_spec *m, const mlk_ynode *v, const char *name, mlk_error *err);
 
 /* scenario_shapes.c: `shapes:` into s->shapes (untouched on failure). */
 int mlk_scn_shapes(mlk_scenario *s, const mlk_ynode *v, const char *name, mlk_error *err);
