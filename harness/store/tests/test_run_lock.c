@@ -95,7 +95,11 @@ static void check_claims(void)
     CHECK_OK(db_run_release(db, run, &far2, &err), &err);
     CHECK(scalar(db, "SELECT count(*) FROM run_owners") == 0);
 
-    /* A child's claim outlives it: gone, and a reused pid (this process's pid with the child's start time) too. */
+    /* A child's claim outlives it: gone, and a reused pid (this process's pid with the child's start time) too.
+     * Start times count clock ticks (10 ms): a child forked within this process's first tick would share its start
+     * time, and the reused pid would look like this very process (in CI it did, the test taking 10 ms): let a few
+     * ticks pass first. */
+    usleep(50 * 1000);
     pid_t child = fork();
     if (child == 0) {
         mlk_error e = {0};
