@@ -2,7 +2,7 @@
 # The reference engine against the ONNX backend test suite (Debian's libonnx-testdata).
 # It must never pass with a failing case: the targets are 0 failed, >= 900 passed in node/ (every skip named by
 # reason in the output), >= 130 in the other three; a compile for the data's own input shapes (the default) and one
-# for the declared shapes (--declared-shapes) give the same verdicts.
+# for the declared shapes (--declared-shapes) give the same verdicts; each case declared statistical prints its numbers.
 set -euo pipefail
 data=/usr/share/libonnx-testdata/data
 bin="${MLK_BIN_DIR:?MLK_BIN_DIR must point at build/bin}"
@@ -34,7 +34,18 @@ out_decl=$("$bin/refengine" conformance --quiet --declared-shapes "$data/node") 
 read -r decl_pass decl_fail decl_skip < <(echo "$out_decl" | summary)
 echo "node, compiled for the declared shapes: $decl_pass passed, $decl_fail failed, $decl_skip skipped"
 
+# Each case declared in engines/ref/cli/conformance_within.h that node/ holds prints its "within" line (the fraction,
+# mean and max difference), whether or not --quiet.
+src="${MLK_SOURCE_DIR:-$(dirname "$0")/..}"
+declared=0
+for c in $(sed -n 's/^ *X("\(test_[a-z0-9_]*\)".*/\1/p' "$src/engines/ref/cli/conformance_within.h"); do
+  [ -d "$data/node/$c" ] && declared=$((declared + 1))
+done
+within=$(echo "$out_node" | grep -c '^within node/' || true)
+echo "node: $within statistical cases reported, $declared declared"
+
 fail=0
+[ "$within" -eq "$declared" ] || { echo "FAIL: $declared declared statistical cases, $within reported"; fail=1; }
 [ "$node_fail" -eq 0 ] || { echo "FAIL: $node_fail failed in node/"; fail=1; }
 [ "$decl_fail" -eq 0 ] || { echo "FAIL: $decl_fail failed with --declared-shapes"; fail=1; }
 [ "$node_skip" -eq 0 ] || [ "$reasons" -gt 0 ] || { echo "FAIL: $node_skip skips but no reasons listed"; fail=1; }

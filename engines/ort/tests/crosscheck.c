@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "engine.h"
+#include "mlk_within.h"
 #include "inputs.h"
 #include "plugin.h"
 
@@ -188,6 +189,14 @@ done:
     return rc;
 }
 
+/* Value k of ref's and ort's output, for the shared statistic. */
+static void float_pair(const void *ctx, size_t k, double *r, double *o)
+{
+    const float *const *pv = ctx;
+    *r = pv[0][k];
+    *o = pv[1][k];
+}
+
 static int compare(const engine_run *ref, const engine_run *ort, double rtol, double within)
 {
     int bad = 0;
@@ -220,19 +229,13 @@ static int compare(const engine_run *ref, const engine_run *ort, double rtol, do
         double rel = scale > 0 ? diff / scale : diff;
         int ok = rel <= rtol;
         if (within > 0) {
-            size_t n_in = 0;
-            double sum = 0;
-            for (size_t k = 0; k < ref->n_vals[i]; k++) {
-                double d = fabs((double)ref->vals[i][k] - ort->vals[i][k]); /* NaN is never within */
-                n_in += d <= rtol * (scale > 0 ? scale : 1);
-                sum += isnan(d) ? INFINITY : d;
-            }
-            double frac = ref->n_vals[i] ? (double)n_in / (double)ref->n_vals[i] : 1;
-            ok = frac >= within;
-            printf("%s: output %zu (%s): %.4f of %zu values within %.1g of max|ref| %.4g (need %.4f); mean "
-                   "|ort-ref| %.3g, max %.3g\n",
-                   ok ? "ok" : "FAIL", i, a->name, frac, ref->n_vals[i], rtol, scale, within,
-                   ref->n_vals[i] ? sum / (double)ref->n_vals[i] : 0.0, diff);
+            const float *pv[2] = {ref->vals[i], ort->vals[i]};
+            mlk_within w;
+            char line[256];
+            mlk_within_measure(ref->n_vals[i], float_pair, pv, rtol, &w);
+            mlk_within_format(&w, rtol, within, line, sizeof line);
+            ok = mlk_within_ok(&w, within);
+            printf("%s: output %zu (%s): %s\n", ok ? "ok" : "FAIL", i, a->name, line);
             bad |= !ok;
             continue;
         }
