@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "engine.h"
+#include "engine_opts.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -33,10 +34,7 @@ typedef struct ocv_opts {
     int fusion;     /* Net::enableFusion. Default 1 (OpenCV's default). */
     int mmap;       /* 1: OpenCV reads the path itself; 0: the plugin reads the bytes, OpenCV parses the buffer. */
     int blob_reuse; /* -1 unset; 1/0: OPENCV_DNN_DISABLE_MEMORY_OPTIMIZATIONS=0/1, read once per process by OpenCV */
-    struct {
-        char name[64];
-        int64_t value;
-    } dims[OCV_MAX_DIMS]; /* symbolic dims (dim.NAME); unset ones are 1 */
+    engine_opt_dim dims[OCV_MAX_DIMS]; /* symbolic dims (dim.NAME); unset ones are 1 */
     int n_dims;
 } ocv_opts;
 

@@ -9,6 +9,7 @@
 #include <strings.h>
 
 #include "onnx/dtype.h"
+#include "engine_opts.h"
 #include "opencv_internal.h"
 
 int ocv_fail(engine_error *err, int code, const char *fmt, ...)
@@ -37,50 +38,17 @@ static void defaults(ocv_opts *o)
 
 static int parse_bool(const char *key, const char *v, int *out, engine_error *err)
 {
-    if (!strcasecmp(v, "on") || !strcasecmp(v, "true") || !strcmp(v, "1") || !strcasecmp(v, "yes")) {
-        *out = 1;
-        return 0;
-    }
-    if (!strcasecmp(v, "off") || !strcasecmp(v, "false") || !strcmp(v, "0") || !strcasecmp(v, "no")) {
-        *out = 0;
-        return 0;
-    }
-    return ocv_fail(err, OCV_E_INVALID, "option %s: '%s' is not on|off", key, v);
+    return engine_opt_bool(key, v, OCV_E_INVALID, out, err);
 }
 
 static int parse_int(const char *key, const char *v, int64_t lo, int64_t hi, int64_t *out, engine_error *err)
 {
-    errno = 0;
-    char *end;
-    long long x = strtoll(v, &end, 10);
-    if (errno || end == v || *end || x < lo || x > hi)
-        return ocv_fail(err, OCV_E_INVALID, "option %s: '%s' is not an integer in [%lld, %lld]", key, v,
-                        (long long)lo, (long long)hi);
-    *out = x;
-    return 0;
+    return engine_opt_int(key, v, lo, hi, OCV_E_INVALID, out, err);
 }
 
 static int set_dim(ocv_opts *o, const char *name, const char *v, engine_error *err)
 {
-    int64_t x;
-    char key[80];
-    snprintf(key, sizeof key, "dim.%.70s", name);
-    int rc = parse_int(key, v, 1, INT32_MAX, &x, err);
-    if (rc)
-        return rc;
-    if (!name[0] || strlen(name) >= sizeof o->dims[0].name)
-        return ocv_fail(err, OCV_E_INVALID, "option dim.%.70s: the name must be 1 to %zu characters", name,
-                        sizeof o->dims[0].name - 1);
-    for (int i = 0; i < o->n_dims; i++)
-        if (!strcmp(o->dims[i].name, name)) {
-            o->dims[i].value = x;
-            return 0;
-        }
-    if (o->n_dims == OCV_MAX_DIMS)
-        return ocv_fail(err, OCV_E_INVALID, "option dim.%s: at most %d symbolic dims", name, OCV_MAX_DIMS);
-    snprintf(o->dims[o->n_dims].name, sizeof o->dims[0].name, "%s", name);
-    o->dims[o->n_dims++].value = x;
-    return 0;
+    return engine_opt_dim_set(o->dims, &o->n_dims, OCV_MAX_DIMS, name, v, OCV_E_INVALID, err);
 }
 
 static int set_one(ocv_opts *o, const char *key, const char *v, engine_error *err)

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "engine.h"
+#include "engine_opts.h"
 
 /* Plugin status codes (engine_error.code, apart from ORT's -3xxx, common/onnx's -4xxx and OpenCV's -5xxx); OpenVINO's
  * own ov_status_e is added to OV_E_RUNTIME's message. */
@@ -38,10 +39,7 @@ typedef struct ov_opts {
     char cache_dir[512];   /* CACHE_DIR; "" unset */
     int precision;         /* index into OV_PRECISIONS; -1 unset (the CPU's native precision) */
     char version[16];      /* the release to load ("2024.6.0"); "" = the default the plugin was built with */
-    struct {
-        char name[64];
-        int64_t value;
-    } dims[OV_MAX_DIMS];   /* symbolic dimension values (dim.NAME) */
+    engine_opt_dim dims[OV_MAX_DIMS];   /* symbolic dimension values (dim.NAME) */
     int n_dims;
 } ov_opts;
 

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "engine.h"
+#include "engine_opts.h"
 
 /* Plugin status codes (engine_error.code); ORT's own error code is added to ORT_E_RUNTIME's message. */
 enum {
@@ -36,10 +37,7 @@ typedef struct ort_opts {
     int mmap;              /* 1: CreateSession(path), ORT maps external data; 0: bytes in memory. Default 1. */
     int telemetry;         /* ORT's own telemetry events (Enable/DisableTelemetryEvents). Default 0: see README. */
     char version[16];      /* the ONNX Runtime release to load ("1.23.2"); "" when not given (ort_release.c) */
-    struct {
-        char name[64];
-        int64_t value;
-    } dims[ORT_MAX_DIMS];  /* free dimension overrides (dim.NAME) */
+    engine_opt_dim dims[ORT_MAX_DIMS];  /* free dimension overrides (dim.NAME) */
     int n_dims;
 } ort_opts;
 
