@@ -83,7 +83,7 @@ static int n_elided(const ref_compiled *c)
     return n;
 }
 
-/* Constants whose data compile released (release.c: a folded weight only a packed Conv read). */
+/* Constants whose data compile released (release.c: a folded weight only a packed Conv or Gemm read). */
 static int n_released(const ref_compiled *c)
 {
     int n = 0;
@@ -141,7 +141,7 @@ static void test_folded_matches_unfolded(void)
     CHECK_OK(run(m, 0, y0, w0, v0, &e0), &err);
     CHECK(last_released == 0); /* W stays: nothing folded into it, the model owns it */
     CHECK_OK(run(m, 1, y1, w1, v1, &e1), &err);
-    CHECK(last_released == 1); /* the first Conv's folded weight, freed once packed, and still y1 == y0 */
+    CHECK(last_released == 2); /* the first Conv's and the Gemm's folded weights, freed once packed; y1 == y0 */
     CHECK(e0 == 0);
     /* BN, Mul, Add and Relu after the Conv; BN, Mul after the Gemm; nothing after the shared Conv; the Clip */
     CHECK(e1 == 7);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../alloc.h"
+#include "../ops/half_convert.h"
 #include "compiled.h"
 
 /* The folding of one consumer: s and t per output channel. */
@@ -20,9 +21,11 @@ bool ref_exec_is_op(const ref_exec_node *e, const char *op)
     return !e->node->domain[0] && !strcmp(e->node->op_type, op);
 }
 
+/* A float32 constant with values: its data, or float16 bytes still to widen (half.c; only a Conv's weight). */
 static bool is_float_const(const ref_compiled *c, int v)
 {
-    return v >= 0 && c->vals[v].kind == REF_VAL_CONST && c->vals[v].t.dtype == REF_DT_FLOAT && c->vals[v].t.data;
+    return v >= 0 && c->vals[v].kind == REF_VAL_CONST && c->vals[v].t.dtype == REF_DT_FLOAT &&
+           (c->vals[v].t.data || c->vals[v].half_later);
 }
 
 /* The only node reading v, or -1 when none or several read it (or it is a graph output). */
@@ -165,6 +168,10 @@ static int apply(ref_compiled *c, int k, bool gemm, int64_t n_ch, const affine_m
         return ref_fail(err, REF_E_NOMEM, "compile: out of memory folding into a %s", e->node->op_type);
     }
     const float *x = w->data, *b = has_b ? c->vals[e->in[2]].t.data : NULL;
+    if (c->vals[e->in[1]].half_later) { /* float16 weights: widened into nw and scaled there, no copy between */
+        ref_half_to_float_n(c->vals[e->in[1]].half, nw, n);
+        x = nw;
+    }
     int64_t inner = n / n_ch;
     for (int64_t i = 0; i < n; i++) /* Conv and Gemm with transB: channel-major; Gemm [K, N]: channel last */
         nw[i] = x[i] * m->s[gemm && !tb ? i % n_ch : i / inner];

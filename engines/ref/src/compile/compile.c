@@ -110,7 +110,8 @@ static int compile_graph(ref_compiled *c, ref_error *err)
         (c->opts.fold_bn && (rc = ref_fuse_activations(c, err))))
         return rc;
     ref_release_unread_mapped(c); /* weights folded into new ones: their pages need not stay resident */
-    if ((rc = default_plan(c, true, err)) || (rc = ref_prepack(c, c->default_plan, err)))
+    if ((rc = default_plan(c, true, err)) || (rc = ref_prepack(c, c->default_plan, err)) ||
+        (rc = ref_half_finish(c, err)))
         return rc;
     c->prepacked = true;
     ref_plan_free(c, c->default_plan);

@@ -11,7 +11,7 @@
 
 typedef enum {
     REF_VAL_INPUT = 0, /* graph input fed by the caller */
-    REF_VAL_CONST,     /* initializer or value folded at compile time; data set (NULL: a packed Conv read it) */
+    REF_VAL_CONST,     /* initializer or value folded at compile time; data set (NULL: a packed Conv or Gemm read it) */
     REF_VAL_ACT        /* produced by a node */
 } ref_val_kind;
 
@@ -25,6 +25,8 @@ typedef struct ref_value {
     const ref_value_info *declared; /* graph input's declared type and shape, or NULL */
     bool graph_output;  /* the graph returns it */
     bool half_copy;     /* owned is the float32 copy of a float16 constant (half.c): freed once nothing reads it */
+    const void *half;   /* a float16 constant's own bytes (the model's, often mapped), or NULL (half.c) */
+    bool half_later;    /* t is float32 but has no data yet: half is widened when a step needs the values (half.c) */
 } ref_value;
 
 typedef struct ref_exec_node {
@@ -121,10 +123,16 @@ int ref_only_consumer(const ref_compiled *c, int v);
  * then clamps as it writes (ref_exec_node.act), and elided. */
 int ref_fuse_activations(ref_compiled *c, ref_error *err);
 
-/* half.c: when the graph has float16 inputs, outputs or constants (or its parent runs as float32), convert its
- * float16 constants (initializers and Constant nodes) to float32 and make its Casts to float16 round in float32;
- * sets c->half. Runs before folding. */
+/* half.c: when the graph has float16 inputs, outputs or constants (or its parent runs as float32), make its
+ * float16 constants float32 and its Casts to float16 round in float32; sets c->half. Runs before folding. A
+ * constant whose one reader is a Conv's or Gemm's weight input stays float16 (half_later) until pre-packing widens it; every
+ * other one gets its float32 copy now. */
 int ref_half_graph(ref_compiled *c, ref_error *err);
+/* half.c: give half_later constant v its float32 copy (owned, half_copy); nothing when v is not half_later. Safe
+ * on distinct values from several threads. Fails with REF_E_NOMEM, v unchanged. */
+int ref_half_widen(ref_compiled *c, int v, ref_error *err);
+/* half.c: widen every constant still half_later (its reader was not pre-packed); after ref_prepack. */
+int ref_half_finish(ref_compiled *c, ref_error *err);
 
 /* graph.c: build vals/nodes in topological order from the model (no shapes yet). */
 int ref_graph_build(ref_compiled *c, ref_error *err);
@@ -170,7 +178,7 @@ int ref_readers_build(ref_compiled *c, ref_error *err);
 void ref_readers_node(ref_compiled *c, int k, int delta);
 int ref_vals_grow(ref_compiled *c, ref_error *err);
 /* release.c: drop from RSS the mapped constants no running node reads (after folding); free or drop the weight
- * of Conv node k once it is packed, when nothing else reads it (that constant's data is then NULL). */
+ * of Conv or Gemm node k once it is packed, when nothing else reads it (that constant's data is then NULL). */
 void ref_release_unread_mapped(ref_compiled *c);
 void ref_release_unread(ref_compiled *c, int v);
 void ref_release_packed_weight(ref_compiled *c, int k);

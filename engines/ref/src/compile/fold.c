@@ -199,8 +199,13 @@ int ref_fold_constants(ref_compiled *c, ref_error *err)
         }
         if (!all_inputs_const(c, e))
             continue;
-        for (int j = 0; j < e->n_in + e->n_implicit; j++)
+        for (int j = 0; j < e->n_in + e->n_implicit; j++) {
+            if ((rc = ref_half_widen(c, e->in[j], err))) { /* a float16 weight (half.c): folding reads it now */
+                rc = ref_node_fail(c, k, err);
+                goto out;
+            }
             io.in[j] = e->in[j] >= 0 ? &c->vals[e->in[j]].t : NULL;
+        }
         rc = ref_node_eval(c, k, &io, err);
         if (rc == REF_E_DYNAMIC || rc == REF_E_UNSUPPORTED) {
             rc = REF_OK;

@@ -1,6 +1,7 @@
 /* prepack.c: runs every operator's compile-time preparation (weight pre-packing) on compile_threads workers.
- * Each worker owns one scratch buffer for its whole life, as OpenVINO's compile threads do, so the
- * compile-time peak grows with the thread count. It must never let two workers prepare the same node. */
+ * Each worker owns one scratch buffer for its whole life (grown, never shrunk, for a float16 weight widened just
+ * before packing), as OpenVINO's compile threads do, so the compile-time peak grows with the thread count.
+ * It must never let two workers prepare the same node. */
 #include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
@@ -53,21 +54,67 @@ static const ref_tensor **inputs_alloc(const ref_compiled *c)
     return ref_calloc((size_t)c->max_in + 1, sizeof(const ref_tensor *));
 }
 
+/* A float16 weight still waiting (half.c: only ever a Conv's or Gemm's input 1) is widened now, just before its node packs
+ * it, into a float32 copy the value owns until ref_release_packed_weight frees it: one layer at a time. The plan's
+ * shape of it has no data, so *shown stands in for it. */
+static int show_widened(ref_compiled *c, int k, const ref_tensor **in, ref_tensor *shown, ref_error *err)
+{
+    const ref_exec_node *e = &c->nodes[k];
+    int v = e->n_in > 1 ? e->in[1] : -1;
+    if (v < 0 || !c->vals[v].half_later || !in[1])
+        return REF_OK;
+    int rc = ref_half_widen(c, v, err);
+    if (rc)
+        return rc;
+    *shown = *in[1];
+    shown->data = c->vals[v].t.data;
+    in[1] = shown;
+    return REF_OK;
+}
+
+/* The up-front sizing saw no data for a weight half.c widens later, so that node's scratch is sized here. */
+static int grow_scratch(prepack_run *r, int k, const ref_tensor *const *in, void **scratch, size_t *bytes,
+                        ref_error *err)
+{
+    const ref_op *op = r->c->nodes[k].op;
+    if (!op->prepare_scratch_bytes)
+        return REF_OK;
+    ref_op_ctx ctx;
+    ref_node_ctx(r->c, k, in, NULL, &ctx, err);
+    size_t b = op->prepare_scratch_bytes(&ctx);
+    if (b <= *bytes)
+        return REF_OK;
+    ref_free(*scratch);
+    *bytes = 0;
+    if (!(*scratch = ref_aligned_alloc(b)))
+        return ref_fail(err, REF_E_NOMEM, "compile: out of memory for %zu bytes of prepare scratch", b);
+    *bytes = b;
+    return REF_OK;
+}
+
 static void *worker(void *arg)
 {
     prepack_run *r = arg;
     const ref_tensor **in = inputs_alloc(r->c);
-    void *scratch = r->scratch_bytes ? ref_aligned_alloc(r->scratch_bytes) : NULL;
-    if (!in || (r->scratch_bytes && !scratch)) {
+    size_t bytes = r->scratch_bytes;
+    void *scratch = bytes ? ref_aligned_alloc(bytes) : NULL;
+    if (!in || (bytes && !scratch)) {
         atomic_store(&r->nomem, 1); /* the other workers take the jobs; ref_prepack still fails */
         goto out;
     }
     for (int j; (j = atomic_fetch_add(&r->next, 1)) < r->n_jobs;) {
-        build_inputs(r->c, r->p, r->jobs[j], in);
-        r->status[j] = prepare_one(r->c, r->jobs[j], in, scratch, r->scratch_bytes, &r->errs[j]);
+        int k = r->jobs[j];
+        ref_tensor shown;
+        build_inputs(r->c, r->p, k, in);
+        int rc = show_widened(r->c, k, in, &shown, &r->errs[j]);
+        if (!rc && r->c->nodes[k].n_in > 1 && in[1] == &shown)
+            rc = grow_scratch(r, k, in, &scratch, &bytes, &r->errs[j]);
+        if (!rc)
+            rc = prepare_one(r->c, k, in, scratch, bytes, &r->errs[j]);
+        r->status[j] = rc;
         /* at once, not after every node: the raw and packed copies of all weights never coexist */
-        if (!r->status[j])
-            ref_release_packed_weight(r->c, r->jobs[j]);
+        if (!rc)
+            ref_release_packed_weight(r->c, k);
     }
 out:
     ref_free(in);

@@ -1,5 +1,5 @@
-/* release.c: gives back the memory of weights nothing reads any more: a folded weight a Conv has pre-packed
- * (freed), and mapped initializer pages no running node reads (dropped from RSS, still mapped); and the reader index
+/* release.c: gives back the memory of weights nothing reads any more: a folded weight a Conv or Gemm has
+ * pre-packed (freed), and mapped initializer pages no running node reads (dropped from RSS, still mapped); and the reader index
  * that answers "who reads this value" for it and for the rewrites before it, without scanning every node.
  * It must never release a value a node, a subgraph or the caller can still read. */
 #include <stdint.h>
@@ -8,6 +8,7 @@
 #include <sys/mman.h>
 
 #include "../alloc.h"
+#include "../ops/gemm_ops.h"
 #include "compiled.h"
 
 void ref_readers_node(ref_compiled *c, int k, int delta)
@@ -88,12 +89,13 @@ static int runtime_readers(const ref_compiled *c, int v, int except)
     return n;
 }
 
-/* Drop the whole pages of v's bytes from RSS when they lie in a file mapping. The mapping is private and
- * read-only, so a later read (another compile of the same model) faults the same bytes in again. */
-static void drop_mapped(const ref_compiled *c, int v)
+/* Drop the whole pages of an initializer's bytes from RSS when they lie in a file mapping. The mapping is private
+ * and read-only, so a later read (another compile of the same model) faults the same bytes in again. */
+static void drop_mapped(const ref_compiled *c, const void *data)
 {
-    const void *data = c->vals[v].t.data;
     size_t lo = 0, hi = c->n_mapped;
+    if (!data || !c->mapped)
+        return;
     while (lo < hi) { /* the first mapped initializer at data's address */
         size_t mid = lo + (hi - lo) / 2;
         if ((uintptr_t)c->mapped[mid]->t.data < (uintptr_t)data)
@@ -112,17 +114,25 @@ static void drop_mapped(const ref_compiled *c, int v)
 
 void ref_release_unread(ref_compiled *c, int v)
 {
-    if (v < 0 || c->vals[v].kind != REF_VAL_CONST || !c->vals[v].t.data || c->vals[v].graph_output ||
-        runtime_readers(c, v, -1) != 0)
+    if (v < 0 || c->vals[v].kind != REF_VAL_CONST)
         return;
-    if (!c->vals[v].owned) {
-        drop_mapped(c, v);
-    } else if (c->vals[v].half_copy) {
+    ref_value *val = &c->vals[v];
+    if (val->half && !val->half_later)
+        drop_mapped(c, val->half); /* widened (half.c): its float32 copy is what nodes read */
+    if ((!val->t.data && !val->half_later) || val->graph_output || runtime_readers(c, v, -1) != 0)
+        return;
+    if (val->half_later) {
+        /* A float16 Conv weight folding replaced before anything widened it: it never will be. */
+        drop_mapped(c, val->half);
+        val->half_later = false;
+    } else if (!val->owned) {
+        drop_mapped(c, val->t.data);
+    } else if (val->half_copy) {
         /* A float16 weight's float32 copy that folding replaced (BatchNormalization into Conv): the float16
          * original stays, so the constant keeps its shape and nothing that ran at compile needs it again. */
-        ref_free(c->vals[v].owned);
-        c->vals[v].owned = NULL;
-        c->vals[v].t.data = NULL;
+        ref_free(val->owned);
+        val->owned = NULL;
+        val->t.data = NULL;
     }
 }
 
@@ -135,20 +145,23 @@ void ref_release_unread_mapped(ref_compiled *c)
 void ref_release_packed_weight(ref_compiled *c, int k)
 {
     const ref_exec_node *e = &c->nodes[k];
-    /* Conv with packed weights never reads input 1 again (conv.c); its state is sized 0 when it did not pack. */
-    if (strcmp(e->op->name, "Conv") || e->node->domain[0] || !e->state || !e->op->state_bytes ||
-        !e->op->state_bytes(e->state) || e->n_in < 2)
+    /* Conv with packed weights never reads input 1 again (conv.c); its state is sized 0 when it did not pack.
+     * Gemm with B packed reads only its dims (gemm.c); MatMul still does arithmetic on B's pointer. */
+    bool conv = !strcmp(e->op->name, "Conv"), gemm = !strcmp(e->op->name, "Gemm");
+    if ((!conv && !gemm) || e->node->domain[0] || !e->state || !e->op->state_bytes ||
+        !e->op->state_bytes(e->state) || e->n_in < 2 || (gemm && ((const ref_gemm_state *)e->state)->is_a))
         return;
     int w = e->in[1];
     if (w < 0 || c->vals[w].kind != REF_VAL_CONST || c->vals[w].graph_output || runtime_readers(c, w, k))
         return;
     ref_value *val = &c->vals[w];
     if (val->owned) {
-        /* Still a constant of known shape; conv.c takes the packed copy and never touches the data. */
+        /* Still a constant of known shape; the node takes the packed copy and never touches the data. */
         ref_free(val->owned);
         val->owned = NULL;
         val->t.data = NULL;
+        drop_mapped(c, val->half); /* a float16 weight widened for packing: its own bytes are done with too */
     } else {
-        drop_mapped(c, w);
+        drop_mapped(c, val->t.data);
     }
 }
