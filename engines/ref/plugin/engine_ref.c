@@ -1,5 +1,6 @@
 /* engine_ref.c: the reference engine behind the plugin ABI (engine_ref.so): options, pipeline steps, metrics.
  * It must never export anything but engine_get_api, so a host linking refengine itself cannot clash with it. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,8 +8,17 @@
 #include "engine.h"
 #include "refengine.h"
 
+/* The engine keeps its live compiled models listed so ref_packed_bytes can add up their pre-packed weights. */
 struct engine_ctx {
     ref_options opts;
+    pthread_mutex_t mu;        /* guards compiled and each listed model's links */
+    engine_compiled *compiled; /* live compiled models, newest first */
+};
+
+struct engine_compiled {
+    ref_compiled *c;
+    engine_ctx *ctx; /* NULL once the engine was unloaded before this model was released */
+    engine_compiled *prev, *next;
 };
 
 /* A request remembers its compiled model to name its outputs. */
@@ -61,11 +71,24 @@ static int load(const engine_kv *opts, size_t n, engine_ctx **out, engine_error 
         free(c);
         return rc;
     }
+    pthread_mutex_init(&c->mu, NULL);
     *out = c;
     return 0;
 }
 
-static void unload(engine_ctx *c) { free(c); }
+static void unload(engine_ctx *c)
+{
+    if (!c)
+        return;
+    /* Models still alive (a host that releases out of order) stay valid; they just leave no list behind. */
+    for (engine_compiled *m = c->compiled, *next; m; m = next) {
+        next = m->next;
+        m->ctx = NULL;
+        m->prev = m->next = NULL;
+    }
+    pthread_mutex_destroy(&c->mu);
+    free(c);
+}
 
 static int read_model(engine_ctx *c, const char *path, engine_model **out, engine_error *err)
 {
@@ -85,24 +108,55 @@ static void release_model(engine_model *m) { ref_model_free((ref_model *)m); }
 static int compile(engine_ctx *c, engine_model *m, engine_compiled **out, engine_error *err)
 {
     ref_error e = {0};
-    ref_compiled *cm = NULL;
-    int rc = ref_compile((ref_model *)m, &c->opts, &cm, &e);
+    engine_compiled *ec = calloc(1, sizeof *ec);
+    if (!ec) {
+        snprintf(err->msg, sizeof err->msg, "compile: out of memory");
+        err->code = REF_E_NOMEM;
+        err->oom = 1;
+        return err->code;
+    }
+    int rc = ref_compile((ref_model *)m, &c->opts, &ec->c, &e);
     if (rc) {
         to_engine_error(&e, err);
+        free(ec);
         return rc;
     }
-    *out = (engine_compiled *)cm;
+    ec->ctx = c;
+    pthread_mutex_lock(&c->mu);
+    ec->next = c->compiled;
+    if (c->compiled)
+        c->compiled->prev = ec;
+    c->compiled = ec;
+    pthread_mutex_unlock(&c->mu);
+    *out = ec;
     return 0;
 }
 
-static void release_compiled(engine_compiled *c) { ref_compiled_free((ref_compiled *)c); }
+static void release_compiled(engine_compiled *ec)
+{
+    if (!ec)
+        return;
+    engine_ctx *c = ec->ctx;
+    if (c) {
+        pthread_mutex_lock(&c->mu);
+        if (ec->prev)
+            ec->prev->next = ec->next;
+        else
+            c->compiled = ec->next;
+        if (ec->next)
+            ec->next->prev = ec->prev;
+        pthread_mutex_unlock(&c->mu);
+    }
+    ref_compiled_free(ec->c);
+    free(ec);
+}
 
-static size_t n_inputs(engine_compiled *c) { return ref_compiled_n_inputs((ref_compiled *)c); }
+static size_t n_inputs(engine_compiled *c) { return ref_compiled_n_inputs(c->c); }
 
 static int input_info(engine_compiled *c, size_t i, engine_tensor_info *out)
 {
     ref_value_desc d;
-    int rc = ref_compiled_input((ref_compiled *)c, i, &d);
+    int rc = ref_compiled_input(c->c, i, &d);
     if (rc)
         return rc;
     memset(out, 0, sizeof *out);
@@ -124,13 +178,13 @@ static int create_request(engine_compiled *c, engine_request **out, engine_error
         return err->code;
     }
     ref_error e = {0};
-    int rc = ref_request_new((ref_compiled *)c, &r->r, &e);
+    int rc = ref_request_new(c->c, &r->r, &e);
     if (rc) {
         to_engine_error(&e, err);
         free(r);
         return rc;
     }
-    r->c = (ref_compiled *)c;
+    r->c = c->c;
     *out = r;
     return 0;
 }
@@ -177,13 +231,18 @@ static void release_request(engine_request *r)
 
 static int metrics(engine_ctx *c, engine_metric *out, size_t max, size_t *n)
 {
-    (void)c;
     ref_alloc_stats s;
     ref_alloc_get_stats(&s);
+    /* Pre-packed weights (float16 ones widened to float32 among them): the compressed-weight memory knob. */
+    int64_t packed = 0;
+    pthread_mutex_lock(&c->mu);
+    for (const engine_compiled *m = c->compiled; m; m = m->next)
+        packed += (int64_t)ref_compiled_packed_bytes(m->c);
+    pthread_mutex_unlock(&c->mu);
     const struct {
         const char *name;
         int64_t value;
-    } m[] = {{"ref_live_bytes", s.live_bytes}, {"ref_allocs", s.n_allocs}};
+    } m[] = {{"ref_live_bytes", s.live_bytes}, {"ref_allocs", s.n_allocs}, {"ref_packed_bytes", packed}};
     size_t k = 0;
     for (; k < max && k < sizeof m / sizeof m[0]; k++) {
         snprintf(out[k].name, sizeof out[k].name, "%s", m[k].name);
@@ -195,10 +254,10 @@ static int metrics(engine_ctx *c, engine_metric *out, size_t max, size_t *n)
 
 static const char *input_dim_param(engine_compiled *c, size_t i, int axis)
 {
-    return ref_compiled_input_dim_param((ref_compiled *)c, i, axis);
+    return ref_compiled_input_dim_param(c->c, i, axis);
 }
 
-static size_t n_outputs(engine_compiled *c) { return ref_compiled_n_outputs((ref_compiled *)c); }
+static size_t n_outputs(engine_compiled *c) { return ref_compiled_n_outputs(c->c); }
 
 static int output(engine_request *r, size_t i, engine_tensor_info *info, const void **data, size_t *nbytes,
                   engine_error *err)

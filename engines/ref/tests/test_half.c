@@ -1,6 +1,7 @@
 /* test_half.c: float16: the F16C and portable conversions give the same bits for every half and for a million
  * floats; generated float16 models (every family) run as float32, match the float model they were rounded from,
- * and give exactly the bits of that float model with its weights rounded;
+ * and give exactly the bits of that float model with its weights rounded; compiling one fails cleanly wherever an
+ * allocation fails;
  * their outputs do not depend on the thread count and bound buffers get the same float16. It must never compare
  * against values this file computes with the code under test alone. */
 #include <math.h>
@@ -216,9 +217,52 @@ out:
     ref_model_unref(mo);
 }
 
+/* SQLite-style: fail the k-th allocation for k = 0, 1, ... until compile succeeds, on a float16 model whose Conv
+ * and Gemm weights are widened while packing (and by folding, and after it for the depthwise ones): every
+ * failure is a clean REF_E_NOMEM and leaves no live bytes behind. */
+static void test_oom_loop(const char *arch, int compile_threads)
+{
+    ref_error err = {0};
+    ref_model *m = NULL;
+    ref_gen_options o = small(arch, "float16");
+    CHECK_OK(ref_gen_build(&o, &m, NULL, &err), &err);
+    if (!m)
+        return;
+    ref_options opts;
+    ref_options_init(&opts);
+    opts.compile_threads = compile_threads;
+    int failures = 0, succeeded = 0;
+    for (int64_t k = 0; k < 20000 && !succeeded; k++) {
+        ref_alloc_stats s0, s1;
+        ref_alloc_get_stats(&s0);
+        ref_compiled *c = NULL;
+        ref_alloc_fail_after(k, 0);
+        int rc = ref_compile(m, &opts, &c, &err);
+        ref_alloc_fail_after(-1, 0);
+        if (rc) {
+            failures++;
+            if (rc != REF_E_NOMEM)
+                CHECK_OK(rc, &err);
+        } else {
+            succeeded = 1;
+            CHECK(ref_compiled_packed_bytes(c) > 0);
+        }
+        ref_compiled_free(c);
+        ref_alloc_get_stats(&s1);
+        CHECK(s1.live_bytes == s0.live_bytes);
+    }
+    printf("%s, %d compile threads: %d allocation failures refused cleanly before compile succeeded\n", arch,
+           compile_threads, failures);
+    CHECK(succeeded);
+    CHECK(failures > 10);
+    ref_model_unref(m);
+}
+
 int main(void)
 {
     test_conversions();
+    test_oom_loop("mlp", 1);
+    test_oom_loop("mobilenetv2", 2);
     static const char *const archs[] = {"mlp", "mobilenetv2", "resnet18", "transformer"};
     for (size_t i = 0; i < sizeof archs / sizeof archs[0]; i++)
         test_family(archs[i]);
