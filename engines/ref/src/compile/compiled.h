@@ -125,8 +125,8 @@ int ref_fuse_activations(ref_compiled *c, ref_error *err);
 
 /* half.c: when the graph has float16 inputs, outputs or constants (or its parent runs as float32), make its
  * float16 constants float32 and its Casts to float16 round in float32; sets c->half. Runs before folding. A
- * constant whose one reader is a Conv's or Gemm's weight input stays float16 (half_later) until pre-packing widens it; every
- * other one gets its float32 copy now. */
+ * constant whose one reader is a Conv's or Gemm's weight input (directly or through a Cast to float) stays
+ * float16 (half_later) until pre-packing widens it; every other one gets its float32 copy now. */
 int ref_half_graph(ref_compiled *c, ref_error *err);
 /* half.c: give half_later constant v its float32 copy (owned, half_copy); nothing when v is not half_later. Safe
  * on distinct values from several threads. Fails with REF_E_NOMEM, v unchanged. */

@@ -197,8 +197,8 @@ int ref_fold_constants(ref_compiled *c, ref_error *err)
             rc = ref_node_fail(c, k, err);
             goto out;
         }
-        if (!all_inputs_const(c, e))
-            continue;
+        if (e->folded || !all_inputs_const(c, e))
+            continue; /* folded: half.c made its outputs constants already (float16 Constant, Cast of a weight) */
         for (int j = 0; j < e->n_in + e->n_implicit; j++) {
             if ((rc = ref_half_widen(c, e->in[j], err))) { /* a float16 weight (half.c): folding reads it now */
                 rc = ref_node_fail(c, k, err);

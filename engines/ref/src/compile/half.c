@@ -1,6 +1,6 @@
 /* half.c: float16 graphs run in float32: float16 constants become float32 copies the compiled model owns, and a
- * Cast to float16 keeps float32 storage rounded to float16. A Conv's weight stays float16 (mapped, with mmap=on)
- * until pre-packing widens it, one layer at a time, so no whole float32 copy of the weights ever exists.
+ * Cast to float16 keeps float32 storage rounded to float16. A Conv's or Gemm's weight stays float16 (mapped, with
+ * mmap=on) until pre-packing widens it, one layer at a time, so no whole float32 copy of the weights ever exists.
  * It must never touch a graph without float16 in its interface or constants, nor modify the model. */
 #include <string.h>
 
@@ -66,26 +66,39 @@ int ref_half_finish(ref_compiled *c, ref_error *err)
     return REF_OK;
 }
 
-/* Per value: the one node that reads it, and only as a Conv's or Gemm's weight (input 1), or -1. Pre-packing
- * widens such a constant straight before packing it; any other reader (a second read, a subgraph, a graph output)
- * gets it now. MatMul keeps reading its raw B after packing (release.c), so for it waiting would save nothing. */
-static int *conv_weight_readers(const ref_compiled *c)
+/* Who reads each value: rd[v] the one node reading it (explicitly, at slot[v]), -1 none, -2 several, a subgraph
+ * or the caller (a graph output). One block: rd, then slot. */
+static int *one_readers(const ref_compiled *c)
 {
-    int *r = ref_malloc(((size_t)c->n_vals + 1) * sizeof *r);
-    if (!r)
+    int *rd = ref_malloc(2 * ((size_t)c->n_vals + 1) * sizeof *rd);
+    if (!rd)
         return NULL;
+    int *slot = rd + c->n_vals + 1;
     for (int v = 0; v < c->n_vals; v++)
-        r[v] = c->vals[v].graph_output ? -2 : -1;
+        rd[v] = c->vals[v].graph_output ? -2 : -1;
     for (int k = 0; k < c->n_nodes; k++) {
         const ref_exec_node *e = &c->nodes[k];
-        bool packs = ref_exec_is_op(e, "Conv") || ref_exec_is_op(e, "Gemm");
         for (int j = 0; j < e->n_in + e->n_implicit; j++) {
             int v = e->in[j];
-            if (v >= 0)
-                r[v] = r[v] == -1 && packs && j == 1 ? k : -2;
+            if (v < 0)
+                continue;
+            rd[v] = rd[v] == -1 && j < e->n_in ? k : -2;
+            slot[v] = j;
         }
     }
-    return r;
+    return rd;
+}
+
+/* Read only as a Conv's or Gemm's weight (input 1): pre-packing widens such a constant straight before packing it
+ * and frees the copy once packed (release.c). Any other reader (a second read, a subgraph, a graph output) gets
+ * it now. MatMul keeps reading its raw B after packing, so for it waiting would save nothing. */
+static bool packed_alone(const ref_compiled *c, const int *rd, int v)
+{
+    const int *slot = rd + c->n_vals + 1;
+    if (rd[v] < 0 || slot[v] != 1)
+        return false;
+    const ref_exec_node *e = &c->nodes[rd[v]];
+    return ref_exec_is_op(e, "Conv") || ref_exec_is_op(e, "Gemm");
 }
 
 /* Keep v float16 for now: float32 to everything that plans and folds, no data until ref_half_widen. */
@@ -113,38 +126,67 @@ static int fold_half_constant(ref_compiled *c, ref_exec_node *e, ref_error *err)
     return convert_const(c, e->out[0], err);
 }
 
-static bool casts_to_half(const ref_exec_node *e)
+static bool casts_to(const ref_exec_node *e, int dtype, const char *name)
 {
     if (!ref_exec_is_op(e, "Cast"))
         return false;
     const ref_attr *a = ref_node_attr(e->node, "to");
     if (!a)
         return false;
-    return a->type == REF_ATTR_STRING ? a->s && !strcmp(a->s, "FLOAT16") : a->i == REF_DT_FLOAT16;
+    return a->type == REF_ATTR_STRING ? a->s && !strcmp(a->s, name) : a->i == dtype;
+}
+
+/* A float16 weight stored as such and Cast to float in the graph (mixed-precision exports): the Cast's output
+ * takes the float16 bytes itself, to be widened once (later, when only a Conv or Gemm packs it), instead of a
+ * float32 copy of the input and then the Cast's folded float32 copy of that. The input, read by nothing else,
+ * keeps its shape and no data. */
+static int fold_weight_cast(ref_compiled *c, int k, const int *rd, ref_error *err)
+{
+    ref_exec_node *e = &c->nodes[k];
+    if (e->folded || !casts_to(e, REF_DT_FLOAT, "FLOAT") || e->n_in < 1 || e->n_out < 1)
+        return REF_OK;
+    int v = e->in[0], o = e->out[0];
+    if (v < 0 || o < 0 || rd[v] != k || c->vals[v].kind != REF_VAL_CONST || c->vals[v].t.dtype != REF_DT_FLOAT16 ||
+        !c->vals[v].t.data || ref_tensor_numel(&c->vals[v].t) <= 0)
+        return REF_OK;
+    ref_value *src = &c->vals[v], *dst = &c->vals[o];
+    dst->kind = REF_VAL_CONST;
+    dst->t = src->t;
+    src->t.data = NULL;
+    src->t.dtype = REF_DT_FLOAT;
+    e->folded = true;
+    if (packed_alone(c, rd, o)) {
+        widen_later(c, o);
+        return REF_OK;
+    }
+    return convert_const(c, o, err);
 }
 
 int ref_half_graph(ref_compiled *c, ref_error *err)
 {
     if (!c->half && !(c->half = has_half(c)))
         return REF_OK;
-    int rc = REF_OK, *conv_w = conv_weight_readers(c);
-    if (!conv_w)
+    int rc = REF_OK, *rd = one_readers(c);
+    if (!rd)
         return ref_fail(err, REF_E_NOMEM, "compile: out of memory indexing %d values", c->n_vals);
+    for (int k = 0; k < c->n_nodes && !rc; k++)
+        if ((rc = fold_weight_cast(c, k, rd, err)))
+            rc = ref_node_fail(c, k, err);
     for (int v = 0; v < c->n_vals && !rc; v++) {
         if (c->vals[v].kind != REF_VAL_CONST || c->vals[v].t.dtype != REF_DT_FLOAT16)
             continue;
-        if (conv_w[v] >= 0 && c->vals[v].t.data && ref_tensor_numel(&c->vals[v].t) > 0)
+        if (packed_alone(c, rd, v) && c->vals[v].t.data && ref_tensor_numel(&c->vals[v].t) > 0)
             widen_later(c, v);
         else
             rc = convert_const(c, v, err);
     }
-    ref_free(conv_w);
+    ref_free(rd);
     if (rc)
         return rc;
     for (int k = 0; k < c->n_nodes; k++) {
         if ((rc = fold_half_constant(c, &c->nodes[k], err)))
             return ref_node_fail(c, k, err);
-        if (!c->nodes[k].folded && casts_to_half(&c->nodes[k]))
+        if (!c->nodes[k].folded && casts_to(&c->nodes[k], REF_DT_FLOAT16, "FLOAT16"))
             c->nodes[k].op = &ref_op_cast_round_half;
     }
     return REF_OK;

@@ -1,6 +1,7 @@
 /* release.c: gives back the memory of weights nothing reads any more: a folded weight a Conv or Gemm has
- * pre-packed (freed), and mapped initializer pages no running node reads (dropped from RSS, still mapped); and the reader index
- * that answers "who reads this value" for it and for the rewrites before it, without scanning every node.
+ * pre-packed (freed), and mapped initializer pages no running node reads (dropped from RSS, still mapped); and the
+ * reader index that answers "who reads this value" for it and for the rewrites before it, without scanning every
+ * node.
  * It must never release a value a node, a subgraph or the caller can still read. */
 #include <stdint.h>
 #include <stdlib.h>
