@@ -100,6 +100,7 @@ static int run_model(ref_model *m, int threads, bool bind, run_out *o)
     ref_options opts;
     ref_options_init(&opts);
     opts.threads = threads;
+    opts.compile_threads = threads; /* 2: two workers widen and pack the weights */
     ref_compiled *c = NULL;
     ref_request *r = NULL;
     void *buf = NULL, *bound = NULL;
