@@ -11,7 +11,7 @@
 
 typedef enum {
     REF_VAL_INPUT = 0, /* graph input fed by the caller */
-    REF_VAL_CONST,     /* initializer or value folded at compile time; data set (NULL: a packed Conv or Gemm read it) */
+    REF_VAL_CONST,     /* initializer or value folded at compile time; data set (NULL: a packed weight) */
     REF_VAL_ACT        /* produced by a node */
 } ref_val_kind;
 
@@ -125,7 +125,7 @@ int ref_fuse_activations(ref_compiled *c, ref_error *err);
 
 /* half.c: when the graph has float16 inputs, outputs or constants (or its parent runs as float32), make its
  * float16 constants float32 and its Casts to float16 round in float32; sets c->half. Runs before folding. A
- * constant whose one reader is a Conv's or Gemm's weight input (directly or through a Cast to float) stays
+ * constant whose one reader is a Conv's, Gemm's or MatMul's weight input (directly or through a Cast to float) stays
  * float16 (half_later) until pre-packing widens it; every other one gets its float32 copy now. */
 int ref_half_graph(ref_compiled *c, ref_error *err);
 /* half.c: give half_later constant v its float32 copy (owned, half_copy); nothing when v is not half_later. Safe
@@ -178,7 +178,7 @@ int ref_readers_build(ref_compiled *c, ref_error *err);
 void ref_readers_node(ref_compiled *c, int k, int delta);
 int ref_vals_grow(ref_compiled *c, ref_error *err);
 /* release.c: drop from RSS the mapped constants no running node reads (after folding); free or drop the weight
- * of Conv or Gemm node k once it is packed, when nothing else reads it (that constant's data is then NULL). */
+ * of Conv, Gemm or MatMul node k once it is packed, when nothing else reads it (that constant's data is then NULL). */
 void ref_release_unread_mapped(ref_compiled *c);
 void ref_release_unread(ref_compiled *c, int v);
 void ref_release_packed_weight(ref_compiled *c, int k);

@@ -1,6 +1,6 @@
 /* half.c: float16 graphs run in float32: float16 constants become float32 copies the compiled model owns, and a
- * Cast to float16 keeps float32 storage rounded to float16. A Conv's or Gemm's weight stays float16 (mapped, with
- * mmap=on) until pre-packing widens it, one layer at a time, so no whole float32 copy of the weights ever exists.
+ * Cast to float16 keeps float32 storage rounded to float16. A Conv's, Gemm's or MatMul's weight stays float16
+ * (mapped, with mmap=on) until pre-packing widens it, one layer at a time: no whole float32 copy of the weights.
  * It must never touch a graph without float16 in its interface or constants, nor modify the model. */
 #include <string.h>
 
@@ -89,16 +89,16 @@ static int *one_readers(const ref_compiled *c)
     return rd;
 }
 
-/* Read only as a Conv's or Gemm's weight (input 1): pre-packing widens such a constant straight before packing it
- * and frees the copy once packed (release.c). Any other reader (a second read, a subgraph, a graph output) gets
- * it now. MatMul keeps reading its raw B after packing, so for it waiting would save nothing. */
+/* Read only as a Conv's, Gemm's or MatMul's weight (input 1): pre-packing widens such a constant straight before
+ * packing it and frees the copy once packed (release.c). Any other reader (a second read, a subgraph, a graph
+ * output) gets it now. */
 static bool packed_alone(const ref_compiled *c, const int *rd, int v)
 {
     const int *slot = rd + c->n_vals + 1;
     if (rd[v] < 0 || slot[v] != 1)
         return false;
     const ref_exec_node *e = &c->nodes[rd[v]];
-    return ref_exec_is_op(e, "Conv") || ref_exec_is_op(e, "Gemm");
+    return ref_exec_is_op(e, "Conv") || ref_exec_is_op(e, "Gemm") || ref_exec_is_op(e, "MatMul");
 }
 
 /* Keep v float16 for now: float32 to everything that plans and folds, no data until ref_half_widen. */
@@ -137,7 +137,7 @@ static bool casts_to(const ref_exec_node *e, int dtype, const char *name)
 }
 
 /* A float16 weight stored as such and Cast to float in the graph (mixed-precision exports): the Cast's output
- * takes the float16 bytes itself, to be widened once (later, when only a Conv or Gemm packs it), instead of a
+ * takes the float16 bytes itself, to be widened once (later, when only a Conv, Gemm or MatMul packs it), instead of a
  * float32 copy of the input and then the Cast's folded float32 copy of that. The input, read by nothing else,
  * keeps its shape and no data. */
 static int fold_weight_cast(ref_compiled *c, int k, const int *rd, ref_error *err)

@@ -185,9 +185,10 @@ static int mm_one(const mm_job *j, ref_pool *pool, int64_t o, void *scratch, siz
     int64_t ai, bi;
     batch_offsets(s, o, &ai, &bi);
     ref_sgemm_operand A = {.data = j->a + ai * s->M * s->K, .ld = s->K};
-    ref_sgemm_operand B = {.data = j->b + bi * s->K * s->N, .ld = s->N};
-    if (j->st)
-        B = (ref_sgemm_operand){.data = j->st->packed + (size_t)bi * j->st->mat_floats, .packed = true};
+    /* packed: B's own data is never touched, and compile may have released it (compile/release.c) */
+    ref_sgemm_operand B = j->st ? (ref_sgemm_operand){.data = j->st->packed + (size_t)bi * j->st->mat_floats,
+                                                      .packed = true}
+                                : (ref_sgemm_operand){.data = j->b + bi * s->K * s->N, .ld = s->N};
     return ref_sgemm(pool, s->M, s->N, s->K, 1.0f, &A, &B, 0.0f, j->y + o * s->M * s->N, s->N, scratch, bytes,
                      err);
 }
