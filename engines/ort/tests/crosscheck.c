@@ -409,7 +409,7 @@ static int parse_args(int argc, char **argv, xc_args *x, engine_run *ref, engine
     const char *bad = !x->model || x->n_infers < 1 ? "a model is required (and --infers >= 1)"
                       : x->basis_model && x->nudge ? "--basis-model and --basis-nudge are two bases: give one"
                       : x->nudge < 0 || x->nudge > 1000 ? "--basis-nudge takes 1 to 1000 (steps of the input's type)"
-                      : !(x->k >= 1) ? "--basis-k must be at least 1 (tighter than ORT's own difference would fail ORT itself)"
+                      : !(x->k >= 1) ? "--basis-k must be at least 1 (a tighter bound would fail ORT itself)"
                                      : NULL;
     if (bad)
         fprintf(stderr, "crosscheck: %s\n", bad);
