@@ -286,7 +286,8 @@ static int compare_one(const run_outputs *ref, const run_outputs *ort, const bas
     if (bs->out) {
         const float *po[2] = {ort->vals[i], bs->out->vals[i]};
         mlk_within_measure(ort->n_vals[i], float_pair, po, rtol, &own);
-        mlk_within_format(&own, rtol, 0, own_line, sizeof own_line);
+        snprintf(own_line, sizeof own_line, "max %.3g, mean %.3g; %.4f of %zu values within %.1g of max|ort| %.4g",
+                 own.max, own.mean, own.frac, own.n, rtol, own.scale);
     }
     int ok;
     if (within > 0) {
