@@ -100,6 +100,7 @@ done
 assemble() { # dir (the unpacked package), resources.json path in it, key, out
   local dir=$1 json=$2 key=$3 out=$4 hash lo hi at=0 size
   command -v sha256sum >/dev/null || die "sha256sum not found (Debian package coreutils)"
+  command -v node >/dev/null || die "node not found (npm runs on it; Debian package nodejs)"
   node -e 'const r = require(process.argv[1])[process.argv[2]];
            if (!r || !Array.isArray(r.chunks)) { console.error("no key " + process.argv[2]); process.exit(1); }
            for (const c of r.chunks) console.log(c.hash, c.offsets[0], c.offsets[1]);
