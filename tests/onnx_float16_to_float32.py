@@ -3,7 +3,7 @@
 every float16 type and Cast target made float32; a float16 graph input stays float16, widened by a Cast, so both
 models read the same values), the basis of the float16 tolerances: ONNX Runtime on the twin against ONNX Runtime on
 the model is what float16 costs ORT itself. Test-only (python3-onnx, Debian's python3); it must never change
-anything but the element type, and refuses a model it cannot widen exactly.
+anything but element types and the float16 roundings below, and refuses a model it cannot widen exactly.
 
 By default the twin computes in float32 but rounds to float16 (a Cast pair) every node output the model declares
 float16 (types from ONNX shape inference): float32 arithmetic with the model's float16 storage, which is what the
