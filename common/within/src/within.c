@@ -42,6 +42,8 @@ bool mlk_within_ok(const mlk_within *w, double need)
 double mlk_within_need(const mlk_within *basis, double k, double floor)
 {
     double need = 1 - k * (1 - basis->frac);
+    if (need < basis->frac / k)
+        need = basis->frac / k;
     if (need < floor)
         need = floor;
     return need > 1 ? 1 : need;

@@ -14,10 +14,12 @@
  * and the mean and max difference. Use it only where a case says why.
  * A basis sets the tolerance from ORT's own difference instead of a number picked by hand: ORT runs a second time,
  * on FILE (--basis-model: e.g. the float32 twin of a float16 model, same inputs) or on the inputs with every float
- * value moved N steps of its type up (--basis-nudge: how far an ill-conditioned model moves on its own), and each
+ * value moved N steps of its type up (--basis-nudge: how far an ill-conditioned model moves on its own; auto: the
+ * fewest of 1, 2, 4, ... 512 steps that move any output, as a small input may take a few to move at all), and each
  * output is judged against that difference D, printed beside it: element-wise, max|ort - ref| <= K * max D (or
- * rtol * max|ref| when larger); with --within, the share of values outside rtol * max|ref| at most K times ORT's
- * own share (and never below F) and the mean |ort - ref| at most K times ORT's own mean. K is 2 by default.
+ * rtol * max|ref| when larger); with --within, the share of values within rtol * max|ref| at least ORT's own
+ * divided by K, the share outside at most K times ORT's own, the fraction F (0 allowed with a basis) at least, and
+ * the mean |ort - ref| at most K times ORT's own mean, unless every value is within. K is 2 by default.
  * Exit 0 agree, 1 disagree, 2 usage or error. */
 #include <dlfcn.h>
 #include <math.h>
@@ -290,9 +292,10 @@ static int compare_one(const run_outputs *ref, const run_outputs *ort, const bas
                  own.max, own.mean, own.frac, own.n, rtol, own.scale);
     }
     int ok;
-    if (within > 0) {
+    if (within >= 0) { /* --within given */
         double need = bs->out ? mlk_within_need(&own, bs->k, within) : within;
-        ok = mlk_within_ok(&w, need) && (!bs->out || w.mean <= bs->k * own.mean);
+        /* every value within rtol passes as the element-wise check would; else the share and the mean */
+        ok = w.n_in == w.n || (mlk_within_ok(&w, need) && (!bs->out || w.mean <= bs->k * own.mean));
         mlk_within_format(&w, rtol, need, line, sizeof line);
         printf("%s: output %zu (%s): %s\n", ok ? "ok" : "FAIL", i, name, line);
     } else {
@@ -350,6 +353,10 @@ static int add_opt(engine_run *e, char *kv)
     return 0;
 }
 
+/* --basis-nudge auto: the fewest steps of 1, 2, 4, ... NUDGE_MAX that move any output of ORT's. */
+#define NUDGE_AUTO (-1)
+#define NUDGE_MAX 512
+
 /* The command line, parsed. */
 typedef struct {
     char lib_dir[4100];
@@ -362,7 +369,7 @@ typedef struct {
 
 #define XC_USAGE                                                                                                   \
     "usage: ort_crosscheck [--lib-dir DIR] [--rtol X] [--opt k=v] [--ref-opt k=v] [--ort-opt k=v] [--maps FILE]\n" \
-    "                      [--metrics] [--infers N] [--within F] [--basis-model FILE | --basis-nudge N]\n"        \
+    "                      [--metrics] [--infers N] [--within F] [--basis-model FILE | --basis-nudge N|auto]\n"        \
     "                      [--basis-k K] MODEL\n"
 
 static int parse_args(int argc, char **argv, xc_args *x, engine_run *ref, engine_run *ort)
@@ -384,8 +391,13 @@ static int parse_args(int argc, char **argv, xc_args *x, engine_run *ref, engine
             x->n_infers = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--basis-model") && more)
             x->basis_model = argv[++i];
-        else if (!strcmp(argv[i], "--basis-nudge") && more)
-            x->nudge = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--basis-nudge") && more) {
+            char *end;
+            const char *v = argv[++i];
+            x->nudge = !strcmp(v, "auto") ? NUDGE_AUTO : (int)strtol(v, &end, 10);
+            if (strcmp(v, "auto") && (*end || x->nudge < 1))
+                bad = "--basis-nudge takes 1 to 1000 (steps of the input's type) or auto";
+        }
         else if (!strcmp(argv[i], "--basis-k") && more)
             x->k = atof(argv[++i]);
         else if (!strcmp(argv[i], "--opt") && more && x->n_owned < MAX_OPTS) {
@@ -409,7 +421,10 @@ static int parse_args(int argc, char **argv, xc_args *x, engine_run *ref, engine
     }
     const char *bad = !x->model || x->n_infers < 1 ? "a model is required (and --infers >= 1)"
                       : x->basis_model && x->nudge ? "--basis-model and --basis-nudge are two bases: give one"
-                      : x->nudge < 0 || x->nudge > 1000 ? "--basis-nudge takes 1 to 1000 (steps of the input's type)"
+                      : x->within > 1 || (x->within < 0 && x->within != -1) ? "--within takes a fraction, 0 to 1"
+                      : x->within == 0 && !x->basis_model && !x->nudge ? "--within 0 accepts anything without a basis"
+                      : x->nudge < NUDGE_AUTO || x->nudge > 1000
+                          ? "--basis-nudge takes 1 to 1000 (steps of the input's type) or auto"
                       : !(x->k >= 1) ? "--basis-k must be at least 1 (a tighter bound would fail ORT itself)"
                                      : NULL;
     if (bad)
@@ -417,11 +432,43 @@ static int parse_args(int argc, char **argv, xc_args *x, engine_run *ref, engine
     return bad ? -1 : 0;
 }
 
+/* Whether any output value of b differs from a's (NaN against NaN is the same). */
+static int moved(const run_outputs *a, const run_outputs *b)
+{
+    for (size_t i = 0; i < a->n_out && i < b->n_out; i++)
+        for (size_t k = 0; k < a->n_vals[i] && k < b->n_vals[i]; k++)
+            if (a->vals[i][k] != b->vals[i][k] && !(isnan(a->vals[i][k]) && isnan(b->vals[i][k])))
+                return 1;
+    return 0;
+}
+
+/* ORT's second run into *own, as the arguments ask, and what it was into what; -1 when a run fails. With
+ * --basis-nudge auto, runs with 1, 2, 4, ... steps until one moves any output (all NUDGE_MAX: D stays 0). */
+static int run_basis(const engine_run *ort, const xc_args *x, const run_outputs *ort_out, run_outputs *own,
+                     char *what, size_t len)
+{
+    if (x->basis_model) {
+        snprintf(what, len, "ORT on %s against ORT on the model", x->basis_model);
+        return run_engine(ort, x->basis_model, own, 0, NULL, 1, 0);
+    }
+    int n = x->nudge == NUDGE_AUTO ? 1 : x->nudge;
+    for (;; n *= 2) {
+        nudge_ulps = n;
+        if (run_engine(ort, x->model, own, 1, NULL, 1, 0))
+            return -1;
+        if (x->nudge != NUDGE_AUTO || n >= NUDGE_MAX || moved(ort_out, own))
+            break;
+    }
+    snprintf(what, len, "ORT on every float input moved %d step(s) up against ORT%s", n,
+             x->nudge == NUDGE_AUTO ? " (auto: the fewest that moved it)" : "");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     engine_run ref = {.which = "ref"}, ort = {.which = "ort"};
     run_outputs ref_out = {0}, ort_out = {0}, own_out = {0};
-    xc_args x = {.rtol = 1e-4, .k = 2, .n_infers = 1};
+    xc_args x = {.rtol = 1e-4, .within = -1, .k = 2, .n_infers = 1};
     char self[4000], what[600];
     basis bs = {.what = what};
     int rc = 2;
@@ -436,17 +483,12 @@ int main(int argc, char **argv)
     if (parse_args(argc, argv, &x, &ref, &ort))
         goto out;
     bs.k = x.k;
-    if (x.basis_model)
-        snprintf(what, sizeof what, "ORT on %s against ORT on the model", x.basis_model);
-    else
-        snprintf(what, sizeof what, "ORT on every float input moved %d step(s) up against ORT", x.nudge);
     if (!open_engine(&ref, x.lib_dir) && !open_engine(&ort, x.lib_dir) &&
         !run_engine(&ref, x.model, &ref_out, 0, x.maps, x.n_infers, x.show_metrics) &&
         !run_engine(&ort, x.model, &ort_out, 0, x.maps, x.n_infers, x.show_metrics)) {
-        nudge_ulps = x.nudge;
-        const char *second = x.basis_model ? x.basis_model : x.model;
-        if (!(x.basis_model || x.nudge) || !run_engine(&ort, second, &own_out, x.nudge, NULL, 1, 0)) {
-            bs.out = x.basis_model || x.nudge ? &own_out : NULL;
+        int based = x.basis_model || x.nudge;
+        if (!based || !run_basis(&ort, &x, &ort_out, &own_out, what, sizeof what)) {
+            bs.out = based ? &own_out : NULL;
             rc = compare(&ref_out, &ort_out, &bs, x.rtol, x.within);
         }
     }
