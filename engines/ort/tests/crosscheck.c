@@ -2,8 +2,8 @@
  * deterministic inputs and compares every output. It must never judge by anything but the outputs it read back.
  *
  * usage: ort_crosscheck [--lib-dir DIR] [--rtol X] [--opt k=v] [--ref-opt k=v] [--ort-opt k=v] [--maps FILE]
- *                       [--metrics] [--infers N] [--within F] [--basis-model FILE | --basis-nudge N] [--basis-k K]
- *                       MODEL
+ *                       [--metrics] [--infers N] [--within F] [--basis-model FILE | --basis-nudge N|auto]
+ *                       [--basis-k K] MODEL
  * --opt goes to both engines, --ref-opt / --ort-opt to one. --maps FILE prints how many KiB of FILE each engine
  * has mapped after read_model, compile_model and infer (what mmap on/off means, read from /proc/self/maps);
  * --metrics prints each engine's metrics after the last infer.
@@ -397,8 +397,7 @@ static int parse_args(int argc, char **argv, xc_args *x, engine_run *ref, engine
             x->nudge = !strcmp(v, "auto") ? NUDGE_AUTO : (int)strtol(v, &end, 10);
             if (strcmp(v, "auto") && (*end || x->nudge < 1))
                 bad = "--basis-nudge takes 1 to 1000 (steps of the input's type) or auto";
-        }
-        else if (!strcmp(argv[i], "--basis-k") && more)
+        } else if (!strcmp(argv[i], "--basis-k") && more)
             x->k = atof(argv[++i]);
         else if (!strcmp(argv[i], "--opt") && more && x->n_owned < MAX_OPTS) {
             char *a = argv[++i], *b = x->owned[x->n_owned++] = strdup(a);
