@@ -3,10 +3,14 @@
 # generated model at 1 and 2 threads (ORT/ref ratios), on a quiet machine and beside a busy loop pinned to one core
 # (contention: what a shared CI runner does to 2 threads), ORT's compile peak with prepacking on/off on an external-data
 # resnet50, and what ORT's arena and mem pattern do to VmHWM. Not a test: it measures, on this machine, now.
-# It must never report a figure it did not measure in this run; it downloads nothing (models are generated).
+# It must never report a figure it did not measure in this run; it downloads nothing: models are generated, and the
+# published ones (isnet-u8, isnet-f16: ISNet 1x3x1024x1024 quantized to uint8 and in float16) are read from
+# engines/ref/models/fetch.sh's cache, left out with a note when it has not been fetched.
 #
 # usage: engines/ort/bench.sh   (MLK_BUILD_DIR, default build; MLK_BENCH_DIR, default $MLK_BUILD_DIR/bench-ort;
 #                                MLK_BENCH_ITERS, default 20 measured iterations per cell;
+#                                MLK_BENCH_HEAVY_ITERS, default 3 for the published 1024x1024 models (seconds
+#                                an infer), which run in the first round only, after 1 warm-up;
 #                                MLK_BENCH_ROUNDS, default 3 rounds of the infer part, ref and ORT alternating;
 #                                MLK_BENCH_PARTS, default "infer busy compile arena": which to run; busy runs
 #                                the infer cells again with `while :; do :; done` pinned to the last CPU;
@@ -45,8 +49,8 @@ scenario() { # name engine model-mapping setup pipeline teardown matrix-lines...
     echo "setup: [$setup]"
     echo "pipeline: [$pipeline]"
     echo "teardown: [$teardown]"
-    echo "iterations: $iters"
-    echo "warmup: 3"
+    echo "iterations: ${cell_iters:-$iters}"
+    echo "warmup: ${cell_warmup:-3}"
     echo "heap: off"
     echo "timeout_s: 3600"
     echo "memory_limit_mb: 16384"
@@ -77,10 +81,28 @@ declare -A models=(
   [resnet18-f16]="{generate: resnet18, dtype: float16}"
   [transformer-f16]="{generate: transformer, layers: 4, hidden: 256, dtype: float16}"
 )
-bench_models=${MLK_BENCH_MODELS:-mlp mobilenetv2 resnet18 resnet50 transformer mlp-u8 mobilenetv2-u8 resnet18-u8 \
-transformer-u8 mlp-f16 mobilenetv2-f16 resnet18-f16 transformer-f16}
+# Published models (engines/ref/models/fetch.sh): 1024x1024 inputs, seconds an infer, so few iterations and one round.
+real_dir=$("$root/engines/ref/models/fetch.sh" --print-dir)
+heavy_iters="${MLK_BENCH_HEAVY_ITERS:-3}"
+case $heavy_iters in
+  '' | *[!0-9]* | 0) echo "bench.sh: MLK_BENCH_HEAVY_ITERS must be a positive integer, not '$heavy_iters'" >&2; exit 1 ;;
+esac
+declare -A published=([isnet-u8]=isnet_u8 [isnet-f16]=isnet_f16)
+for m in "${!published[@]}"; do models[$m]="$real_dir/${published[$m]}.onnx"; done
+default_models="mlp mobilenetv2 resnet18 resnet50 transformer mlp-u8 mobilenetv2-u8 resnet18-u8 transformer-u8 mlp-f16 \
+mobilenetv2-f16 resnet18-f16 transformer-f16"
+for m in isnet-u8 isnet-f16; do
+  if [ -f "${models[$m]}" ]; then
+    default_models+=" $m"
+  else
+    echo "bench.sh: $m left out: ${models[$m]} not fetched (run engines/ref/models/fetch.sh)" >&2
+  fi
+done
+bench_models=${MLK_BENCH_MODELS:-$default_models}
 for m in $bench_models; do
   [ -n "${models[$m]:-}" ] || { echo "bench.sh: MLK_BENCH_MODELS: unknown model '$m' (${!models[*]})" >&2; exit 1; }
+  [ -z "${published[$m]:-}" ] || [ -f "${models[$m]}" ] ||
+    { echo "bench.sh: $m: ${models[$m]} not fetched (run engines/ref/models/fetch.sh)" >&2; exit 1; }
 done
 status=0
 file_tag=""
@@ -99,6 +121,11 @@ for ((round = 1; round <= rounds; round++)); do
   order="ref ort"
   ((round % 2)) || order="ort ref"
   for m in $bench_models; do
+    cell_iters="" cell_warmup=""
+    if [ -n "${published[$m]:-}" ]; then
+      ((round == 1)) || continue
+      cell_iters=$heavy_iters cell_warmup=1
+    fi
     for e in $order; do
       if [[ $parts == *" infer "* ]]; then
         scenario "infer-$e-$m" "$e" "${models[$m]}" "$infer_setup" infer "$infer_teardown" "threads: [1, 2]" ||
@@ -113,7 +140,7 @@ for ((round = 1; round <= rounds; round++)); do
     done
   done
 done
-file_tag=""
+file_tag="" cell_iters="" cell_warmup=""
 # Compile peak: a fresh session every iteration, on resnet50 with its weights in an external file.
 r50x="{generate: resnet50, external_data: true}"
 if [[ $parts == *" compile "* ]]; then
@@ -148,6 +175,7 @@ opt() { echo "CASE WHEN $1 IS NULL THEN '-' ELSE printf('%.2f', $1) END"; } # pr
   echo
   echo "ONNX Runtime ${ort_version:-?} ($ort_lib); memleak-run with heap: off. VmHWM is the"
   echo "process peak (the max of every step's own peak, compile included); latency is the median infer."
+  echo "Published models (isnet-*): $heavy_iters measured iterations after 1 warm-up, in the first round only."
   echo "Infer cells: $rounds round(s), ref and ORT back to back in each; the table gives the median over the rounds of"
   echo "each cell's median (and the largest VmHWM); the last columns are the lowest and highest ref/ORT ratio of a round."
   if [[ $parts == *" infer "* ]]; then

