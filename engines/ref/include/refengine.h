@@ -190,7 +190,8 @@ typedef struct ref_model ref_model;
 
 /* Read an ONNX file. External data resolves relative to the file's folder; a location escaping that
  * folder is rejected. With o->mmap the file (and external data files) are mapped read-only and
- * suitably aligned initializers point into the mappings. o may be NULL for defaults.
+ * initializers point into the mappings (float16 at any offset, other types when aligned to their element
+ * size; the rest are copied). o may be NULL for defaults.
  * Errors name the field path and byte offset. On failure *out is untouched. */
 int ref_model_read(const char *path, const ref_options *o, ref_model **out, ref_error *err);
 

@@ -76,7 +76,7 @@ typedef enum { REF_STORAGE_NONE = 0, REF_STORAGE_HEAP, REF_STORAGE_MAPPED } ref_
 
 typedef struct ref_initializer {
     const char *name;
-    ref_tensor t;       /* t.data: 64-byte-aligned heap buffer, or a pointer into a mapping */
+    ref_tensor t;       /* t.data: 64-byte-aligned heap buffer, or a pointer into a mapping (float16: any address) */
     size_t nbytes;
     ref_storage storage;
 } ref_initializer;

@@ -1,12 +1,13 @@
 /* test_half.c: float16: the F16C and portable conversions give the same bits for every half and for a million
  * floats; generated float16 models (every family) run as float32, match the float model they were rounded from,
  * and give exactly the bits of that float model with its weights rounded; compiling one fails cleanly wherever an
- * allocation fails;
- * their outputs do not depend on the thread count and bound buffers get the same float16. It must never compare
+ * allocation fails; their outputs do not depend on the thread count and bound buffers get the same float16; float16
+ * weights at odd file offsets stay mapped and give the bits of aligned copies. It must never compare
  * against values this file computes with the code under test alone. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ops/cast_half.h"
 #include "check.h"
@@ -400,10 +401,145 @@ static void test_weight_casts(void)
     ref_model_free(mf);
 }
 
+/* ------------------------------------------------------------------------------------------------
+ * float16 weights at odd file offsets: mapped where they are, read unaligned
+ * ---------------------------------------------------------------------------------------------- */
+
+enum { ODD_C = 16, ODD_HW = 8, ODD_CO = 8, ODD_N = ODD_CO * 4 * ODD_HW * ODD_HW };
+
+/* x (float16) -> Conv 3x3 (Wc) -> ConvTranspose 2x2 stride 2, 2 groups (Wt) -> out (float16), both weights float16
+ * initializers read only by their node, so both are widened one layer at a time while packing. pad lengthens
+ * each initializer's name: it moves where the writer puts its bytes in the file. */
+static ref_model *odd_model(int pad_c, int pad_t, char *wc, char *wt)
+{
+    int64_t xd[] = {1, ODD_C, ODD_HW, ODD_HW}, cd[] = {ODD_C, ODD_C, 3, 3}, td[] = {ODD_C, ODD_CO / 2, 2, 2};
+    int64_t pads[] = {1, 1, 1, 1}, strides[] = {2, 2};
+    static uint16_t hc[ODD_C * ODD_C * 9], ht[ODD_C * ODD_CO / 2 * 4];
+    for (size_t i = 0; i < sizeof hc / sizeof hc[0]; i++)
+        hc[i] = ref_f32_to_f16((float)sin(i * 0.37) / 12.0f);
+    for (size_t i = 0; i < sizeof ht / sizeof ht[0]; i++)
+        ht[i] = ref_f32_to_f16((float)cos(i * 0.53) / 4.0f);
+    snprintf(wc, 8, "Wc%.*s", pad_c, "xxx");
+    snprintf(wt, 8, "Wt%.*s", pad_t, "xxx");
+    char cin[16], tin[16];
+    snprintf(cin, sizeof cin, "x,%s", wc);
+    snprintf(tin, sizeof tin, "y,%s", wt);
+    ref_model *m = gb_model(13);
+    ref_node *n = NULL;
+    bool ok = m && !gb_input(m, "x", REF_DT_FLOAT16, 4, xd, NULL) && !gb_init(m, wc, REF_DT_FLOAT16, 4, cd, hc) &&
+              !gb_init(m, wt, REF_DT_FLOAT16, 4, td, ht) && (n = gb_node(m, "Conv", cin, "y"));
+    if (ok)
+        oh_attr_ints(m, n, "pads", 4, pads);
+    if (ok && (ok = (n = gb_node(m, "ConvTranspose", tin, "out")) != NULL)) {
+        oh_attr_ints(m, n, "strides", 2, strides);
+        oh_attr_int(m, n, "group", 2);
+    }
+    if (!ok || gb_output(m, "out", REF_DT_FLOAT16)) {
+        ref_model_free(m);
+        return NULL;
+    }
+    return m;
+}
+
+/* Compile m and run it on fixed float16 x: yh gets the ODD_N float16 outputs. With packed, both weights must be
+ * gone once compiled (packing widened and released them, ConvTranspose's too). */
+static int run_odd(ref_model *m, const char *wc, const char *wt, uint16_t *yh)
+{
+    ref_error err = {0};
+    ref_compiled *c = NULL;
+    ref_request *r = NULL;
+    static uint16_t x[ODD_C * ODD_HW * ODD_HW];
+    for (size_t i = 0; i < sizeof x / sizeof x[0]; i++)
+        x[i] = ref_f32_to_f16((float)cos(i * 0.11));
+    int64_t xd[] = {1, ODD_C, ODD_HW, ODD_HW};
+    ref_tensor t = oh_tensor(REF_DT_FLOAT16, 4, xd, x), out;
+    int rc = ref_compile(m, NULL, &c, &err);
+    if (!rc) {
+        const ref_value *C = value_named(c, wc), *T = value_named(c, wt);
+        CHECK(C && T && !C->t.data && !C->owned && !T->t.data && !T->owned && ref_compiled_packed_bytes(c) > 0);
+    }
+    if (!rc)
+        rc = ref_request_new(c, &r, &err);
+    if (!rc)
+        rc = ref_request_set_input(r, 0, &t, &err);
+    if (!rc)
+        rc = ref_infer(r, &err);
+    if (!rc && !(rc = ref_request_output(r, 0, &out, &err))) {
+        CHECK(out.dtype == REF_DT_FLOAT16 && ref_tensor_numel(&out) == ODD_N);
+        memcpy(yh, out.data, sizeof(uint16_t) * ODD_N);
+    }
+    CHECK_OK(rc, &err);
+    ref_request_free(r);
+    ref_compiled_free(c);
+    return rc;
+}
+
+/* Written to a file whose float16 initializers start at odd offsets, read with mmap on: both stay in the mapping
+ * (no heap copy), and the outputs are the bits of the same file read with mmap off (element-aligned heap copies),
+ * on the F16C path and the portable one. Under UBSan this also checks that no reader loads them misaligned. */
+static void test_odd_offsets(void)
+{
+    char dir[] = "/tmp/test_half.XXXXXX", path[64], wc[8], wt[8];
+    if (!mkdtemp(dir)) {
+        CHECK(!"mkdtemp");
+        return;
+    }
+    snprintf(path, sizeof path, "%s/odd.onnx", dir);
+    ref_error err = {0};
+    ref_model *mo = NULL, *ma = NULL;
+    bool odd = false;
+    for (int pad = 0; pad < 4 && !odd; pad++) { /* the one name length or two that put both at odd offsets */
+        ref_model *m = odd_model(pad & 1, pad >> 1, wc, wt);
+        CHECK(m != NULL);
+        if (!m)
+            break;
+        CHECK_OK(ref_onnx_write(m, path, false, &err), &err);
+        ref_model_free(m);
+        ref_options on;
+        ref_options_init(&on);
+        on.mmap = 1;
+        ref_model_free(mo);
+        mo = NULL;
+        CHECK_OK(ref_model_read(path, &on, &mo, &err), &err);
+        const ref_initializer *c = mo ? ref_model_find_init(mo, wc) : NULL;
+        const ref_initializer *t = mo ? ref_model_find_init(mo, wt) : NULL;
+        odd = c && t && ((uintptr_t)c->t.data & 1) && ((uintptr_t)t->t.data & 1);
+        if (odd)
+            CHECK(c->storage == REF_STORAGE_MAPPED && t->storage == REF_STORAGE_MAPPED);
+    }
+    CHECK(odd);
+    ref_options off;
+    ref_options_init(&off);
+    off.mmap = 0;
+    CHECK_OK(ref_model_read(path, &off, &ma, &err), &err);
+    static uint16_t y_odd[ODD_N], y_al[ODD_N], y_port[ODD_N], y_port_al[ODD_N];
+    if (odd && ma) {
+        const ref_initializer *c = ref_model_find_init(ma, wc);
+        CHECK(c && c->storage == REF_STORAGE_HEAP && (uintptr_t)c->t.data % 64 == 0);
+        bool ran = !run_odd(mo, wc, wt, y_odd) && !run_odd(ma, wc, wt, y_al);
+        ref_half_force_portable(true);
+        ran = ran && !run_odd(mo, wc, wt, y_port) && !run_odd(ma, wc, wt, y_port_al);
+        ref_half_force_portable(false);
+        int64_t nonzero = 0;
+        for (int i = 0; i < ODD_N; i++)
+            nonzero += (y_al[i] & 0x7fff) != 0;
+        printf("odd offsets: %s and %s mapped at odd addresses; %lld of %d outputs nonzero\n", wc, wt,
+               (long long)nonzero, ODD_N);
+        CHECK(ran && nonzero > ODD_N / 2);
+        CHECK(!memcmp(y_odd, y_al, sizeof y_al) && !memcmp(y_port, y_al, sizeof y_al));
+        CHECK(!memcmp(y_port_al, y_al, sizeof y_al));
+    }
+    ref_model_free(mo);
+    ref_model_free(ma);
+    remove(path);
+    rmdir(dir);
+}
+
 int main(void)
 {
     test_conversions();
     test_weight_casts();
+    test_odd_offsets();
     test_oom_loop("mlp", 1);
     test_oom_loop("mobilenetv2", 2);
     static const char *const archs[] = {"mlp", "mobilenetv2", "resnet18", "transformer"};

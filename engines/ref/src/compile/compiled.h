@@ -177,8 +177,9 @@ int ref_prepack(ref_compiled *c, const ref_plan *p, ref_error *err);
 int ref_readers_build(ref_compiled *c, ref_error *err);
 void ref_readers_node(ref_compiled *c, int k, int delta);
 int ref_vals_grow(ref_compiled *c, ref_error *err);
-/* release.c: drop from RSS the mapped constants no running node reads (after folding); free or drop the weight
- * of Conv, Gemm or MatMul node k once it is packed, when nothing else reads it (that constant's data is then NULL). */
+/* release.c: drop from RSS the mapped constants no running node reads (after folding); free or drop the weight of
+ * Conv, ConvTranspose, Gemm or MatMul node k once it is packed, when nothing else reads it (that constant's data is
+ * then NULL). */
 void ref_release_unread_mapped(ref_compiled *c);
 void ref_release_unread(ref_compiled *c, int v);
 void ref_release_packed_weight(ref_compiled *c, int k);

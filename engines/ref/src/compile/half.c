@@ -1,7 +1,9 @@
 /* half.c: float16 graphs run in float32: float16 constants become float32 copies the compiled model owns, and a
- * Cast to float16 keeps float32 storage rounded to float16. A Conv's, Gemm's or MatMul's weight stays float16
- * (mapped, with mmap=on) until pre-packing widens it, one layer at a time: no whole float32 copy of the weights.
- * It must never touch a graph without float16 in its interface or constants, nor modify the model. */
+ * Cast to float16 keeps float32 storage rounded to float16. A Conv's, ConvTranspose's, Gemm's or MatMul's weight
+ * stays float16 (mapped, with mmap=on, at any offset) until pre-packing widens it, one layer at a time: no whole
+ * float32 copy of the weights.
+ * It must never change what a graph without float16 in its interface computes (there it only gives float16
+ * constants the reader left unaligned an aligned copy), nor modify the model. */
 #include <string.h>
 
 #include "../alloc.h"
@@ -89,16 +91,17 @@ static int *one_readers(const ref_compiled *c)
     return rd;
 }
 
-/* Read only as a Conv's, Gemm's or MatMul's weight (input 1): pre-packing widens such a constant straight before
- * packing it and frees the copy once packed (release.c). Any other reader (a second read, a subgraph, a graph
- * output) gets it now. */
+/* Read only as a Conv's, ConvTranspose's, Gemm's or MatMul's weight (input 1): pre-packing widens such a constant
+ * straight before packing it and frees the copy once packed (release.c). Any other reader (a second read, a subgraph,
+ * a graph output) gets it now. */
 static bool packed_alone(const ref_compiled *c, const int *rd, int v)
 {
     const int *slot = rd + c->n_vals + 1;
     if (rd[v] < 0 || slot[v] != 1)
         return false;
     const ref_exec_node *e = &c->nodes[rd[v]];
-    return ref_exec_is_op(e, "Conv") || ref_exec_is_op(e, "Gemm") || ref_exec_is_op(e, "MatMul");
+    return ref_exec_is_op(e, "Conv") || ref_exec_is_op(e, "ConvTranspose") || ref_exec_is_op(e, "Gemm") ||
+           ref_exec_is_op(e, "MatMul");
 }
 
 /* Keep v float16 for now: float32 to everything that plans and folds, no data until ref_half_widen. */
@@ -136,10 +139,10 @@ static bool casts_to(const ref_exec_node *e, int dtype, const char *name)
     return a->type == REF_ATTR_STRING ? a->s && !strcmp(a->s, name) : a->i == dtype;
 }
 
-/* A float16 weight stored as such and Cast to float in the graph (mixed-precision exports): the Cast's output
- * takes the float16 bytes itself, to be widened once (later, when only a Conv, Gemm or MatMul packs it), instead of a
- * float32 copy of the input and then the Cast's folded float32 copy of that. The input, read by nothing else,
- * keeps its shape and no data. */
+/* A float16 weight stored as such and Cast to float in the graph (mixed-precision exports): the Cast's output takes
+ * the float16 bytes itself, to be widened once (later, when only a Conv, ConvTranspose, Gemm or MatMul packs it),
+ * instead of a float32 copy of the input and then the Cast's folded float32 copy of that. The input, read by nothing
+ * else, keeps its shape and no data. */
 static int fold_weight_cast(ref_compiled *c, int k, const int *rd, ref_error *err)
 {
     ref_exec_node *e = &c->nodes[k];
@@ -162,10 +165,33 @@ static int fold_weight_cast(ref_compiled *c, int k, const int *rd, ref_error *er
     return convert_const(c, o, err);
 }
 
+/* A graph that does not run in float32 (a subgraph whose parent has no float16) hands its float16 constants to
+ * kernels as they are, which load them as uint16_t: give an aligned copy to any the reader left at an odd address
+ * (onnx/read.c maps float16 at any offset, since in a float32 run only ref_half_to_float_n reads it). */
+static int align_half_consts(ref_compiled *c, ref_error *err)
+{
+    for (int v = 0; v < c->n_vals; v++) {
+        ref_value *val = &c->vals[v];
+        if (val->kind != REF_VAL_CONST || val->t.dtype != REF_DT_FLOAT16 || !val->t.data ||
+            (uintptr_t)val->t.data % sizeof(uint16_t) == 0)
+            continue;
+        size_t bytes = (size_t)ref_tensor_numel(&val->t) * sizeof(uint16_t);
+        void *p = ref_aligned_alloc(bytes ? bytes : 1);
+        if (!p)
+            return ref_fail(err, REF_E_NOMEM, "compile: out of memory aligning float16 constant '%s' (%zu bytes)",
+                            val->name, bytes);
+        memcpy(p, val->t.data, bytes);
+        ref_free(val->owned);
+        val->owned = p;
+        val->t.data = p;
+    }
+    return REF_OK;
+}
+
 int ref_half_graph(ref_compiled *c, ref_error *err)
 {
     if (!c->half && !(c->half = has_half(c)))
-        return REF_OK;
+        return align_half_consts(c, err);
     int rc = REF_OK, *rd = one_readers(c);
     if (!rd)
         return ref_fail(err, REF_E_NOMEM, "compile: out of memory indexing %d values", c->n_vals);

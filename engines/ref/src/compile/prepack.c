@@ -54,9 +54,9 @@ static const ref_tensor **inputs_alloc(const ref_compiled *c)
     return ref_calloc((size_t)c->max_in + 1, sizeof(const ref_tensor *));
 }
 
-/* A float16 weight still waiting (half.c: only ever input 1, of a Conv, Gemm or MatMul) is widened now, just before its
- * node packs it, into a float32 copy the value owns until ref_release_packed_weight frees it: one layer at a time.
- * The plan's shape of it has no data, so *shown stands in for it. */
+/* A float16 weight still waiting (half.c: only ever input 1, of a Conv, ConvTranspose, Gemm or MatMul) is widened now,
+ * just before its node packs it, into a float32 copy the value owns until ref_release_packed_weight frees it: one
+ * layer at a time. The plan's shape of it has no data, so *shown stands in for it. */
 static int show_widened(ref_compiled *c, int k, const ref_tensor **in, ref_tensor *shown, ref_error *err)
 {
     const ref_exec_node *e = &c->nodes[k];

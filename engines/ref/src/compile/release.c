@@ -1,7 +1,7 @@
-/* release.c: gives back the memory of weights nothing reads any more: a weight a Conv, Gemm or MatMul has
- * pre-packed (freed when compile made it, dropped from RSS when mapped), and mapped initializer pages no running
- * node reads (dropped from RSS, still mapped); and the reader index that answers "who reads this value" for it and
- * for the rewrites before it, without scanning every node.
+/* release.c: gives back the memory of weights nothing reads any more: a weight a Conv, ConvTranspose, Gemm or
+ * MatMul has pre-packed (freed when compile made it, dropped from RSS when mapped), and mapped initializer pages
+ * no running node reads (dropped from RSS, still mapped); and the reader index that answers "who reads this value"
+ * for it and for the rewrites before it, without scanning every node.
  * It must never release a value a node, a subgraph or the caller can still read. */
 #include <stdint.h>
 #include <stdlib.h>
@@ -146,9 +146,11 @@ void ref_release_unread_mapped(ref_compiled *c)
 void ref_release_packed_weight(ref_compiled *c, int k)
 {
     const ref_exec_node *e = &c->nodes[k];
-    /* Conv with packed weights never reads input 1 again (conv.c); its state is sized 0 when it did not pack.
-     * Gemm and MatMul with B packed read only its dims (gemm.c, gemm_matmul.c). */
-    bool conv = !strcmp(e->op->name, "Conv"), gemm = !strcmp(e->op->name, "Gemm") || !strcmp(e->op->name, "MatMul");
+    /* Conv and ConvTranspose with packed weights never read input 1's data again (conv.c, conv_transpose.c); the
+     * state is sized 0 when it did not pack. Gemm and MatMul with B packed read only its dims (gemm.c,
+     * gemm_matmul.c). */
+    bool conv = !strcmp(e->op->name, "Conv") || !strcmp(e->op->name, "ConvTranspose"),
+         gemm = !strcmp(e->op->name, "Gemm") || !strcmp(e->op->name, "MatMul");
     if ((!conv && !gemm) || e->node->domain[0] || !e->state || !e->op->state_bytes ||
         !e->op->state_bytes(e->state) || e->n_in < 2 || (gemm && ((const ref_gemm_state *)e->state)->is_a))
         return;

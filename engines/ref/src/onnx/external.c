@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "../alloc.h"
+#include "bridge.h"
 #include "external.h"
 #include "onnx/file.h"
 
@@ -162,8 +163,7 @@ int ref_ext_load(ref_ext *x, onnx_pb_trace *tr, size_t at, const onnx_tensor_pb 
                             onnx_shape_str(tp->dims, tp->rank, shape, sizeof shape), onnx_dtype_name(tp->dtype),
                             tp->nbytes);
     }
-    size_t es = onnx_dtype_size(tp->dtype);
-    if (f->addr && len && (uintptr_t)(f->addr + off) % es == 0) {
+    if (f->addr && len && ref_onnx_can_borrow(tp->dtype, f->addr + off)) {
         *data = (void *)(uintptr_t)(f->addr + off); /* read-only mapping: writes fault, by design */
         *storage = REF_STORAGE_MAPPED;
         return ONNX_OK;

@@ -16,7 +16,7 @@ typedef struct rd {
     ref_ext ext;
     ref_graph *g;          /* the graph being read: the model's, or a subgraph's */
     int depth;             /* subgraph nesting, bounded so a crafted file cannot exhaust the stack */
-    bool borrow;           /* aligned raw_data may point into the input buffer */
+    bool borrow;           /* raw_data may point into the input buffer (ref_onnx_can_borrow) */
     ref_storage borrow_as; /* MAPPED when that buffer is a registered file mapping, else HEAP */
 } rd;
 
@@ -98,8 +98,7 @@ static int tensor_data(rd *c, const onnx_tensor_pb *tp, void **data, ref_storage
         return ONNX_OK; /* shape only: compile refuses string tensors */
     if (tp->external)
         return ref_ext_load(&c->ext, &c->tr, tp->at, tp, data, storage);
-    size_t es = onnx_dtype_size(tp->dtype);
-    if (c->borrow && tp->raw_len && !tp->typed_field && (uintptr_t)tp->raw % es == 0) {
+    if (c->borrow && tp->raw_len && !tp->typed_field && ref_onnx_can_borrow(tp->dtype, tp->raw)) {
         *data = (void *)(uintptr_t)tp->raw;
         *storage = c->borrow_as;
         return ONNX_OK;

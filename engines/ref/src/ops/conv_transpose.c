@@ -88,9 +88,10 @@ int ref_conv_transpose_run(ref_op_ctx *c)
     int64_t per_channel = g.k_size * g.in_size, grain = per_channel > 100000 ? 1 : 100000 / (per_channel + 1) + 1;
     for (int64_t n = 0; n < g.batch; n++)
         for (int64_t gi = 0; gi < g.group; gi++) {
-            ref_sgemm_operand a = {.data = w + gi * g.cin_g * mt, .ld = mt, .trans = true};
-            if (st)
-                a = (ref_sgemm_operand){.data = st->packed + (size_t)gi * st->group_floats, .packed = true};
+            /* packed: W's own data is never touched, and compile may have released it (compile/release.c) */
+            ref_sgemm_operand a = st ? (ref_sgemm_operand){.data = st->packed + (size_t)gi * st->group_floats,
+                                                           .packed = true}
+                                     : (ref_sgemm_operand){.data = w + gi * g.cin_g * mt, .ld = mt, .trans = true};
             ref_sgemm_operand b = {.data = x + (n * g.cin + gi * g.cin_g) * g.in_size, .ld = g.in_size};
             if ((rc = ref_sgemm(c->pool, mt, g.in_size, g.cin_g, 1.0f, &a, &b, 0.0f, col, g.in_size, gs, gb,
                                 c->err)))

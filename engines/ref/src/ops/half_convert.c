@@ -1,7 +1,9 @@
 /* half_convert.c: bulk float16 conversions: F16C (vcvtph2ps / vcvtps2ph, round to nearest even) eight at a time
  * when the CPU has it, the bit-exact scalar conversions of cast_half.h otherwise and for tails. It must never
- * let MXCSR's rounding mode choose the rounding: the F16C store names round-to-nearest explicitly. */
+ * let MXCSR's rounding mode choose the rounding (the F16C store names round-to-nearest explicitly), nor assume
+ * float16 sources are 2-byte aligned: mapped weights start wherever the file put them (onnx/read.c). */
 #include <stdatomic.h>
+#include <string.h>
 
 #include "cast_half.h"
 #include "half_convert.h"
@@ -25,11 +27,11 @@ bool ref_half_fast(void)
 }
 
 #ifdef REF_HAVE_F16C_PATH
-__attribute__((target("avx,f16c"))) static int64_t h2f_f16c(const uint16_t *src, float *dst, int64_t n)
+__attribute__((target("avx,f16c"))) static int64_t h2f_f16c(const unsigned char *src, float *dst, int64_t n)
 {
     int64_t i = 0;
     for (; i + 8 <= n; i += 8)
-        _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(src + i))));
+        _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(src + 2 * i))));
     return i;
 }
 
@@ -50,15 +52,19 @@ __attribute__((target("avx,f16c"))) static int64_t round_f16c(float *x, int64_t 
 }
 #endif
 
-void ref_half_to_float_n(const uint16_t *src, float *dst, int64_t n)
+void ref_half_to_float_n(const void *src, float *dst, int64_t n)
 {
+    const unsigned char *s = src;
     int64_t i = 0;
 #ifdef REF_HAVE_F16C_PATH
     if (ref_half_fast())
-        i = h2f_f16c(src, dst, n);
+        i = h2f_f16c(s, dst, n);
 #endif
-    for (; i < n; i++)
-        dst[i] = ref_f16_to_f32(src[i]);
+    for (; i < n; i++) {
+        uint16_t h; /* a 2-byte memcpy is one plain load, at any alignment and without UB */
+        memcpy(&h, s + 2 * i, sizeof h);
+        dst[i] = ref_f16_to_f32(h);
+    }
 }
 
 void ref_float_to_half_n(const float *src, uint16_t *dst, int64_t n)

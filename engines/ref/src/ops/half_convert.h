@@ -6,8 +6,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* dst[i] = src[i] for i < n (exact: every half is a float). */
-void ref_half_to_float_n(const uint16_t *src, float *dst, int64_t n);
+/* dst[i] = the i-th float16 at src, for i < n (exact: every half is a float). src may have any alignment (mapped
+ * weights sit at odd file offsets); dst is float-aligned. */
+void ref_half_to_float_n(const void *src, float *dst, int64_t n);
 /* dst[i] = src[i] rounded to the nearest half (ties to even; past 65504 to infinity). */
 void ref_float_to_half_n(const float *src, uint16_t *dst, int64_t n);
 /* Round every element to float16 precision in place (a Cast to float16 inside a graph run in float32). */
