@@ -29,7 +29,7 @@ check "float16 compile peak within float32's + half the float16 bytes" \
 check "the mapped float16 pages leave RSS once widened" test "$(get h rss_file_after_compile_kib)" -lt $(( half_kib / 4 ))
 
 # The same float16 weights embedded in the .onnx file: protobuf puts about 40% of them at odd offsets, which the
-# reader of ffdae5b^ copied to the heap (mapped 29.0 of 48.8 MiB; compile VmHWM 157.0 MiB, RssAnon after compile
+# reader of f1764ce copied to the heap (mapped 29.0 of 48.8 MiB; compile VmHWM 157.0 MiB, RssAnon after compile
 # 126.8; now 123.2 and 106.8, the external-data model 122.4 and 106.9). Mapped wherever they sit, the embedded model
 # compiles like the external one: a quarter of the float16 bytes (12.2 MiB) of room, 7.8 MiB to spare or more.
 "$bin/refengine" gen resnet50 --image-size 64 --dtype float16 --out "$work/e.onnx" > /dev/null
