@@ -2,7 +2,8 @@
  * floats; generated float16 models (every family) run as float32, match the float model they were rounded from,
  * and give exactly the bits of that float model with its weights rounded; compiling one fails cleanly wherever an
  * allocation fails; their outputs do not depend on the thread count and bound buffers get the same float16; float16
- * weights at odd file offsets stay mapped and give the bits of aligned copies. It must never compare
+ * weights at odd file offsets stay mapped and give the bits of aligned copies, and a float16 constant at an odd
+ * address that a kernel reads as float16 is aligned first (checked by UBSan). It must never compare
  * against values this file computes with the code under test alone. */
 #include <math.h>
 #include <stdlib.h>
@@ -535,11 +536,88 @@ static void test_odd_offsets(void)
     rmdir(dir);
 }
 
+enum { SUB_N = 40 };
+
+/* y = If(cond) then x + Cast<float>(h) else x, with h a float16 initializer of the then-branch: the graph has no
+ * float16 of its own, so neither it nor its branch runs as float32 and the Cast kernel reads h as float16. h's
+ * bytes start at an odd address, as onnx/read.c leaves float16 bytes a file puts at an odd offset (the writer has
+ * no subgraphs, hence no file here). */
+static ref_model *sub_model(void)
+{
+    ref_model *m = gb_model(13);
+    int64_t d[] = {SUB_N};
+    ref_graph *tg = m ? ref_model_new_subgraph(m) : NULL, *eg = m ? ref_model_new_subgraph(m) : NULL;
+    bool ok = tg && eg && !gb_input(m, "cond", REF_DT_BOOL, 0, NULL, NULL) &&
+              !gb_input(m, "x", REF_DT_FLOAT, 1, d, NULL);
+    ref_initializer *in = ok ? ref_graph_push_init(tg) : NULL;
+    unsigned char *bytes = in ? ref_model_heap_alloc(m, SUB_N * sizeof(uint16_t) + 1) : NULL;
+    if (in && (ok = bytes != NULL)) {
+        in->name = gb_str(m, "h");
+        in->t = oh_tensor(REF_DT_FLOAT16, 1, d, bytes + 1);
+        in->nbytes = SUB_N * sizeof(uint16_t);
+        in->storage = REF_STORAGE_HEAP;
+        ok = in->name != NULL;
+        for (int i = 0; ok && i < SUB_N; i++) { /* i/4 - 3: exact in float16, so the expected sums are plain floats */
+            uint16_t h = ref_f32_to_f16((float)i * 0.25f - 3.0f);
+            memcpy(bytes + 1 + 2 * i, &h, sizeof h);
+        }
+    }
+    ref_node *n = ok && in ? gb_node_in(m, tg, "Cast", "h", "hf") : NULL;
+    if (n)
+        oh_attr_int(m, n, "to", REF_DT_FLOAT);
+    ok = n && gb_node_in(m, tg, "Add", "x,hf", "t_out") && !GB_VALUE(m, tg, outputs, "t_out", REF_DT_FLOAT, -1, NULL) &&
+         gb_node_in(m, eg, "Identity", "x", "e_out") && !GB_VALUE(m, eg, outputs, "e_out", REF_DT_FLOAT, -1, NULL);
+    n = ok ? gb_node(m, "If", "cond", "y") : NULL;
+    if (n) {
+        oh_attr(m, n, "then_branch", REF_ATTR_GRAPH)->g = tg;
+        oh_attr(m, n, "else_branch", REF_ATTR_GRAPH)->g = eg;
+    }
+    if (!n || gb_output(m, "y", REF_DT_FLOAT)) {
+        ref_model_free(m);
+        return NULL;
+    }
+    return m;
+}
+
+/* A float16 constant a kernel reads as float16 gets an aligned copy at compile (compile/half.c's
+ * align_half_consts), for that graph alone; the sums are exact. Under UBSan, a misaligned load in the Cast kernel
+ * fails here. */
+static void test_odd_subgraph_const(void)
+{
+    ref_error err = {0};
+    ref_model *m = sub_model();
+    ref_compiled *c = NULL;
+    ref_request *r = NULL;
+    CHECK(m != NULL);
+    static float x[SUB_N], y[SUB_N];
+    for (int i = 0; i < SUB_N; i++)
+        x[i] = (float)i * 0.5f;
+    bool cond = true;
+    int64_t d[] = {SUB_N};
+    ref_tensor tc = oh_tensor(REF_DT_BOOL, 0, NULL, &cond), tx = oh_tensor(REF_DT_FLOAT, 1, d, x), out;
+    int rc = m ? ref_compile(m, NULL, &c, &err) : REF_E_NOMEM;
+    if (!rc && !(rc = ref_request_new(c, &r, &err)) && !(rc = ref_request_set_input(r, 0, &tc, &err)) &&
+        !(rc = ref_request_set_input(r, 1, &tx, &err)) && !(rc = ref_infer(r, &err)) &&
+        !(rc = ref_request_output(r, 0, &out, &err))) {
+        CHECK(out.dtype == REF_DT_FLOAT && ref_tensor_numel(&out) == SUB_N);
+        memcpy(y, out.data, sizeof y);
+        int bad = 0;
+        for (int i = 0; i < SUB_N; i++)
+            bad += y[i] != x[i] + ((float)i * 0.25f - 3.0f);
+        CHECK(bad == 0);
+    }
+    CHECK_OK(rc, &err);
+    ref_request_free(r);
+    ref_compiled_free(c);
+    ref_model_free(m);
+}
+
 int main(void)
 {
     test_conversions();
     test_weight_casts();
     test_odd_offsets();
+    test_odd_subgraph_const();
     test_oom_loop("mlp", 1);
     test_oom_loop("mobilenetv2", 2);
     static const char *const archs[] = {"mlp", "mobilenetv2", "resnet18", "transformer"};
