@@ -180,7 +180,8 @@ size_t ref_attr_floats(const ref_node *n, const char *name, const float **out);
 
 /* Parse a serialized ModelProto in buf[0..len) into m. dir is the folder external data resolves in
  * (NULL refuses external data). With m->opts.mmap, buf must stay mapped for the model's life (the
- * caller registers it) and aligned raw data is borrowed from it; otherwise everything is copied. */
+ * caller registers it) and raw data is borrowed from it where ref_onnx_can_borrow allows (float16 anywhere, other
+ * types element-aligned); otherwise everything is copied. */
 int ref_onnx_parse(ref_model *m, const uint8_t *buf, size_t len, const char *dir, ref_error *err);
 
 /* Parse one serialized TensorProto into t, with data copied into a ref_aligned_alloc buffer

@@ -31,8 +31,9 @@ static int cmp_range(const void *a, const void *b)
 
 /* Parsing touched every page of the mapping, but only the weights that point into it need to stay: drop the
  * others from this process's RSS (MADV_DONTNEED on a private read-only file mapping; a later access simply
- * faults the page in again from the file, so nothing can break). Embedded weights are rarely aligned, so for
- * such models most of the file is copied, and without this their pages would count twice. */
+ * faults the page in again from the file, so nothing can break). Embedded weights other than float16 are rarely
+ * aligned (ref_onnx_can_borrow), so for such models most of the file is copied, and without this their pages
+ * would count twice. */
 static void release_unused_pages(const ref_model *m, uint8_t *addr, size_t len)
 {
     const ref_graph *g = &m->graph;
