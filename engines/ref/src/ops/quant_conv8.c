@@ -1,0 +1,243 @@
+/* quant_conv8.c: ConvInteger and QLinearConv over ref_qgemm8: each task builds the uint8 im2col panels of its own
+ * column block (x shifted into uint8 when it is int8; padding is x's zero point, so it adds nothing), sums their
+ * columns, and multiplies every weight row by them, all in one pass that stays in cache. The zero points fold into
+ * row and column terms, so the sums are exactly the int16 path's. It must never read X outside its bounds. */
+#include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
+#include "../alloc.h"
+#include "qgemm8.h"
+#include "quant.h"
+#include "quant_conv8.h"
+#include "reduce_elem.h"
+
+static int64_t al64(int64_t n) { return (n + 63) / 64 * 64; }
+
+void ref_qconv8_w_free(ref_qconv8_w *p)
+{
+    if (!p)
+        return;
+    ref_free(p->w);
+    ref_free(p->rowsum);
+    ref_free(p->wz);
+    ref_free(p);
+}
+
+int ref_qconv8_w_new(const ref_conv_geom *g, const ref_qconv_in *q, ref_qconv8_w **out)
+{
+    ref_qconv8_w *p = ref_calloc(1, sizeof *p);
+    if (!p)
+        return REF_E_NOMEM;
+    p->K = g->cin_g * g->k_size;
+    p->Kq = (p->K + 3) / 4;
+    p->bytes = (size_t)(g->cout * p->Kq * 4 + 2 * g->cout * 4);
+    p->w = ref_aligned_alloc((size_t)al64(g->cout * p->Kq * 4));
+    p->rowsum = ref_calloc((size_t)g->cout, sizeof *p->rowsum);
+    p->wz = ref_calloc((size_t)g->cout, sizeof *p->wz);
+    if (!p->w || !p->rowsum || !p->wz) {
+        ref_qconv8_w_free(p);
+        return REF_E_NOMEM;
+    }
+    bool s = q->w->dtype == REF_DT_INT8;
+    for (int64_t co = 0; co < g->cout; co++) {
+        /* uint8 weights less 128 fit int8; the zero point moves with them, so w - wz is unchanged */
+        int shift = s ? 0 : 128, sum = 0;
+        p->wz[co] = (int32_t)ref_quant_at(q->wz, co) - shift;
+        int8_t *row = (int8_t *)p->w + co * p->Kq * 4;
+        for (int64_t k = 0; k < p->Kq * 4; k++) {
+            int64_t at = co * p->K + k;
+            int v = k >= p->K ? 0 : s ? ((const int8_t *)q->w->data)[at] : ((const uint8_t *)q->w->data)[at] - 128;
+            row[k] = (int8_t)v;
+            sum += v;
+        }
+        p->rowsum[co] = sum;
+    }
+    *out = p;
+    return REF_OK;
+}
+
+/* Columns per task: a block of panels of about 96 KiB, so it stays in L2 while every weight row passes over it. */
+static int64_t cols_per_task(const ref_conv_geom *g, int64_t Kq)
+{
+    int64_t nb = (int64_t)(96 * 1024) / (Kq * 4) / 16 * 16;
+    nb = nb < 16 ? 16 : nb;
+    int64_t p16 = (g->out_size + 15) / 16 * 16;
+    return nb < p16 ? nb : p16;
+}
+
+/* Per thread: 4 rows of bytes, the panels, the column sums and (requantizing) the block's int32 sums. */
+static int64_t per_thread_bytes(const ref_conv_geom *g, int64_t Kq, int64_t nb, bool requant)
+{
+    return al64(4 * nb) + al64(nb * Kq * 4) + al64(nb * 4) + (requant ? al64(g->cout_g * nb * 4) : 0);
+}
+
+size_t ref_qconv8_scratch_bytes(const ref_conv_geom *g, int threads, bool requant)
+{
+    int64_t Kq = (g->cin_g * g->k_size + 3) / 4, nb = cols_per_task(g, Kq);
+    return (size_t)(al64(2 * g->cout_g * 4) + per_thread_bytes(g, Kq, nb, requant) * (threads > 0 ? threads : 1) + 64);
+}
+
+typedef struct {
+    const ref_conv_geom *g;
+    const ref_qconv_in *q;
+    const ref_qconv8_w *w;
+    ref_tensor *y;
+    ref_qgemm8_epi epi; /* the group's row terms; col set per task */
+    char *scratch;
+    int64_t n, grp, nb, per_thread;
+    uint8_t pad, flip; /* x's zero point in uint8, and 0x80 when x is int8 (to shift it into uint8) */
+    ref_qgemm8_path path;
+    double xs, ys;
+} qc8_job;
+
+/* Column row k of columns [p0, p0 + pn) into dst: x's bytes where the tap lands inside, pad where it does not. */
+static void row_bytes(const qc8_job *j, int64_t k, int64_t p0, int64_t pn, uint8_t *dst)
+{
+    const ref_conv_geom *g = j->g;
+    if (k >= j->w->K) {
+        memset(dst, 0, (size_t)pn); /* with the weights' zeros there: adds nothing, column sums included */
+        return;
+    }
+    int64_t ci = k / g->k_size, tap = k % g->k_size;
+    int64_t kx = tap % g->k[2], ky = tap / g->k[2] % g->k[1], kz = tap / (g->k[2] * g->k[1]);
+    int64_t ox = p0 % g->out[2], oy = p0 / g->out[2] % g->out[1], oz = p0 / (g->out[2] * g->out[1]);
+    const uint8_t *x = (const uint8_t *)j->q->x->data + (j->n * g->cin + j->grp * g->cin_g + ci) * g->in_size;
+    for (int64_t q = 0; q < pn;) {
+        int64_t iz = oz * g->stride[0] - g->pad_lo[0] + kz * g->dil[0];
+        int64_t iy = oy * g->stride[1] - g->pad_lo[1] + ky * g->dil[1];
+        bool row_in = iz >= 0 && iz < g->in[0] && iy >= 0 && iy < g->in[1];
+        int64_t off = (iz * g->in[1] + iy) * g->in[2], run = g->out[2] - ox < pn - q ? g->out[2] - ox : pn - q;
+        int64_t s = g->stride[2], c0 = kx * g->dil[2] - g->pad_lo[2], lo = 0, hi = row_in ? run : 0;
+        while (lo < hi && (ox + lo) * s + c0 < 0)
+            lo++;
+        while (hi > lo && (ox + hi - 1) * s + c0 >= g->in[2])
+            hi--;
+        memset(dst + q, j->pad, (size_t)lo);
+        int64_t at = off + (ox + lo) * s + c0; /* x's index of column lo: inside the row */
+        if (s == 1 && !j->flip)
+            memcpy(dst + q + lo, x + at, (size_t)(hi - lo));
+        else
+            for (int64_t r = 0; r < hi - lo; r++)
+                dst[q + lo + r] = x[at + r * s] ^ j->flip;
+        int64_t end = hi > lo ? hi : lo;
+        memset(dst + q + end, j->pad, (size_t)(run - end));
+        q += run;
+        ox = 0;
+        if (++oy == g->out[1]) {
+            oy = 0;
+            oz++;
+        }
+    }
+}
+
+/* Four rows of n16 bytes (a multiple of 16) into group kq of each panel: column i's 4 bytes side by side. */
+static void interleave4(uint8_t *const r[4], int64_t n16, int64_t Kq, int64_t kq, uint8_t *panels)
+{
+    for (int64_t i = 0; i < n16; i += 16) {
+        uint8_t *d = panels + (i / 16 * Kq + kq) * 64;
+#ifdef __SSE2__
+        __m128i a = _mm_loadu_si128((const __m128i *)(r[0] + i)), b = _mm_loadu_si128((const __m128i *)(r[1] + i));
+        __m128i c = _mm_loadu_si128((const __m128i *)(r[2] + i)), e = _mm_loadu_si128((const __m128i *)(r[3] + i));
+        __m128i ab0 = _mm_unpacklo_epi8(a, b), ab1 = _mm_unpackhi_epi8(a, b);
+        __m128i ce0 = _mm_unpacklo_epi8(c, e), ce1 = _mm_unpackhi_epi8(c, e);
+        _mm_storeu_si128((__m128i *)d, _mm_unpacklo_epi16(ab0, ce0));
+        _mm_storeu_si128((__m128i *)(d + 16), _mm_unpackhi_epi16(ab0, ce0));
+        _mm_storeu_si128((__m128i *)(d + 32), _mm_unpacklo_epi16(ab1, ce1));
+        _mm_storeu_si128((__m128i *)(d + 48), _mm_unpackhi_epi16(ab1, ce1));
+#else
+        for (int c = 0; c < 16; c++)
+            for (int h = 0; h < 4; h++)
+                d[c * 4 + h] = r[h][i + c];
+#endif
+    }
+}
+
+/* Requantize the block's sums: y = saturate(round((sum + B) * x_scale * w_scale / y_scale) + y_zero_point). */
+static void requant(const qc8_job *j, const int32_t *acc, int64_t p0, int64_t pn)
+{
+    const ref_conv_geom *g = j->g;
+    const ref_qconv_in *q = j->q;
+    for (int64_t cl = 0; cl < g->cout_g; cl++) {
+        int64_t co = j->grp * g->cout_g + cl, row0 = (j->n * g->cout + co) * g->out_size + p0;
+        double m = j->xs * ref_quant_at(q->ws, co) / j->ys; /* the order the spec's formula has */
+        int64_t b = q->b ? ref_elem_ldi(q->b->data, q->b->dtype, co) : 0;
+        for (int64_t i = 0; i < pn; i++)
+            ref_elem_sti(j->y->data, j->y->dtype, row0 + i,
+                         ref_quant_saturate((double)(acc[cl * pn + i] + b) * m + q->yz, j->y->dtype));
+    }
+}
+
+static void qc8_task(void *arg, int64_t begin, int64_t end, int tid)
+{
+    const qc8_job *j = arg;
+    const ref_conv_geom *g = j->g;
+    int64_t Kq = j->w->Kq, nb = j->nb;
+    char *base = j->scratch + al64(2 * g->cout_g * 4) + (int64_t)tid * j->per_thread;
+    uint8_t *rows = (uint8_t *)base, *panels = rows + al64(4 * nb);
+    int32_t *col = (int32_t *)(panels + al64(nb * Kq * 4)), *acc = col + al64(nb * 4) / 4;
+    uint8_t *r[4] = {rows, rows + nb, rows + 2 * nb, rows + 3 * nb};
+    for (int64_t t = begin; t < end; t++) {
+        int64_t p0 = t * nb, pn = g->out_size - p0 < nb ? g->out_size - p0 : nb, n16 = (pn + 15) / 16 * 16;
+        for (int64_t kq = 0; kq < Kq; kq++) {
+            for (int h = 0; h < 4; h++) {
+                row_bytes(j, kq * 4 + h, p0, pn, r[h]);
+                memset(r[h] + pn, 0, (size_t)(n16 - pn)); /* the last panel's spare columns: computed, not stored */
+            }
+            interleave4(r, n16, Kq, kq, panels);
+        }
+        ref_qgemm8_epi e = j->epi;
+        if (e.row_mul) {
+            for (int64_t i = 0; i < n16; i += 16)
+                ref_qgemm8_colsums_u8(panels + i / 16 * Kq * 64, Kq, col + i);
+            e.col = col;
+        }
+        int64_t row0 = (j->n * g->cout + j->grp * g->cout_g) * g->out_size + p0;
+        ref_qgemm8_args a = {.Kq = Kq, .a = j->w->w + j->grp * g->cout_g * Kq * 4, .b = panels, .e = &e,
+                             .a_u8 = false};
+        if (j->q->ys) {
+            a.y = acc, a.ldy = pn;
+            ref_qgemm8_block(j->path, &a, 0, g->cout_g, 0, pn);
+            requant(j, acc, p0, pn);
+        } else {
+            a.y = (int32_t *)j->y->data + row0, a.ldy = g->out_size;
+            ref_qgemm8_block(j->path, &a, 0, g->cout_g, 0, pn);
+        }
+    }
+}
+
+int ref_qconv8_run(ref_op_ctx *c, const ref_conv_geom *g, const ref_qconv_in *q, const ref_qconv8_w *w,
+                   ref_tensor *y)
+{
+    int threads = c->n_threads > 0 ? c->n_threads : 1;
+    if (c->scratch_bytes < ref_qconv8_scratch_bytes(g, threads, q->ys != NULL))
+        return ref_fail(c->err, REF_E_STATE, "%s: scratch too small", c->node->op_type);
+    bool x_s8 = q->x->dtype == REF_DT_INT8;
+    int32_t xz = (int32_t)ref_quant_at(q->xz, 0) + (x_s8 ? 128 : 0); /* in uint8, as the columns hold x */
+    qc8_job j = {.g = g, .q = q, .w = w, .y = y, .scratch = c->scratch, .nb = cols_per_task(g, w->Kq),
+                 .pad = (uint8_t)xz, .flip = x_s8 ? 0x80 : 0, .path = ref_qgemm8_best(),
+                 .xs = q->ys ? ref_quant_at(q->xs, 0) : 0, .ys = q->ys ? ref_quant_at(q->ys, 0) : 1};
+    j.per_thread = per_thread_bytes(g, w->Kq, j.nb, q->ys != NULL);
+    int32_t *row_add = (int32_t *)c->scratch, *row_mul = row_add + g->cout_g;
+    int64_t tasks = (g->out_size + j.nb - 1) / j.nb;
+    double task_ops = 2.0 * (double)g->cout_g * (double)w->K * (double)j.nb;
+    int64_t grain = task_ops >= REF_POOL_SHARE_FLOPS ? 1 : (int64_t)(REF_POOL_SHARE_FLOPS / task_ops) + 1;
+    for (int64_t grp = 0; grp < g->group; grp++) {
+        bool any_wz = false;
+        for (int64_t cl = 0; cl < g->cout_g; cl++) {
+            int64_t co = grp * g->cout_g + cl;
+            /* sum (x - xz)(w - wz) = dot(x, w) - wz.colsum(x) + xz.(K.wz - rowsum(w)), mod 2^32 */
+            row_add[cl] = (int32_t)((uint32_t)xz * ((uint32_t)w->K * (uint32_t)w->wz[co] - (uint32_t)w->rowsum[co]));
+            row_mul[cl] = (int32_t)(0u - (uint32_t)w->wz[co]);
+            any_wz |= w->wz[co] != 0;
+        }
+        j.epi = (ref_qgemm8_epi){.row_add = row_add, .row_mul = any_wz ? row_mul : NULL};
+        j.grp = grp;
+        for (int64_t n = 0; n < g->batch; n++) {
+            j.n = n;
+            ref_parallel_for(c->pool, tasks, grain, qc8_task, &j);
+        }
+    }
+    return REF_OK;
+}
