@@ -1,6 +1,7 @@
 /* test_ops_quant.c: ConvInteger, QLinearConv and MatMulInteger through the integer GEMM, against direct sums
  * written here (uint8 and int8, per-channel zero points, groups, strides, padding, dilation, odd K, a
- * column chunk boundary), weights packed per run at 1 thread and at prepare at 2 threads. It must never compare
+ * column chunk boundary, B zero point per column or one), weights packed per run at 1 thread and at prepare at 2
+ * threads (the VNNI GEMM where the CPU has one). It must never compare
  * the kernel with itself. */
 #include <math.h>
 #include <stdlib.h>
@@ -105,7 +106,8 @@ static void run_conv(const qcase *t, bool qlinear)
     free(x), free(w), free(bias);
 }
 
-static void test_matmul_integer(int64_t M, int64_t K, int64_t N, bool as8, bool bs8)
+/* bz_per_col: B's zero point per column (the int16 GEMM), else one value (the VNNI GEMM where the CPU has it). */
+static void test_matmul_integer(int64_t M, int64_t K, int64_t N, bool as8, bool bs8, bool bz_per_col)
 {
     int64_t ad[] = {M, K}, bd[] = {K, N}, nd_[] = {N};
     uint8_t *a = malloc((size_t)(M * K)), *b = malloc((size_t)(K * N)), az = (uint8_t)rnd(0, 255), bz[512];
@@ -117,7 +119,7 @@ static void test_matmul_integer(int64_t M, int64_t K, int64_t N, bool as8, bool 
         bz[i] = (uint8_t)rnd(0, 255);
     int at = as8 ? REF_DT_INT8 : REF_DT_UINT8, bt = bs8 ? REF_DT_INT8 : REF_DT_UINT8;
     ref_tensor ta = oh_tensor(at, 2, ad, a), tb = oh_tensor(bt, 2, bd, b), taz = oh_tensor(at, 0, NULL, &az);
-    ref_tensor tbz = oh_tensor(bt, 1, nd_, bz);
+    ref_tensor tbz = bz_per_col ? oh_tensor(bt, 1, nd_, bz) : oh_tensor(bt, 0, NULL, bz);
     ref_model *m = ref_model_new();
     ref_node *nd = oh_node(m, "MatMulInteger", 4, 1);
     const ref_tensor *in[] = {&ta, &tb, &taz, &tbz};
@@ -130,7 +132,7 @@ static void test_matmul_integer(int64_t M, int64_t K, int64_t N, bool as8, bool 
         for (int64_t j = 0; j < N; j++) {
             int64_t acc = 0;
             for (int64_t k = 0; k < K; k++)
-                acc += (int64_t)(ld(a, as8, i * K + k) - ld(&az, as8, 0)) * (ld(b, bs8, k * N + j) - ld(&bz[j], bs8, 0));
+                acc += (int64_t)(ld(a, as8, i * K + k) - ld(&az, as8, 0)) * (ld(b, bs8, k * N + j) - ld(&bz[bz_per_col ? j : 0], bs8, 0));
             bad += ((const int32_t *)out[0].data)[i * N + j] != acc;
         }
     CHECK(bad == 0);
@@ -154,8 +156,11 @@ int main(void)
         run_conv(&cases[i], false);
         run_conv(&cases[i], true);
     }
-    test_matmul_integer(5, 33, 40, false, true);
-    test_matmul_integer(64, 256, 300, false, false);
-    test_matmul_integer(1, 7, 3, true, true);
+    for (int per_col = 0; per_col < 2; per_col++) {
+        test_matmul_integer(5, 33, 40, false, true, per_col);
+        test_matmul_integer(64, 256, 300, false, false, per_col);
+        test_matmul_integer(1, 7, 3, true, true, per_col);
+        test_matmul_integer(9, 130, 17, true, false, per_col);
+    }
     return check_summary();
 }

@@ -8,6 +8,7 @@
 #include "../alloc.h"
 #include "op.h"
 #include "qgemm.h"
+#include "qgemm8.h"
 #include "quant.h"
 #include "reduce_elem.h"
 
@@ -199,7 +200,9 @@ static size_t mm_scratch(const ref_tensor *a, const ref_tensor *b, bool requant)
     if (!a || !b || a->rank < 2 || b->rank < 2)
         return 0;
     int64_t M = a->dims[a->rank - 2], K = a->dims[a->rank - 1], N = b->dims[b->rank - 1], Kp = (K + 1) / 2;
-    return (size_t)(M * Kp * 4 + ref_qgemm_b_elems(Kp, N) * 2 + (requant ? M * N * 4 : 0) + 192);
+    /* the 8-bit path's A rows fit in the int16 path's (4 Kq <= 4 Kp bytes); its row terms come after the rest */
+    return (size_t)(M * Kp * 4 + ref_qgemm_b_elems(Kp, N) * 2 + (requant ? M * N * 4 : 0) + 192 +
+                    (ref_qgemm8_fast() ? 2 * M * 4 + 64 : 0));
 }
 
 static int ld8(const ref_tensor *t, int64_t i)
@@ -220,17 +223,47 @@ static void pack_b(const ref_tensor *b, const ref_tensor *zb, int64_t ob, int64_
                 (int16_t)(k < K ? ld8(b, ob * K * N + k * N + n) - (zb_one ? zb0 : ld8(zb, n)) : 0);
 }
 
-/* A constant 2-D B packed once at compile. */
+/* A constant 2-D B packed once at compile: int16 pairs for ref_qgemm (bp), or, where the CPU has VNNI and B's zero
+ * point is one value, int8 panels for ref_qgemm8 (b8, uint8 B shifted by -128 with its zero point zb8) with the
+ * column terms K.zb8 - colsum (col8, padded to 16). */
 typedef struct {
     int16_t *bp;
+    uint8_t *b8;
+    int32_t *col8, zb8;
     size_t bytes;
 } qmm_state;
 
 static void qmm_state_free(void *s)
 {
-    if (s)
+    if (s) {
         ref_free(((qmm_state *)s)->bp);
+        ref_free(((qmm_state *)s)->b8);
+        ref_free(((qmm_state *)s)->col8);
+    }
     ref_free(s);
+}
+
+static int pack_b8(const ref_tensor *b, const ref_tensor *zb, qmm_state *s)
+{
+    int64_t K = b->dims[0], N = b->dims[1], Kq = (K + 3) / 4, n16 = (N + 15) / 16 * 16;
+    s->bytes = (size_t)(ref_qgemm8_b_bytes(Kq, N) + n16 * 4);
+    s->b8 = ref_aligned_alloc((size_t)ref_qgemm8_b_bytes(Kq, N));
+    s->col8 = ref_calloc((size_t)n16, sizeof *s->col8);
+    if (!s->b8 || !s->col8)
+        return REF_E_NOMEM;
+    memset(s->b8, 0, (size_t)ref_qgemm8_b_bytes(Kq, N)); /* rows past K and the last panel's spare columns */
+    int shift = b->dtype == REF_DT_INT8 ? 0 : -128;
+    s->zb8 = (int32_t)ref_quant_at(zb, 0) + shift;
+    for (int64_t n = 0; n < N; n++) {
+        uint32_t sum = 0;
+        for (int64_t k = 0; k < K; k++) {
+            int v = ld8(b, k * N + n) + shift;
+            s->b8[ref_qgemm8_b_at(Kq, k, n)] = (uint8_t)v;
+            sum += (uint32_t)v;
+        }
+        s->col8[n] = (int32_t)((uint32_t)K * (uint32_t)s->zb8 - sum);
+    }
+    return REF_OK;
 }
 
 static size_t qmm_state_bytes(const void *s) { return s ? ((const qmm_state *)s)->bytes : 0; }
@@ -242,6 +275,14 @@ static int qmm_prepare_b(ref_op_ctx *c, int bi, int zi, void **state)
         return REF_OK; /* packed per run */
     int64_t K = b->dims[0], N = b->dims[1], Kp = (K + 1) / 2;
     qmm_state *s = ref_calloc(1, sizeof *s);
+    if (s && ref_qgemm8_fast() && (!zb || ref_tensor_numel(zb) == 1)) {
+        if (pack_b8(b, zb, s)) {
+            qmm_state_free(s);
+            return ref_fail(c->err, REF_E_NOMEM, "%s: out of memory packing B", c->node->op_type);
+        }
+        *state = s;
+        return REF_OK;
+    }
     if (s) {
         s->bytes = (size_t)ref_qgemm_b_elems(Kp, N) * 2;
         s->bp = ref_aligned_alloc(s->bytes + 4);
@@ -258,6 +299,36 @@ static int qmm_prepare_b(ref_op_ctx *c, int bi, int zi, void **state)
 static int mmi_prepare(ref_op_ctx *c, void **state) { return qmm_prepare_b(c, 1, 3, state); }
 
 static int qmm_prepare(ref_op_ctx *c, void **state) { return qmm_prepare_b(c, 3, 5, state); }
+
+/* One matrix pair on ref_qgemm8: A's rows (from a0) as uint8 groups of 4 (int8 A shifted by +128, its zero points
+ * with it) with their sums, so sum (a - za)(b - zb) = dot - zb.rowsum(a) + za.(K.zb - colsum(b)). terms holds
+ * 2 M int32. */
+static void mm8(const ref_tensor *a, const ref_tensor *za, int64_t a0, int64_t M, int64_t N, int64_t K,
+                const qmm_state *st, uint8_t *a8, int32_t *terms, int32_t *y, ref_pool *pool)
+{
+    int64_t Kq = (K + 3) / 4;
+    int shift = a->dtype == REF_DT_INT8 ? 128 : 0;
+    int32_t *row_add = terms, *row_mul = terms + M;
+    for (int64_t m = 0; m < M; m++) {
+        uint8_t *r = a8 + m * Kq * 4;
+        uint32_t sum = 0;
+        if (!shift) {
+            memcpy(r, (const uint8_t *)a->data + a0 + m * K, (size_t)K);
+            for (int64_t k = 0; k < K; k++)
+                sum += r[k];
+        } else {
+            for (int64_t k = 0; k < K; k++) {
+                r[k] = (uint8_t)(((const int8_t *)a->data)[a0 + m * K + k] + shift);
+                sum += r[k];
+            }
+        }
+        memset(r + K, 0, (size_t)(Kq * 4 - K));
+        row_add[m] = (int32_t)(0u - (uint32_t)st->zb8 * sum);
+        row_mul[m] = (int32_t)ref_quant_at(za, m) + shift;
+    }
+    ref_qgemm8_epi e = {.row_add = row_add, .row_mul = row_mul, .col = st->col8};
+    ref_qgemm8(M, N, Kq, a8, st->b8, true, &e, y, N, pool);
+}
 
 /* Integer products of y's batch of matrix pairs, zero points subtracted (per row of A, per column of B when not
  * scalar) as they are packed for the integer GEMM (qgemm.h); f maps each int32 sum to its output, or the sums go
@@ -290,6 +361,15 @@ static int mm_each(ref_op_ctx *c, const ref_tensor *a, const ref_tensor *b, cons
             oa += q * sa[d];
             ob += q * sb[d];
         }
+        const qmm_state *st = c->state;
+        int32_t *out = f ? acc : (int32_t *)y->data + t * M * N;
+        if (st && st->b8) {
+            mm8(a, za, oa * M * K, M, N, K, st, (uint8_t *)ap, (int32_t *)((char *)acc + (f ? M * N * 4 : 0)), out,
+                c->pool);
+            for (int64_t i = 0; f && i < M * N; i++)
+                f(arg, t * M * N + i, acc[i]);
+            continue;
+        }
         for (int64_t m = 0; m < M; m++) {
             int z = (int)ref_quant_at(za, m);
             for (int64_t kp = 0; kp < Kp; kp++) {
@@ -297,10 +377,8 @@ static int mm_each(ref_op_ctx *c, const ref_tensor *a, const ref_tensor *b, cons
                 ap[m * Kp + kp] = ref_qgemm_pair(ld8(a, at) - z, k + 1 < K ? ld8(a, at + 1) - z : 0);
             }
         }
-        const qmm_state *st = c->state;
         if (!st)
             pack_b(b, zb, ob, K, N, bp);
-        int32_t *out = f ? acc : (int32_t *)y->data + t * M * N;
         ref_qgemm(M, N, Kp, ap, st ? st->bp : bp, out, N, c->pool);
         for (int64_t i = 0; f && i < M * N; i++)
             f(arg, t * M * N + i, acc[i]);
