@@ -10,6 +10,7 @@
 #include "qgemm8.h"
 #include "quant.h"
 #include "quant_conv8.h"
+#include "quant_dw.h"
 #include "reduce_elem.h"
 
 /* Conv's geometry for x, w (and bias) given as 8-bit tensors: the float kernels' checks on float-typed copies. */
@@ -285,6 +286,8 @@ static size_t qdw_scratch(const ref_conv_geom *g, int threads)
 /* Every (batch, group, column chunk): im2col, the integer GEMM, then int32 out or requantized. */
 static int qconv_run(ref_op_ctx *c, const ref_conv_geom *g, const qconv_in *q, ref_tensor *y)
 {
+    if (!q->ys && ref_qdw_float_ok(g))
+        return ref_qdw_float_run(c, g, q, y);
     if (qconv_is_depthwise(g)) {
         if (c->scratch_bytes < qdw_scratch(g, c->n_threads))
             return ref_fail(c->err, REF_E_STATE, "%s: scratch too small", c->node->op_type);
@@ -348,6 +351,8 @@ static size_t qconv_scratch(const ref_op_ctx *c, bool requant)
     const ref_tensor *x = c->in[0], *w = c->n_in > (requant ? 3 : 1) ? c->in[requant ? 3 : 1] : NULL;
     if (qgeom(&cc, x, w, NULL, &g))
         return 0;
+    if (!requant && ref_qdw_float_ok(&g))
+        return ref_qdw_float_scratch_bytes(&g, c->n_threads);
     if (qconv_is_depthwise(&g))
         return qdw_scratch(&g, c->n_threads);
     qconv_plan qp;
