@@ -143,6 +143,42 @@ static void test_matmul_integer(int64_t M, int64_t K, int64_t N, bool as8, bool 
     free(a), free(b);
 }
 
+/* DynamicQuantizeLinear over n floats (several chunks when n is large) at 1 and 2 threads against the spec's formula
+ * written here: scale = (max(x, 0) - min(x, 0)) / 255, zero point and values rounded half to even. */
+static void test_dynamic_quantize(int64_t n, float lo, float hi)
+{
+    int64_t d[] = {n};
+    float *x = malloc((size_t)n * sizeof *x);
+    for (int64_t i = 0; i < n; i++)
+        x[i] = lo + (hi - lo) * (float)rnd(0, 1 << 20) / (float)(1 << 20);
+    x[n / 3] = -0.0f;
+    ref_tensor tx = oh_tensor(REF_DT_FLOAT, 1, d, x);
+    ref_model *m = ref_model_new();
+    ref_node *nd = oh_node(m, "DynamicQuantizeLinear", 1, 3);
+    const ref_tensor *in[] = {&tx};
+    float mn = 0, mx = 0;
+    for (int64_t i = 0; i < n; i++)
+        mn = x[i] < mn ? x[i] : mn, mx = x[i] > mx ? x[i] : mx;
+    float scale = (mx - mn) / 255.0f, zf = scale != 0 ? rintf(-mn / scale) : 0;
+    uint8_t zp = (uint8_t)(zf < 0 ? 0 : zf > 255 ? 255 : zf);
+    for (int threads = 1; threads <= 2; threads++) {
+        ref_tensor out[3];
+        ref_error err = {0};
+        CHECK_OK(oh_run(nd, 13, 1, in, 3, out, 0, threads, &err), &err);
+        int64_t bad = 0;
+        for (int64_t i = 0; i < n && out[0].data; i++) {
+            float q = scale != 0 ? rintf(x[i] / scale) + zp : zp;
+            bad += ((const uint8_t *)out[0].data)[i] != (uint8_t)(q < 0 ? 0 : q > 255 ? 255 : q);
+        }
+        CHECK(bad == 0);
+        CHECK(out[1].data && *(const float *)out[1].data == scale);
+        CHECK(out[2].data && *(const uint8_t *)out[2].data == zp);
+        oh_free_outputs(3, out);
+    }
+    ref_model_free(m);
+    free(x);
+}
+
 int main(void)
 {
     static const qcase cases[] = {
@@ -162,5 +198,8 @@ int main(void)
         test_matmul_integer(1, 7, 3, true, true, per_col);
         test_matmul_integer(9, 130, 17, true, false, per_col);
     }
+    test_dynamic_quantize(7, -1.0f, 3.0f);
+    test_dynamic_quantize(100003, -2.5f, 0.75f); /* chunks, a tail past the vector loop */
+    test_dynamic_quantize(40000, 0.5f, 9.0f);    /* all positive: min is the 0 the range includes */
     return check_summary();
 }

@@ -117,63 +117,7 @@ static int dq_run(ref_op_ctx *c)
     return REF_OK;
 }
 
-/* ---- DynamicQuantizeLinear: uint8 with a scale and zero point from the data's range (and 0) ------ */
-
-static int dyn_infer(ref_op_ctx *c)
-{
-    if (c->in[0]->dtype != REF_DT_FLOAT)
-        return ref_fail(c->err, REF_E_UNSUPPORTED, "DynamicQuantizeLinear of %s", ref_dtype_name(c->in[0]->dtype));
-    c->out[0]->dtype = REF_DT_UINT8;
-    ref_tensor_set_shape(c->out[0], c->in[0]->rank, c->in[0]->dims);
-    for (int j = 1; j < 3 && j < c->n_out; j++) {
-        c->out[j]->dtype = j == 1 ? REF_DT_FLOAT : REF_DT_UINT8;
-        c->out[j]->rank = 0;
-    }
-    return REF_OK;
-}
-
-/* Quantize n floats with one scale and zero point; compiled for AVX2 too (vroundps rounds to nearest even, as rintf
- * does in the default rounding mode, and the division is IEEE either way: the same bytes). */
-__attribute__((target_clones("avx2", "default"), optimize("tree-vectorize"))) static void quantize_u8(const float *x, int64_t n, float scale,
-                                                                          uint8_t zp, uint8_t *y)
-{
-    for (int64_t i = 0; i < n; i++) {
-        float q = rintf(x[i] / scale) + zp;
-        y[i] = (uint8_t)(q < 0 ? 0 : q > 255 ? 255 : q);
-    }
-}
-
-__attribute__((target_clones("avx2", "default"))) static void min_max(const float *x, int64_t n, float *lo, float *hi)
-{
-    float l = 0, h = 0;
-    for (int64_t i = 0; i < n; i++) {
-        l = x[i] < l ? x[i] : l;
-        h = x[i] > h ? x[i] : h;
-    }
-    *lo = l;
-    *hi = h;
-}
-
-static int dyn_run(ref_op_ctx *c)
-{
-    const ref_tensor *x = c->in[0];
-    const float *xv = x->data;
-    float lo = 0, hi = 0;
-    int64_t n = ref_tensor_numel(x);
-    min_max(xv, n, &lo, &hi);
-    float scale = (hi - lo) / 255.0f;
-    float zpf = scale != 0 ? rintf(-lo / scale) : 0;
-    uint8_t zp = (uint8_t)(zpf < 0 ? 0 : zpf > 255 ? 255 : zpf);
-    if (scale != 0)
-        quantize_u8(xv, n, scale, zp, c->out[0]->data);
-    else
-        memset(c->out[0]->data, zp, (size_t)n);
-    if (c->n_out > 1 && c->out[1])
-        *(float *)c->out[1]->data = scale;
-    if (c->n_out > 2 && c->out[2])
-        *(uint8_t *)c->out[2]->data = zp;
-    return REF_OK;
-}
+/* DynamicQuantizeLinear is quant_dyn.c's. */
 
 /* ---- MatMulInteger and QLinearMatMul ------------------------------------------------------------- */
 
@@ -436,7 +380,7 @@ static int qmm_run(ref_op_ctx *c)
 const ref_op ref_ops_quant[] = {
     {.name = "QuantizeLinear", .infer = q_infer, .run = q_run},
     {.name = "DequantizeLinear", .infer = dq_infer, .run = dq_run},
-    {.name = "DynamicQuantizeLinear", .infer = dyn_infer, .run = dyn_run},
+    {.name = "DynamicQuantizeLinear", .infer = ref_dyn_quant_infer, .run = ref_dyn_quant_run},
     {.name = "MatMulInteger", .infer = mmi_infer, .run = mmi_run, .scratch_bytes = mmi_scratch,
      .prepare = mmi_prepare, .state_free = qmm_state_free, .state_bytes = qmm_state_bytes},
     {.name = "QLinearMatMul", .infer = qmm_infer, .run = qmm_run, .scratch_bytes = qmm_scratch,

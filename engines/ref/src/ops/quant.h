@@ -14,6 +14,10 @@ int64_t ref_quant_saturate(double v, int dt);
 /* Element i of t as double, t's only element when it has one, 0 when t is NULL (an omitted zero point). */
 double ref_quant_at(const ref_tensor *t, int64_t i);
 
+/* quant_dyn.c */
+int ref_dyn_quant_infer(ref_op_ctx *c);
+int ref_dyn_quant_run(ref_op_ctx *c);
+
 /* quant_conv.c */
 int ref_conv_integer_infer(ref_op_ctx *c);
 int ref_conv_integer_run(ref_op_ctx *c);
