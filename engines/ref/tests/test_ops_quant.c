@@ -187,6 +187,8 @@ int main(void)
         {1, 6, 6, 6, 9, 9, 3, 3, 1, 1, 2, 2, 2, 2, true, true, true},       /* depthwise, dilation, int8 x */
         {1, 16, 20, 1, 7, 5, 1, 1, 1, 1, 0, 0, 1, 1, false, false, true},   /* 1x1, rows not a multiple of 4 */
         {1, 64, 32, 1, 70, 70, 3, 3, 1, 1, 1, 1, 1, 1, false, true, false}, /* columns past one chunk (K 576) */
+        {2, 24, 20, 1, 12, 12, 1, 1, 1, 1, 0, 0, 1, 1, false, false, true}, /* 1x1 read in place, whole panels */
+        {1, 9, 10, 1, 10, 15, 1, 1, 1, 1, 0, 0, 1, 1, false, true, false}, /* 1x1 in place, a partial last panel */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         run_conv(&cases[i], false);

@@ -58,11 +58,12 @@ int ref_qconv8_w_new(const ref_conv_geom *g, const ref_qconv_in *q, ref_qconv8_w
     return REF_OK;
 }
 
-/* Columns per task: a block of panels of about 96 KiB, so it stays in L2 while every weight row passes over it. */
+/* Columns per task: a block of panels of about 192 KiB, so it stays in L2 while every weight row passes over it, and
+ * 64 columns at least: building fewer costs more in per-row setup (divisions) than the GEMM takes (K 4608 gave 16). */
 static int64_t cols_per_task(const ref_conv_geom *g, int64_t Kq)
 {
-    int64_t nb = (int64_t)(96 * 1024) / (Kq * 4) / 16 * 16;
-    nb = nb < 16 ? 16 : nb;
+    int64_t nb = (int64_t)(192 * 1024) / (Kq * 4) / 16 * 16;
+    nb = nb < 64 ? 64 : nb;
     int64_t p16 = (g->out_size + 15) / 16 * 16;
     return nb < p16 ? nb : p16;
 }
@@ -88,6 +89,7 @@ typedef struct {
     char *scratch;
     int64_t n, grp, nb, per_thread;
     uint8_t pad, flip; /* x's zero point in uint8, and 0x80 when x is int8 (to shift it into uint8) */
+    bool direct;       /* a 1x1 conv, stride 1, no padding, uint8 x: the column rows are x's rows as they are */
     ref_qgemm8_path path;
     double xs, ys;
 } qc8_job;
@@ -180,12 +182,20 @@ static void qc8_task(void *arg, int64_t begin, int64_t end, int tid)
     uint8_t *r[4] = {rows, rows + nb, rows + 2 * nb, rows + 3 * nb};
     for (int64_t t = begin; t < end; t++) {
         int64_t p0 = t * nb, pn = g->out_size - p0 < nb ? g->out_size - p0 : nb, n16 = (pn + 15) / 16 * 16;
+        bool direct = j->direct && pn == n16;
         for (int64_t kq = 0; kq < Kq; kq++) {
+            uint8_t *src[4];
             for (int h = 0; h < 4; h++) {
-                row_bytes(j, kq * 4 + h, p0, pn, r[h]);
+                int64_t k = kq * 4 + h;
+                if (direct && k < j->w->K) { /* x's own row: column p of channel k is x[k][p] */
+                    src[h] = (uint8_t *)j->q->x->data + (j->n * g->cin + j->grp * g->cin_g + k) * g->in_size + p0;
+                    continue;
+                }
+                row_bytes(j, k, p0, pn, r[h]);
                 memset(r[h] + pn, 0, (size_t)(n16 - pn)); /* the last panel's spare columns: computed, not stored */
+                src[h] = r[h];
             }
-            interleave4(r, n16, Kq, kq, panels);
+            interleave4(src, n16, Kq, kq, panels);
         }
         ref_qgemm8_epi e = j->epi;
         if (e.row_mul) {
@@ -219,6 +229,9 @@ int ref_qconv8_run(ref_op_ctx *c, const ref_conv_geom *g, const ref_qconv_in *q,
                  .pad = (uint8_t)xz, .flip = x_s8 ? 0x80 : 0, .path = ref_qgemm8_best(),
                  .xs = q->ys ? ref_quant_at(q->xs, 0) : 0, .ys = q->ys ? ref_quant_at(q->ys, 0) : 1};
     j.per_thread = per_thread_bytes(g, w->Kq, j.nb, q->ys != NULL);
+    j.direct = !x_s8 && g->k_size == 1 && g->in_size == g->out_size;
+    for (int d = 0; d < REF_CONV_SP; d++)
+        j.direct = j.direct && g->stride[d] == 1 && g->pad_lo[d] == 0 && g->in[d] == g->out[d];
     int32_t *row_add = (int32_t *)c->scratch, *row_mul = row_add + g->cout_g;
     int64_t tasks = (g->out_size + j.nb - 1) / j.nb;
     double task_ops = 2.0 * (double)g->cout_g * (double)w->K * (double)j.nb;
