@@ -68,10 +68,18 @@ static int64_t cols_per_task(const ref_conv_geom *g, int64_t Kq)
     return nb < p16 ? nb : p16;
 }
 
-/* Per thread: 4 rows of bytes, the panels, the column sums and (requantizing) the block's int32 sums. */
+/* Output rows narrower than this gather the columns through a table of input offsets (one per tap and column): runs
+ * of a few bytes cost more in per-run setup than the bytes themselves. */
+#define QC8_TABLE_BELOW 32
+
+static bool use_table(const ref_conv_geom *g) { return g->out[2] < QC8_TABLE_BELOW; }
+
+/* Per thread: 4 rows of bytes, the panels, the column sums, (requantizing) the block's int32 sums and (narrow
+ * outputs) the offset table. */
 static int64_t per_thread_bytes(const ref_conv_geom *g, int64_t Kq, int64_t nb, bool requant)
 {
-    return al64(4 * nb) + al64(nb * Kq * 4) + al64(nb * 4) + (requant ? al64(g->cout_g * nb * 4) : 0);
+    return al64(4 * nb) + al64(nb * Kq * 4) + al64(nb * 4) + (requant ? al64(g->cout_g * nb * 4) : 0) +
+           (use_table(g) ? al64(g->k_size * nb * 4) : 0);
 }
 
 size_t ref_qconv8_scratch_bytes(const ref_conv_geom *g, int threads, bool requant)
@@ -134,6 +142,43 @@ static void row_bytes(const qc8_job *j, int64_t k, int64_t p0, int64_t pn, uint8
     }
 }
 
+/* tab[tap * nb + q]: where column p0 + q reads tap in its input plane, or -1 where that is padding. */
+static void build_table(const qc8_job *j, int64_t p0, int64_t pn, int32_t *tab)
+{
+    const ref_conv_geom *g = j->g;
+    for (int64_t tap = 0; tap < g->k_size; tap++) {
+        int64_t kx = tap % g->k[2], ky = tap / g->k[2] % g->k[1], kz = tap / (g->k[2] * g->k[1]);
+        int64_t ox = p0 % g->out[2], oy = p0 / g->out[2] % g->out[1], oz = p0 / (g->out[2] * g->out[1]);
+        int32_t *t = tab + tap * j->nb;
+        for (int64_t q = 0; q < pn; q++) {
+            int64_t iz = oz * g->stride[0] - g->pad_lo[0] + kz * g->dil[0];
+            int64_t iy = oy * g->stride[1] - g->pad_lo[1] + ky * g->dil[1];
+            int64_t ix = ox * g->stride[2] - g->pad_lo[2] + kx * g->dil[2];
+            bool in = iz >= 0 && iz < g->in[0] && iy >= 0 && iy < g->in[1] && ix >= 0 && ix < g->in[2];
+            t[q] = in ? (int32_t)((iz * g->in[1] + iy) * g->in[2] + ix) : -1;
+            if (++ox == g->out[2]) {
+                ox = 0;
+                if (++oy == g->out[1])
+                    oy = 0, oz++;
+            }
+        }
+    }
+}
+
+/* Column row k through the table: the same bytes as row_bytes. */
+static void row_gather(const qc8_job *j, int64_t k, const int32_t *tab, int64_t pn, uint8_t *dst)
+{
+    const ref_conv_geom *g = j->g;
+    if (k >= j->w->K) {
+        memset(dst, 0, (size_t)pn);
+        return;
+    }
+    const uint8_t *x = (const uint8_t *)j->q->x->data + (j->n * g->cin + j->grp * g->cin_g + k / g->k_size) * g->in_size;
+    const int32_t *t = tab + k % g->k_size * j->nb;
+    for (int64_t q = 0; q < pn; q++)
+        dst[q] = t[q] >= 0 ? x[t[q]] ^ j->flip : j->pad;
+}
+
 /* Four rows of n16 bytes (a multiple of 16) into group kq of each panel: column i's 4 bytes side by side. */
 static void interleave4(uint8_t *const r[4], int64_t n16, int64_t Kq, int64_t kq, uint8_t *panels)
 {
@@ -179,10 +224,14 @@ static void qc8_task(void *arg, int64_t begin, int64_t end, int tid)
     char *base = j->scratch + al64(2 * g->cout_g * 4) + (int64_t)tid * j->per_thread;
     uint8_t *rows = (uint8_t *)base, *panels = rows + al64(4 * nb);
     int32_t *col = (int32_t *)(panels + al64(nb * Kq * 4)), *acc = col + al64(nb * 4) / 4;
+    int32_t *tab = acc + (j->q->ys ? al64(g->cout_g * nb * 4) / 4 : 0);
+    bool table = use_table(g);
     uint8_t *r[4] = {rows, rows + nb, rows + 2 * nb, rows + 3 * nb};
     for (int64_t t = begin; t < end; t++) {
         int64_t p0 = t * nb, pn = g->out_size - p0 < nb ? g->out_size - p0 : nb, n16 = (pn + 15) / 16 * 16;
         bool direct = j->direct && pn == n16;
+        if (table)
+            build_table(j, p0, pn, tab);
         for (int64_t kq = 0; kq < Kq; kq++) {
             uint8_t *src[4];
             for (int h = 0; h < 4; h++) {
@@ -191,7 +240,10 @@ static void qc8_task(void *arg, int64_t begin, int64_t end, int tid)
                     src[h] = (uint8_t *)j->q->x->data + (j->n * g->cin + j->grp * g->cin_g + k) * g->in_size + p0;
                     continue;
                 }
-                row_bytes(j, k, p0, pn, r[h]);
+                if (table)
+                    row_gather(j, k, tab, pn, r[h]);
+                else
+                    row_bytes(j, k, p0, pn, r[h]);
                 memset(r[h] + pn, 0, (size_t)(n16 - pn)); /* the last panel's spare columns: computed, not stored */
                 src[h] = r[h];
             }
