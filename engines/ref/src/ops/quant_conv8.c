@@ -82,10 +82,31 @@ static int64_t per_thread_bytes(const ref_conv_geom *g, int64_t Kq, int64_t nb, 
            (use_table(g) ? al64(g->k_size * nb * 4) : 0);
 }
 
+/* Fewer column blocks than this (a small output, a long K) build every column first and then split the GEMM's rows
+ * too: one block per task would leave a second thread idle (resnet18's last layers have 49 columns, one block). */
+#define QC8_SPLIT_BELOW 4
+#define QC8_SPLIT_COLS 32 /* columns per task of the split build */
+
+static bool use_split(const ref_conv_geom *g, int64_t Kq)
+{
+    int64_t nb = cols_per_task(g, Kq);
+    return (g->out_size + nb - 1) / nb < QC8_SPLIT_BELOW && g->cout_g >= 16;
+}
+
+/* Scratch ahead of the per-thread parts: the row terms, and split, every column's panels, sums and int32 sums. */
+static int64_t shared_bytes(const ref_conv_geom *g, int64_t Kq, bool requant)
+{
+    int64_t p16 = (g->out_size + 15) / 16 * 16, b = al64(2 * g->cout_g * 4);
+    if (use_split(g, Kq))
+        b += al64(p16 * Kq * 4) + al64(p16 * 4) + (requant ? al64(g->cout_g * g->out_size * 4) : 0);
+    return b;
+}
+
 size_t ref_qconv8_scratch_bytes(const ref_conv_geom *g, int threads, bool requant)
 {
     int64_t Kq = (g->cin_g * g->k_size + 3) / 4, nb = cols_per_task(g, Kq);
-    return (size_t)(al64(2 * g->cout_g * 4) + per_thread_bytes(g, Kq, nb, requant) * (threads > 0 ? threads : 1) + 64);
+    return (size_t)(shared_bytes(g, Kq, requant) + per_thread_bytes(g, Kq, nb, requant) * (threads > 0 ? threads : 1) +
+                    64);
 }
 
 typedef struct {
@@ -98,6 +119,9 @@ typedef struct {
     int64_t n, grp, nb, per_thread;
     uint8_t pad, flip; /* x's zero point in uint8, and 0x80 when x is int8 (to shift it into uint8) */
     bool direct;       /* a 1x1 conv, stride 1, no padding, uint8 x: the column rows are x's rows as they are */
+    int64_t shared;    /* scratch bytes ahead of the per-thread parts: row terms and, split, every column */
+    uint8_t *all_panels;
+    int32_t *all_col, *all_acc;
     ref_qgemm8_path path;
     double xs, ys;
 } qc8_job;
@@ -216,57 +240,107 @@ static void requant(const qc8_job *j, const int32_t *acc, int64_t p0, int64_t pn
     }
 }
 
+/* Per-thread scratch of thread tid: 4 byte rows, the block's panels, column sums, int32 sums, offset table. */
+typedef struct {
+    uint8_t *r[4], *panels;
+    int32_t *col, *acc, *tab;
+} qc8_tls;
+
+static qc8_tls tls_of(const qc8_job *j, int tid)
+{
+    const ref_conv_geom *g = j->g;
+    int64_t nb = j->nb;
+    char *base = j->scratch + j->shared + (int64_t)tid * j->per_thread;
+    qc8_tls t = {.panels = (uint8_t *)base + al64(4 * nb)};
+    for (int h = 0; h < 4; h++)
+        t.r[h] = (uint8_t *)base + h * nb;
+    t.col = (int32_t *)(t.panels + al64(nb * j->w->Kq * 4));
+    t.acc = t.col + al64(nb * 4) / 4;
+    t.tab = t.acc + (j->q->ys ? al64(g->cout_g * nb * 4) / 4 : 0);
+    return t;
+}
+
+/* Columns [p0, p0 + pn) as panels (and, with zero points in w, their sums) into panels and col. */
+static void build_panels(const qc8_job *j, const qc8_tls *t, int64_t p0, int64_t pn, uint8_t *panels, int32_t *col)
+{
+    const ref_conv_geom *g = j->g;
+    int64_t Kq = j->w->Kq, n16 = (pn + 15) / 16 * 16;
+    bool direct = j->direct && pn == n16, table = use_table(g);
+    if (table)
+        build_table(j, p0, pn, t->tab);
+    for (int64_t kq = 0; kq < Kq; kq++) {
+        uint8_t *src[4];
+        for (int h = 0; h < 4; h++) {
+            int64_t k = kq * 4 + h;
+            if (direct && k < j->w->K) { /* x's own row: column p of channel k is x[k][p] */
+                src[h] = (uint8_t *)j->q->x->data + (j->n * g->cin + j->grp * g->cin_g + k) * g->in_size + p0;
+                continue;
+            }
+            if (table)
+                row_gather(j, k, t->tab, pn, t->r[h]);
+            else
+                row_bytes(j, k, p0, pn, t->r[h]);
+            memset(t->r[h] + pn, 0, (size_t)(n16 - pn)); /* the last panel's spare columns: computed, not stored */
+            src[h] = t->r[h];
+        }
+        interleave4(src, n16, Kq, kq, panels);
+    }
+    for (int64_t i = 0; j->epi.row_mul && i < n16; i += 16)
+        ref_qgemm8_colsums_u8(panels + i / 16 * Kq * 64, Kq, col + i);
+}
+
+/* Fused: task t builds column block t and runs every weight row over it while it is in cache. */
 static void qc8_task(void *arg, int64_t begin, int64_t end, int tid)
 {
     const qc8_job *j = arg;
     const ref_conv_geom *g = j->g;
     int64_t Kq = j->w->Kq, nb = j->nb;
-    char *base = j->scratch + al64(2 * g->cout_g * 4) + (int64_t)tid * j->per_thread;
-    uint8_t *rows = (uint8_t *)base, *panels = rows + al64(4 * nb);
-    int32_t *col = (int32_t *)(panels + al64(nb * Kq * 4)), *acc = col + al64(nb * 4) / 4;
-    int32_t *tab = acc + (j->q->ys ? al64(g->cout_g * nb * 4) / 4 : 0);
-    bool table = use_table(g);
-    uint8_t *r[4] = {rows, rows + nb, rows + 2 * nb, rows + 3 * nb};
-    for (int64_t t = begin; t < end; t++) {
-        int64_t p0 = t * nb, pn = g->out_size - p0 < nb ? g->out_size - p0 : nb, n16 = (pn + 15) / 16 * 16;
-        bool direct = j->direct && pn == n16;
-        if (table)
-            build_table(j, p0, pn, tab);
-        for (int64_t kq = 0; kq < Kq; kq++) {
-            uint8_t *src[4];
-            for (int h = 0; h < 4; h++) {
-                int64_t k = kq * 4 + h;
-                if (direct && k < j->w->K) { /* x's own row: column p of channel k is x[k][p] */
-                    src[h] = (uint8_t *)j->q->x->data + (j->n * g->cin + j->grp * g->cin_g + k) * g->in_size + p0;
-                    continue;
-                }
-                if (table)
-                    row_gather(j, k, tab, pn, r[h]);
-                else
-                    row_bytes(j, k, p0, pn, r[h]);
-                memset(r[h] + pn, 0, (size_t)(n16 - pn)); /* the last panel's spare columns: computed, not stored */
-                src[h] = r[h];
-            }
-            interleave4(src, n16, Kq, kq, panels);
-        }
+    qc8_tls t = tls_of(j, tid);
+    for (int64_t b = begin; b < end; b++) {
+        int64_t p0 = b * nb, pn = g->out_size - p0 < nb ? g->out_size - p0 : nb;
+        build_panels(j, &t, p0, pn, t.panels, t.col);
         ref_qgemm8_epi e = j->epi;
-        if (e.row_mul) {
-            for (int64_t i = 0; i < n16; i += 16)
-                ref_qgemm8_colsums_u8(panels + i / 16 * Kq * 64, Kq, col + i);
-            e.col = col;
-        }
+        e.col = t.col;
         int64_t row0 = (j->n * g->cout + j->grp * g->cout_g) * g->out_size + p0;
-        ref_qgemm8_args a = {.Kq = Kq, .a = j->w->w + j->grp * g->cout_g * Kq * 4, .b = panels, .e = &e,
+        ref_qgemm8_args a = {.Kq = Kq, .a = j->w->w + j->grp * g->cout_g * Kq * 4, .b = t.panels, .e = &e,
                              .a_u8 = false};
         if (j->q->ys) {
-            a.y = acc, a.ldy = pn;
+            a.y = t.acc, a.ldy = pn;
             ref_qgemm8_block(j->path, &a, 0, g->cout_g, 0, pn);
-            requant(j, acc, p0, pn);
+            requant(j, t.acc, p0, pn);
         } else {
             a.y = (int32_t *)j->y->data + row0, a.ldy = g->out_size;
             ref_qgemm8_block(j->path, &a, 0, g->cout_g, 0, pn);
         }
     }
+}
+
+/* Split, phase 1: blocks of QC8_SPLIT_COLS columns into the shared panels. */
+static void qc8_build_task(void *arg, int64_t begin, int64_t end, int tid)
+{
+    const qc8_job *j = arg;
+    qc8_tls t = tls_of(j, tid);
+    for (int64_t b = begin; b < end; b++) {
+        int64_t p0 = b * QC8_SPLIT_COLS, pn = j->g->out_size - p0 < QC8_SPLIT_COLS ? j->g->out_size - p0 : QC8_SPLIT_COLS;
+        build_panels(j, &t, p0, pn, j->all_panels + p0 / 16 * j->w->Kq * 64, j->all_col + p0);
+    }
+}
+
+/* Split, phase 2: the GEMM over all columns, rows and columns spread over the pool. */
+static void qc8_split(const qc8_job *j, ref_pool *pool)
+{
+    const ref_conv_geom *g = j->g;
+    int64_t Kq = j->w->Kq, P = g->out_size;
+    ref_qgemm8_epi e = j->epi;
+    e.col = j->all_col;
+    const uint8_t *a = j->w->w + j->grp * g->cout_g * Kq * 4;
+    if (j->q->ys) {
+        ref_qgemm8(g->cout_g, P, Kq, a, j->all_panels, false, &e, j->all_acc, P, pool);
+        requant(j, j->all_acc, 0, P);
+        return;
+    }
+    int32_t *y = (int32_t *)j->y->data + (j->n * g->cout + j->grp * g->cout_g) * P;
+    ref_qgemm8(g->cout_g, P, Kq, a, j->all_panels, false, &e, y, P, pool);
 }
 
 int ref_qconv8_run(ref_op_ctx *c, const ref_conv_geom *g, const ref_qconv_in *q, const ref_qconv8_w *w,
@@ -285,6 +359,11 @@ int ref_qconv8_run(ref_op_ctx *c, const ref_conv_geom *g, const ref_qconv_in *q,
     for (int d = 0; d < REF_CONV_SP; d++)
         j.direct = j.direct && g->stride[d] == 1 && g->pad_lo[d] == 0 && g->in[d] == g->out[d];
     int32_t *row_add = (int32_t *)c->scratch, *row_mul = row_add + g->cout_g;
+    bool split = use_split(g, w->Kq);
+    j.shared = shared_bytes(g, w->Kq, q->ys != NULL);
+    j.all_panels = (uint8_t *)c->scratch + al64(2 * g->cout_g * 4);
+    j.all_col = (int32_t *)(j.all_panels + al64((g->out_size + 15) / 16 * 16 * w->Kq * 4));
+    j.all_acc = j.all_col + al64((g->out_size + 15) / 16 * 16 * 4) / 4;
     int64_t tasks = (g->out_size + j.nb - 1) / j.nb;
     double task_ops = 2.0 * (double)g->cout_g * (double)w->K * (double)j.nb;
     int64_t grain = task_ops >= REF_POOL_SHARE_FLOPS ? 1 : (int64_t)(REF_POOL_SHARE_FLOPS / task_ops) + 1;
@@ -301,7 +380,13 @@ int ref_qconv8_run(ref_op_ctx *c, const ref_conv_geom *g, const ref_qconv_in *q,
         j.grp = grp;
         for (int64_t n = 0; n < g->batch; n++) {
             j.n = n;
-            ref_parallel_for(c->pool, tasks, grain, qc8_task, &j);
+            if (!split) {
+                ref_parallel_for(c->pool, tasks, grain, qc8_task, &j);
+                continue;
+            }
+            int64_t blocks = (g->out_size + QC8_SPLIT_COLS - 1) / QC8_SPLIT_COLS;
+            ref_parallel_for(c->pool, blocks, 1, qc8_build_task, &j);
+            qc8_split(&j, c->pool);
         }
     }
     return REF_OK;
