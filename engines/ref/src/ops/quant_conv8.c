@@ -62,10 +62,10 @@ int ref_qconv8_w_new(const ref_conv_geom *g, const ref_qconv_in *q, ref_qconv8_w
  * it, and 64 columns at least: building fewer costs more in per-row setup (divisions) than the GEMM takes (K 4608 gave 16). */
 static int64_t cols_per_task(const ref_conv_geom *g, int64_t Kq)
 {
-    int64_t nb = (int64_t)(192 * 1024) / (Kq * 4) / 16 * 16;
+    int64_t nb = (int64_t)(192 * 1024) / (Kq * 4) / 32 * 32; /* whole 32-column tiles, the kernel's widest */
     /* and about 16 MFLOP (~0.5 ms) a block at most: a worker descheduled in the middle of a block (a busy core) holds the
      * caller up for that long, and the pool waits only for pieces already running */
-    int64_t cap = (int64_t)(16e6 / (2.0 * (double)g->cout_g * (double)(Kq * 4))) / 16 * 16;
+    int64_t cap = (int64_t)(16e6 / (2.0 * (double)g->cout_g * (double)(Kq * 4))) / 32 * 32;
     nb = nb < cap ? nb : cap;
     nb = nb < 64 ? 64 : nb;
     int64_t p16 = (g->out_size + 15) / 16 * 16;
