@@ -167,10 +167,12 @@ static int qconv_prepare(ref_op_ctx *c, int wi, int zi, void **state)
     ref_conv_geom g;
     if (!w || !w->data || (wz && !wz->data) || qgeom(c, x, w, NULL, &g))
         return REF_OK; /* packed per run; a bad geometry fails in run with its message */
+    if (qconv_is_depthwise(&g) || (wi == 1 && ref_qdw_float_ok(&g)))
+        return REF_OK; /* the depthwise kernels read W as it is */
     qconv_plan qp;
     qconv_plan_of(&g, false, &qp);
     qconv_state *s = ref_calloc(1, sizeof *s);
-    if (s && ref_qgemm8_fast() && !qconv_is_depthwise(&g)) {
+    if (s && ref_qgemm8_fast()) {
         qconv_in q8 = {.w = w, .wz = wz};
         if (ref_qconv8_w_new(&g, &q8, &s->w8)) {
             ref_qconv_state_free(s);
