@@ -25,6 +25,18 @@ void ref_qconv8_w_free(ref_qconv8_w *p)
     ref_free(p);
 }
 
+/* One weight row of K bytes as int8 (flip: 0x80 shifts uint8 by -128), zeros up to 4 Kq; returns its sum. */
+static int32_t pack_row(const uint8_t *src, int64_t K, int64_t Kq, uint8_t flip, uint8_t *dst)
+{
+    int32_t sum = 0;
+    for (int64_t k = 0; k < K; k++) {
+        dst[k] = src[k] ^ flip;
+        sum += (int8_t)dst[k];
+    }
+    memset(dst + K, 0, (size_t)(Kq * 4 - K));
+    return sum;
+}
+
 int ref_qconv8_w_new(const ref_conv_geom *g, const ref_qconv_in *q, ref_qconv8_w **out)
 {
     ref_qconv8_w *p = ref_calloc(1, sizeof *p);
@@ -42,17 +54,10 @@ int ref_qconv8_w_new(const ref_conv_geom *g, const ref_qconv_in *q, ref_qconv8_w
     }
     bool s = q->w->dtype == REF_DT_INT8;
     for (int64_t co = 0; co < g->cout; co++) {
-        /* uint8 weights less 128 fit int8; the zero point moves with them, so w - wz is unchanged */
-        int shift = s ? 0 : 128, sum = 0;
-        p->wz[co] = (int32_t)ref_quant_at(q->wz, co) - shift;
-        int8_t *row = (int8_t *)p->w + co * p->Kq * 4;
-        for (int64_t k = 0; k < p->Kq * 4; k++) {
-            int64_t at = co * p->K + k;
-            int v = k >= p->K ? 0 : s ? ((const int8_t *)q->w->data)[at] : ((const uint8_t *)q->w->data)[at] - 128;
-            row[k] = (int8_t)v;
-            sum += v;
-        }
-        p->rowsum[co] = sum;
+        /* uint8 weights less 128 (the top bit flipped) fit int8; the zero point moves with them, so w - wz holds */
+        p->wz[co] = (int32_t)ref_quant_at(q->wz, co) - (s ? 0 : 128);
+        p->rowsum[co] = pack_row((const uint8_t *)q->w->data + co * p->K, p->K, p->Kq, s ? 0 : 0x80,
+                                 p->w + co * p->Kq * 4);
     }
     *out = p;
     return REF_OK;
