@@ -136,16 +136,43 @@ typedef struct {
 } qc8_job;
 
 /* Column row k of columns [p0, p0 + pn) into dst: x's bytes where the tap lands inside, pad where it does not. */
-static void row_bytes(const qc8_job *j, int64_t k, int64_t p0, int64_t pn, uint8_t *dst)
+/* Where column row k and column p0 sit, counted up as k and p0 advance: a division per row cost more than the row's
+ * bytes (40% of building ISNet's columns went to idiv). */
+typedef struct {
+    int64_t k, ci, tap, kx, ky, kz; /* row k = (input channel ci, tap (kz, ky, kx)) */
+    int64_t ox, oy, oz;             /* output position of the block's first column */
+} qc8_pos;
+
+static void pos_init(const ref_conv_geom *g, int64_t p0, qc8_pos *ps)
+{
+    *ps = (qc8_pos){.ox = p0 % g->out[2], .oy = p0 / g->out[2] % g->out[1], .oz = p0 / (g->out[2] * g->out[1])};
+}
+
+static void pos_next_k(const ref_conv_geom *g, qc8_pos *ps)
+{
+    ps->k++;
+    ps->tap++;
+    if (++ps->kx < g->k[2])
+        return;
+    ps->kx = 0;
+    if (++ps->ky < g->k[1])
+        return;
+    ps->ky = 0;
+    if (++ps->kz < g->k[0])
+        return;
+    ps->kz = 0;
+    ps->tap = 0;
+    ps->ci++;
+}
+
+static void row_bytes(const qc8_job *j, const qc8_pos *ps, int64_t pn, uint8_t *dst)
 {
     const ref_conv_geom *g = j->g;
-    if (k >= j->w->K) {
+    if (ps->k >= j->w->K) {
         memset(dst, 0, (size_t)pn); /* with the weights' zeros there: adds nothing, column sums included */
         return;
     }
-    int64_t ci = k / g->k_size, tap = k % g->k_size;
-    int64_t kx = tap % g->k[2], ky = tap / g->k[2] % g->k[1], kz = tap / (g->k[2] * g->k[1]);
-    int64_t ox = p0 % g->out[2], oy = p0 / g->out[2] % g->out[1], oz = p0 / (g->out[2] * g->out[1]);
+    int64_t ci = ps->ci, kx = ps->kx, ky = ps->ky, kz = ps->kz, ox = ps->ox, oy = ps->oy, oz = ps->oz;
     const uint8_t *x = (const uint8_t *)j->q->x->data + (j->n * g->cin + j->grp * g->cin_g + ci) * g->in_size;
     for (int64_t q = 0; q < pn;) {
         int64_t iz = oz * g->stride[0] - g->pad_lo[0] + kz * g->dil[0];
@@ -199,15 +226,15 @@ static void build_table(const qc8_job *j, int64_t p0, int64_t pn, int32_t *tab)
 }
 
 /* Column row k through the table: the same bytes as row_bytes. */
-static void row_gather(const qc8_job *j, int64_t k, const int32_t *tab, int64_t pn, uint8_t *dst)
+static void row_gather(const qc8_job *j, const qc8_pos *ps, const int32_t *tab, int64_t pn, uint8_t *dst)
 {
     const ref_conv_geom *g = j->g;
-    if (k >= j->w->K) {
+    if (ps->k >= j->w->K) {
         memset(dst, 0, (size_t)pn);
         return;
     }
-    const uint8_t *x = (const uint8_t *)j->q->x->data + (j->n * g->cin + j->grp * g->cin_g + k / g->k_size) * g->in_size;
-    const int32_t *t = tab + k % g->k_size * j->nb;
+    const uint8_t *x = (const uint8_t *)j->q->x->data + (j->n * g->cin + j->grp * g->cin_g + ps->ci) * g->in_size;
+    const int32_t *t = tab + ps->tap * j->nb;
     for (int64_t q = 0; q < pn; q++)
         dst[q] = t[q] >= 0 ? x[t[q]] ^ j->flip : j->pad;
 }
@@ -277,18 +304,20 @@ static void build_panels(const qc8_job *j, const qc8_tls *t, int64_t p0, int64_t
     bool direct = j->direct && pn == n16, table = use_table(g);
     if (table)
         build_table(j, p0, pn, t->tab);
+    qc8_pos ps;
+    pos_init(g, p0, &ps);
     for (int64_t kq = 0; kq < Kq; kq++) {
         uint8_t *src[4];
-        for (int h = 0; h < 4; h++) {
-            int64_t k = kq * 4 + h;
+        for (int h = 0; h < 4; h++, pos_next_k(g, &ps)) {
+            int64_t k = ps.k;
             if (direct && k < j->w->K) { /* x's own row: column p of channel k is x[k][p] */
                 src[h] = (uint8_t *)j->q->x->data + (j->n * g->cin + j->grp * g->cin_g + k) * g->in_size + p0;
                 continue;
             }
             if (table)
-                row_gather(j, k, t->tab, pn, t->r[h]);
+                row_gather(j, &ps, t->tab, pn, t->r[h]);
             else
-                row_bytes(j, k, p0, pn, t->r[h]);
+                row_bytes(j, &ps, pn, t->r[h]);
             memset(t->r[h] + pn, 0, (size_t)(n16 - pn)); /* the last panel's spare columns: computed, not stored */
             src[h] = t->r[h];
         }
