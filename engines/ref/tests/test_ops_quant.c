@@ -179,6 +179,46 @@ static void test_dynamic_quantize(int64_t n, float lo, float hi)
     free(x);
 }
 
+/* QuantizeLinear then DequantizeLinear of a [2, C, 37] float tensor, per tensor (C = 0) or per channel on axis 1,
+ * int8 or uint8, against the formulas in double written here; values include exact ties (k + 0.5 steps). */
+static void test_qdq(int64_t C, bool s8)
+{
+    int64_t ch = C ? C : 3, n = 2 * ch * 37, d[] = {2, ch, 37}, sd[] = {C};
+    float *x = malloc((size_t)n * sizeof *x), sc[8];
+    uint8_t zp[8];
+    for (int64_t i = 0; i < n; i++)
+        x[i] = (float)rnd(-800, 800) * 0.25f;
+    for (int k = 0; k < 8; k++)
+        sc[k] = 0.5f * (float)(k + 1), zp[k] = (uint8_t)(s8 ? rnd(-20, 20) : rnd(0, 255));
+    int zt = s8 ? REF_DT_INT8 : REF_DT_UINT8;
+    ref_tensor tx = oh_tensor(REF_DT_FLOAT, 3, d, x), ts = oh_tensor(REF_DT_FLOAT, C ? 1 : 0, sd, sc);
+    ref_tensor tz = oh_tensor(zt, C ? 1 : 0, sd, zp);
+    ref_model *m = ref_model_new();
+    ref_node *q = oh_node(m, "QuantizeLinear", 3, 1), *dq = oh_node(m, "DequantizeLinear", 3, 1);
+    const ref_tensor *qin[] = {&tx, &ts, &tz};
+    ref_tensor yq, yd;
+    ref_error err = {0};
+    CHECK_OK(oh_run(q, 13, 3, qin, 1, &yq, 0, 1, &err), &err);
+    const ref_tensor *din[] = {&yq, &ts, &tz};
+    CHECK_OK(oh_run(dq, 13, 3, din, 1, &yd, 0, 1, &err), &err);
+    int64_t bad_q = 0, bad_d = 0;
+    for (int64_t i = 0; i < n && yq.data && yd.data; i++) {
+        int64_t a = C ? i / 37 % C : 0;
+        int z = s8 ? (int8_t)zp[a] : zp[a];
+        double r = rint((double)(x[i] / sc[a])) + z, lo = s8 ? -128 : 0, hi = s8 ? 127 : 255;
+        int want = (int)(r < lo ? lo : r > hi ? hi : r);
+        int got = s8 ? ((const int8_t *)yq.data)[i] : ((const uint8_t *)yq.data)[i];
+        bad_q += got != want;
+        bad_d += ((const float *)yd.data)[i] != (float)((double)(got - z) * sc[a]);
+    }
+    CHECK(bad_q == 0);
+    CHECK(bad_d == 0);
+    oh_free_outputs(1, &yq);
+    oh_free_outputs(1, &yd);
+    ref_model_free(m);
+    free(x);
+}
+
 int main(void)
 {
     static const qcase cases[] = {
@@ -199,6 +239,10 @@ int main(void)
         test_matmul_integer(64, 256, 300, false, false, per_col);
         test_matmul_integer(1, 7, 3, true, true, per_col);
         test_matmul_integer(9, 130, 17, true, false, per_col);
+    }
+    for (int s8 = 0; s8 < 2; s8++) {
+        test_qdq(0, s8);
+        test_qdq(5, s8);
     }
     test_dynamic_quantize(7, -1.0f, 3.0f);
     test_dynamic_quantize(100003, -2.5f, 0.75f); /* chunks, a tail past the vector loop */

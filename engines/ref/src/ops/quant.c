@@ -10,6 +10,7 @@
 #include "qgemm.h"
 #include "qgemm8.h"
 #include "quant.h"
+#include "quant_kernels.h"
 #include "reduce_elem.h"
 
 bool ref_quant_int8(int dt) { return dt == REF_DT_UINT8 || dt == REF_DT_INT8; }
@@ -77,6 +78,15 @@ static int q_run(ref_op_ctx *c)
         return rc;
     const ref_tensor *x = c->in[0], *s = c->in[1], *z = c->n_in > 2 ? c->in[2] : NULL;
     ref_tensor *y = c->out[0];
+    if (x->dtype == REF_DT_FLOAT && s->dtype == REF_DT_FLOAT) { /* the float32 formula below, a slice at a time */
+        int64_t n = ref_tensor_numel(x), run = len == 1 ? n : inner;
+        for (int64_t i0 = 0; run > 0 && i0 < n; i0 += run) {
+            int64_t a = (i0 / inner) % len;
+            ref_quant_f32_8((const float *)x->data + i0, run, ((const float *)s->data)[a], (int)ref_quant_at(z, a),
+                            y->dtype == REF_DT_INT8, (uint8_t *)y->data + i0);
+        }
+        return REF_OK;
+    }
     for (int64_t i = 0; i < ref_tensor_numel(x); i++) {
         int64_t a = (i / inner) % len;
         double xv = ref_elem_ld(x->data, x->dtype, i), sv = ref_quant_at(s, a);
@@ -109,6 +119,15 @@ static int dq_run(ref_op_ctx *c)
     if (rc)
         return rc;
     const ref_tensor *x = c->in[0], *s = c->in[1], *z = c->n_in > 2 ? c->in[2] : NULL;
+    if (ref_quant_int8(x->dtype) && s->dtype == REF_DT_FLOAT && c->out[0]->dtype == REF_DT_FLOAT) {
+        int64_t n = ref_tensor_numel(x), run = len == 1 ? n : inner;
+        for (int64_t i0 = 0; run > 0 && i0 < n; i0 += run) {
+            int64_t a = (i0 / inner) % len;
+            ref_dequant_8_f32((const uint8_t *)x->data + i0, run, x->dtype == REF_DT_INT8, (int)ref_quant_at(z, a),
+                              ((const float *)s->data)[a], (float *)c->out[0]->data + i0);
+        }
+        return REF_OK;
+    }
     for (int64_t i = 0; i < ref_tensor_numel(x); i++) {
         int64_t a = (i / inner) % len;
         double v = (ref_elem_ld(x->data, x->dtype, i) - ref_quant_at(z, a)) * ref_quant_at(s, a);

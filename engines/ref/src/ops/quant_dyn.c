@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "quant.h"
+#include "quant_kernels.h"
 
 #define DYN_CHUNKS 64         /* chunks at most, each with its own min and max */
 #define DYN_CHUNK_MIN 16384   /* floats a chunk at least: a pass over it pays for a share of a parallel loop */
@@ -53,41 +54,6 @@ __attribute__((target("avx2"))) static void min_max_avx2(const float *x, int64_t
     min_max_scalar(x + i, n - i, lo, hi);
 }
 
-/* Quantize n floats with one scale and zero point: round half to even of x / scale, plus zp, saturated. */
-static void quantize_u8(const float *x, int64_t n, float scale, uint8_t zp, uint8_t *y)
-{
-    for (int64_t i = 0; i < n; i++) {
-        float q = rintf(x[i] / scale) + zp;
-        y[i] = (uint8_t)(q < 0 ? 0 : q > 255 ? 255 : q);
-    }
-}
-
-/* The same bytes 32 at a time: vdivps is IEEE division, vroundps mode 0 is rintf's round half to even, the add of zp
- * is exact (integers below 2^24) and min/max saturate as the compares do; the integral floats convert exactly.
- * (The auto-vectorized loop spent most of its time in blends and masks: 15% of mobilenetv2-u8.) */
-__attribute__((target("avx2"))) static void quantize_u8_avx2(const float *x, int64_t n, float scale, uint8_t zp,
-                                                             uint8_t *y)
-{
-    __m256 s = _mm256_set1_ps(scale), z = _mm256_set1_ps((float)zp), lo = _mm256_setzero_ps(),
-           hi = _mm256_set1_ps(255.0f);
-    __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
-    int64_t i = 0;
-    for (; i + 32 <= n; i += 32) {
-        __m256i v[4];
-        for (int k = 0; k < 4; k++) {
-            __m256 q = _mm256_round_ps(_mm256_div_ps(_mm256_loadu_ps(x + i + 8 * k), s),
-                                       _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-            q = _mm256_min_ps(_mm256_max_ps(_mm256_add_ps(q, z), lo), hi);
-            v[k] = _mm256_cvtps_epi32(q);
-        }
-        /* packs work per 128-bit lane: words 0-3 of v0, v1, then 4-7; bytes likewise; the permute puts them back */
-        __m256i w01 = _mm256_packus_epi32(v[0], v[1]), w23 = _mm256_packus_epi32(v[2], v[3]);
-        __m256i b = _mm256_packus_epi16(w01, w23);
-        _mm256_storeu_si256((__m256i *)(y + i), _mm256_permutevar8x32_epi32(b, order));
-    }
-    quantize_u8(x + i, n - i, scale, zp, y + i);
-}
-
 typedef struct {
     const float *x;
     uint8_t *y;
@@ -117,10 +83,7 @@ static void quant_task(void *arg, int64_t begin, int64_t end, int tid)
     (void)tid;
     const dyn_job *j = arg;
     int64_t i0 = begin * j->chunk, i1 = end * j->chunk < j->n ? end * j->chunk : j->n;
-    if (j->avx2)
-        quantize_u8_avx2(j->x + i0, i1 - i0, j->scale, j->zp, j->y + i0);
-    else
-        quantize_u8(j->x + i0, i1 - i0, j->scale, j->zp, j->y + i0);
+    ref_quant_f32_8(j->x + i0, i1 - i0, j->scale, j->zp, false, j->y + i0);
 }
 
 int ref_dyn_quant_run(ref_op_ctx *c)
