@@ -132,7 +132,8 @@ static void test_matmul_integer(int64_t M, int64_t K, int64_t N, bool as8, bool 
         for (int64_t j = 0; j < N; j++) {
             int64_t acc = 0;
             for (int64_t k = 0; k < K; k++)
-                acc += (int64_t)(ld(a, as8, i * K + k) - ld(&az, as8, 0)) * (ld(b, bs8, k * N + j) - ld(&bz[bz_per_col ? j : 0], bs8, 0));
+                acc += (int64_t)(ld(a, as8, i * K + k) - ld(&az, as8, 0)) *
+                       (ld(b, bs8, k * N + j) - ld(&bz[bz_per_col ? j : 0], bs8, 0));
             bad += ((const int32_t *)out[0].data)[i * N + j] != acc;
         }
     CHECK(bad == 0);

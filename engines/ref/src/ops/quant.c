@@ -294,10 +294,11 @@ static void mm8(const ref_tensor *a, const ref_tensor *za, int64_t a0, int64_t M
 }
 
 /* Integer products of y's batch of matrix pairs, zero points subtracted (per row of A, per column of B when not
- * scalar) as they are packed for the integer GEMM (qgemm.h); f maps each int32 sum to its output, or the sums go
- * straight into y when f is NULL (MatMulInteger). */
+ * scalar) as they are packed for the integer GEMM (qgemm.h); f maps a pair's int32 sums (n of them, from y's
+ * element off) to its output, or the sums go straight into y when f is NULL (MatMulInteger). */
 static int mm_each(ref_op_ctx *c, const ref_tensor *a, const ref_tensor *b, const ref_tensor *za,
-                   const ref_tensor *zb, const ref_tensor *y, void (*f)(void *, int64_t, int64_t), void *arg)
+                   const ref_tensor *zb, const ref_tensor *y, void (*f)(void *, int64_t, const int32_t *, int64_t),
+                   void *arg)
 {
     int64_t M = y->dims[y->rank - 2], N = y->dims[y->rank - 1], K = a->dims[a->rank - 1], Kp = (K + 1) / 2;
     if (Kp > REF_QGEMM_MAX_KP)
@@ -329,8 +330,8 @@ static int mm_each(ref_op_ctx *c, const ref_tensor *a, const ref_tensor *b, cons
         if (st && st->b8) {
             mm8(a, za, oa * M * K, M, N, K, st, (uint8_t *)ap, (int32_t *)((char *)acc + (f ? M * N * 4 : 0)), out,
                 c->pool);
-            for (int64_t i = 0; f && i < M * N; i++)
-                f(arg, t * M * N + i, acc[i]);
+            if (f)
+                f(arg, t * M * N, acc, M * N);
             continue;
         }
         for (int64_t m = 0; m < M; m++) {
@@ -343,8 +344,8 @@ static int mm_each(ref_op_ctx *c, const ref_tensor *a, const ref_tensor *b, cons
         if (!st)
             pack_b(b, zb, ob, K, N, bp);
         ref_qgemm(M, N, Kp, ap, st ? st->bp : bp, out, N, c->pool);
-        for (int64_t i = 0; f && i < M * N; i++)
-            f(arg, t * M * N + i, acc[i]);
+        if (f)
+            f(arg, t * M * N, acc, M * N);
     }
     return REF_OK;
 }
@@ -372,10 +373,11 @@ typedef struct {
     double mult, zp;
 } qlin_out;
 
-static void store_q(void *arg, int64_t i, int64_t v)
+/* n sums from y's element off on, requantized. */
+static void store_q(void *arg, int64_t off, const int32_t *acc, int64_t n)
 {
     qlin_out *q = arg;
-    ref_elem_sti(q->y->data, q->y->dtype, i, ref_quant_saturate((double)v * q->mult + q->zp, q->y->dtype));
+    ref_requant_i32_8(acc, n, 0, q->mult, q->zp, q->y->dtype == REF_DT_INT8, (uint8_t *)q->y->data + off);
 }
 
 static int qmm_infer(ref_op_ctx *c)

@@ -11,6 +11,7 @@
 #include "quant.h"
 #include "quant_conv8.h"
 #include "quant_dw.h"
+#include "quant_kernels.h"
 #include "reduce_elem.h"
 
 /* Conv's geometry for x, w (and bias) given as 8-bit tensors: the float kernels' checks on float-typed copies. */
@@ -268,9 +269,7 @@ static void qdw_plane(const qdw_job *j, int64_t t, int32_t *acc)
     }
     double m = j->xs * ref_quant_at(q->ws, co) / j->ys;
     int64_t b = q->b ? ref_elem_ldi(q->b->data, q->b->dtype, co) : 0;
-    for (int64_t i = 0; i < g->out_size; i++)
-        ref_elem_sti(j->y->data, j->y->dtype, row0 + i,
-                     ref_quant_saturate((double)(acc[i] + b) * m + q->yz, j->y->dtype));
+    ref_requant_i32_8(acc, g->out_size, b, m, q->yz, j->y->dtype == REF_DT_INT8, (uint8_t *)j->y->data + row0);
 }
 
 static void qdw_task(void *arg, int64_t begin, int64_t end, int tid)
@@ -335,9 +334,8 @@ static int qconv_run(ref_op_ctx *c, const ref_conv_geom *g, const qconv_in *q, r
                     int64_t co = grp * g->cout_g + cl;
                     double m = xs * ref_quant_at(q->ws, co) / ys; /* the order the spec's formula has */
                     int64_t b = q->b ? ref_elem_ldi(q->b->data, q->b->dtype, co) : 0;
-                    for (int64_t i = 0; i < j.pn; i++)
-                        ref_elem_sti(y->data, y->dtype, row0 + cl * qp.P + i,
-                                     ref_quant_saturate((double)(acc[cl * j.pn + i] + b) * m + q->yz, y->dtype));
+                    ref_requant_i32_8(acc + cl * j.pn, j.pn, b, m, q->yz, y->dtype == REF_DT_INT8,
+                                      (uint8_t *)y->data + row0 + cl * qp.P);
                 }
             }
     }

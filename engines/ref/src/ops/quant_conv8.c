@@ -11,6 +11,7 @@
 #include "qgemm8.h"
 #include "quant.h"
 #include "quant_conv8.h"
+#include "quant_kernels.h"
 #include "reduce_elem.h"
 
 static int64_t al64(int64_t n) { return (n + 63) / 64 * 64; }
@@ -64,12 +65,12 @@ int ref_qconv8_w_new(const ref_conv_geom *g, const ref_qconv_in *q, ref_qconv8_w
 }
 
 /* Columns per task: a block of panels of about 192 KiB at most, so it stays in L2 while every weight row passes over
- * it, and 64 columns at least: building fewer costs more in per-row setup (divisions) than the GEMM takes (K 4608 gave 16). */
+ * it, and 64 columns at least: building fewer costs more in per-row setup than the GEMM takes (K 4608 gave 16). */
 static int64_t cols_per_task(const ref_conv_geom *g, int64_t Kq)
 {
     int64_t nb = (int64_t)(192 * 1024) / (Kq * 4) / 32 * 32; /* whole 32-column tiles, the kernel's widest */
-    /* and about 16 MFLOP (~0.5 ms) a block at most: a worker descheduled in the middle of a block (a busy core) holds the
-     * caller up for that long, and the pool waits only for pieces already running */
+    /* and about 16 MFLOP (~0.5 ms) a block at most: a worker descheduled in the middle of a block (a busy core)
+     * holds the caller up for that long, and the pool waits only for pieces already running */
     int64_t cap = (int64_t)(16e6 / (2.0 * (double)g->cout_g * (double)(Kq * 4))) / 32 * 32;
     nb = nb < cap ? nb : cap;
     nb = nb < 64 ? 64 : nb;
@@ -270,9 +271,7 @@ static void requant(const qc8_job *j, const int32_t *acc, int64_t p0, int64_t pn
         int64_t co = j->grp * g->cout_g + cl, row0 = (j->n * g->cout + co) * g->out_size + p0;
         double m = j->xs * ref_quant_at(q->ws, co) / j->ys; /* the order the spec's formula has */
         int64_t b = q->b ? ref_elem_ldi(q->b->data, q->b->dtype, co) : 0;
-        for (int64_t i = 0; i < pn; i++)
-            ref_elem_sti(j->y->data, j->y->dtype, row0 + i,
-                         ref_quant_saturate((double)(acc[cl * pn + i] + b) * m + q->yz, j->y->dtype));
+        ref_requant_i32_8(acc + cl * pn, pn, b, m, q->yz, j->y->dtype == REF_DT_INT8, (uint8_t *)j->y->data + row0);
     }
 }
 
@@ -359,7 +358,8 @@ static void qc8_build_task(void *arg, int64_t begin, int64_t end, int tid)
     const qc8_job *j = arg;
     qc8_tls t = tls_of(j, tid);
     for (int64_t b = begin; b < end; b++) {
-        int64_t p0 = b * QC8_SPLIT_COLS, pn = j->g->out_size - p0 < QC8_SPLIT_COLS ? j->g->out_size - p0 : QC8_SPLIT_COLS;
+        int64_t p0 = b * QC8_SPLIT_COLS, left = j->g->out_size - p0;
+        int64_t pn = left < QC8_SPLIT_COLS ? left : QC8_SPLIT_COLS;
         build_panels(j, &t, p0, pn, j->all_panels + p0 / 16 * j->w->Kq * 64, j->all_col + p0);
     }
 }

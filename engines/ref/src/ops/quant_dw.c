@@ -76,8 +76,8 @@ int ref_qdw_float_run(ref_op_ctx *c, const ref_conv_geom *g, const ref_qconv_in 
                      .xz = (float)ref_quant_at(q->xz, 0), .x_s8 = q->x->dtype == REF_DT_INT8};
     int64_t grain = 65536 / (g->in_size + 1) + 1;
     ref_parallel_for(c->pool, g->batch * g->cin, grain, to_float, &j);
-    int rc = ref_conv_depthwise(g, xf, wf, NULL, y->data, c->pool, rest, c->scratch_bytes - (size_t)(rest - (char *)c->scratch),
-                                c->err);
+    size_t rest_bytes = c->scratch_bytes - (size_t)(rest - (char *)c->scratch);
+    int rc = ref_conv_depthwise(g, xf, wf, NULL, y->data, c->pool, rest, rest_bytes, c->err);
     if (rc)
         return rc;
     j.plane = g->out_size;

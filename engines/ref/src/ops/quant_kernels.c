@@ -59,3 +59,13 @@ ref_dequant_8_f32(const uint8_t *x, int64_t n, bool s8, int zp, float scale, flo
         for (int64_t i = 0; i < n; i++)
             y[i] = (float)(x[i] - zp) * scale;
 }
+
+void ref_requant_i32_8(const int32_t *acc, int64_t n, int64_t bias, double mult, double yz, bool s8, uint8_t *y)
+{
+    double lo = s8 ? -128 : 0, hi = s8 ? 127 : 255;
+    for (int64_t i = 0; i < n; i++) {
+        double r = rint((double)(acc[i] + bias) * mult + yz);
+        r = r < lo ? lo : r > hi ? hi : r;
+        y[i] = s8 ? (uint8_t)(int8_t)r : (uint8_t)r;
+    }
+}
