@@ -1,5 +1,5 @@
-/* quant.c: operator family "quant": QuantizeLinear, DequantizeLinear (per tensor or per axis),
- * DynamicQuantizeLinear, MatMulInteger and QLinearMatMul (quant_conv.c has ConvInteger and QLinearConv).
+/* quant.c: operator family "quant": QuantizeLinear, DequantizeLinear (per tensor or per axis), MatMulInteger and
+ * QLinearMatMul, and the table naming DynamicQuantizeLinear (quant_dyn.c), ConvInteger and QLinearConv (quant_conv.c).
  * Rounding is to nearest, ties to even, and results saturate to the output type. It must never read a zero point
  * or scale past its length: per-axis ones are checked against the axis. */
 #include <math.h>

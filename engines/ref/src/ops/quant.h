@@ -1,4 +1,4 @@
-/* quant.h: what the quantized operators share (quant.c, quant_conv.c): rounding, saturation, zero points.
+/* quant.h: what the quantized operators share (quant*.c): rounding, saturation, zero points, entry points.
  * It must never round other than to nearest with ties to even, as ONNX specifies. */
 #ifndef REF_QUANT_H
 #define REF_QUANT_H

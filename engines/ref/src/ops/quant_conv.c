@@ -1,7 +1,8 @@
 /* quant_conv.c: ConvInteger (int32 sums of zero-point-shifted 8-bit products) and QLinearConv (the same sums
  * requantized: y = saturate(round((sum + B) * x_scale * w_scale / y_scale) + y_zero_point)): im2col of int16
- * columns in chunks, then the integer GEMM (qgemm.h). It must never read X outside its padded bounds: padding
- * reads as the zero point. */
+ * columns in chunks, then the integer GEMM (qgemm.h); where the CPU has VNNI and W is constant, quant_conv8.c's
+ * 8-bit path instead, and depthwise ConvInteger quant_dw.c's. It must never read X outside its padded bounds:
+ * padding reads as the zero point. */
 #include <string.h>
 
 #include "../alloc.h"
