@@ -1,8 +1,8 @@
-/* test_ops_quant.c: ConvInteger, QLinearConv and MatMulInteger through the integer GEMM, against direct sums
- * written here (uint8 and int8, per-channel zero points, groups, strides, padding, dilation, odd K, a
- * column chunk boundary, B zero point per column or one), weights packed per run at 1 thread and at prepare at 2
- * threads (the VNNI GEMM where the CPU has one). It must never compare
- * the kernel with itself. */
+/* test_ops_quant.c: ConvInteger, QLinearConv and MatMulInteger through the integer GEMMs, against direct sums
+ * written here (uint8 and int8, per-channel zero points, groups, strides, padding, dilation, odd K, a column chunk
+ * boundary, 1x1 convs read in place, B zero point per column or one), weights packed per run at 1 thread and at
+ * prepare at 2 threads (the VNNI GEMM where the CPU has one); Quantize/DequantizeLinear and DynamicQuantizeLinear
+ * against their formulas. It must never compare a kernel with itself. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
