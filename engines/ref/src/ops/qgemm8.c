@@ -21,12 +21,15 @@ bool ref_qgemm8_path_ok(ref_qgemm8_path path)
 
 ref_qgemm8_path ref_qgemm8_best(void)
 {
-    static int best = -1; /* racing first calls store the same value */
-    if (best < 0)
-        best = ref_qgemm8_path_ok(REF_QGEMM8_AVX512)    ? REF_QGEMM8_AVX512
-               : ref_qgemm8_path_ok(REF_QGEMM8_AVXVNNI) ? REF_QGEMM8_AVXVNNI
-                                                        : REF_QGEMM8_PORTABLE;
-    return (ref_qgemm8_path)best;
+    static int best = -1; /* racing first calls (compile threads) store the same value, atomically */
+    int b = __atomic_load_n(&best, __ATOMIC_RELAXED);
+    if (b < 0) {
+        b = ref_qgemm8_path_ok(REF_QGEMM8_AVX512)    ? REF_QGEMM8_AVX512
+            : ref_qgemm8_path_ok(REF_QGEMM8_AVXVNNI) ? REF_QGEMM8_AVXVNNI
+                                                     : REF_QGEMM8_PORTABLE;
+        __atomic_store_n(&best, b, __ATOMIC_RELAXED);
+    }
+    return (ref_qgemm8_path)b;
 }
 
 bool ref_qgemm8_fast(void) { return ref_qgemm8_best() != REF_QGEMM8_PORTABLE; }
