@@ -230,6 +230,9 @@ int main(void)
         {1, 64, 32, 1, 70, 70, 3, 3, 1, 1, 1, 1, 1, 1, false, true, false}, /* columns past one chunk (K 576) */
         {2, 24, 20, 1, 12, 12, 1, 1, 1, 1, 0, 0, 1, 1, false, false, true}, /* 1x1 read in place, whole panels */
         {1, 9, 10, 1, 10, 15, 1, 1, 1, 1, 0, 0, 1, 1, false, true, false}, /* 1x1 in place, a partial last panel */
+        {1, 5, 18, 1, 9, 8, 3, 3, 2, 1, 1, 1, 1, 1, true, false, true},    /* int8 x, padding, narrow: offset table */
+        {1, 4, 16, 1, 6, 40, 3, 3, 1, 1, 1, 1, 1, 1, true, true, false},   /* int8 x, wide rows, columns built first */
+        {1, 4, 8, 1, 6, 40, 3, 3, 1, 2, 1, 2, 1, 1, true, false, true},    /* int8 x, wide rows, stride 2, fused */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         run_conv(&cases[i], false);
