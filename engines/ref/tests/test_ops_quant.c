@@ -233,6 +233,8 @@ int main(void)
         {1, 5, 18, 1, 9, 8, 3, 3, 2, 1, 1, 1, 1, 1, true, false, true},    /* int8 x, padding, narrow: offset table */
         {1, 4, 16, 1, 6, 40, 3, 3, 1, 1, 1, 1, 1, 1, true, true, false},   /* int8 x, wide rows, columns built first */
         {1, 4, 8, 1, 6, 40, 3, 3, 1, 2, 1, 2, 1, 1, true, false, true},    /* int8 x, wide rows, stride 2, fused */
+        {1, 3, 6, 1, 11, 12, 3, 3, 1, 1, 2, 2, 2, 2, false, false, true},  /* dilation 2 from padded planes */
+        {1, 3, 6, 1, 11, 70, 3, 3, 2, 1, 2, 3, 2, 3, false, true, false},  /* dilation, wide rows */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         run_conv(&cases[i], false);

@@ -78,18 +78,29 @@ static int64_t cols_per_task(const ref_conv_geom *g, int64_t Kq)
     return nb < p16 ? nb : p16;
 }
 
-/* Output rows narrower than this gather the columns through a table of input offsets (one per tap and column): runs
- * of a few bytes cost more in per-run setup than the bytes themselves. */
-#define QC8_TABLE_BELOW 32
+/* Output rows narrower than this read the columns from a copy of the group's input planes padded with the zero
+ * point: a run of a few bytes is then one 32-byte copy with no bounds to find (finding them cost more than the
+ * bytes: resnet18's 28-, 14- and 7-wide layers). */
+#define QC8_PADDED_BELOW 32
+#define QC8_SLACK 32 /* bytes a run may read past the planes and write past a row: one unaligned 32-byte copy */
 
-static bool use_table(const ref_conv_geom *g) { return g->out[2] < QC8_TABLE_BELOW; }
+static bool use_padded(const ref_conv_geom *g) { return g->out[2] < QC8_PADDED_BELOW; }
 
-/* Per thread: 4 rows of bytes, the panels, the column sums, (requantizing) the block's int32 sums and (narrow
- * outputs) the offset table. */
+/* A padded plane's dims: the input with its pads, and at least what the last output's last tap reaches. */
+static int64_t padded_dims(const ref_conv_geom *g, int64_t d[REF_CONV_SP])
+{
+    for (int i = 0; i < REF_CONV_SP; i++) {
+        int64_t reach = (g->out[i] - 1) * g->stride[i] + (g->k[i] - 1) * g->dil[i] + 1;
+        int64_t span = g->pad_lo[i] + g->in[i] + g->pad_hi[i];
+        d[i] = span > reach ? span : reach;
+    }
+    return d[0] * d[1] * d[2];
+}
+
+/* Per thread: 4 rows of bytes (with slack), the panels, the column sums and (requantizing) the block's int32 sums. */
 static int64_t per_thread_bytes(const ref_conv_geom *g, int64_t Kq, int64_t nb, bool requant)
 {
-    return al64(4 * nb) + al64(nb * Kq * 4) + al64(nb * 4) + (requant ? al64(g->cout_g * nb * 4) : 0) +
-           (use_table(g) ? al64(g->k_size * nb * 4) : 0);
+    return al64(4 * (nb + QC8_SLACK)) + al64(nb * Kq * 4) + al64(nb * 4) + (requant ? al64(g->cout_g * nb * 4) : 0);
 }
 
 /* Fewer column blocks than this (a small output, a long K) build every column first and then split the GEMM's rows
@@ -103,12 +114,15 @@ static bool use_split(const ref_conv_geom *g, int64_t Kq)
     return (g->out_size + nb - 1) / nb < QC8_SPLIT_BELOW && g->cout_g >= 16;
 }
 
-/* Scratch ahead of the per-thread parts: the row terms, and split, every column's panels, sums and int32 sums. */
+/* Scratch ahead of the per-thread parts: the row terms; split, every column's panels, sums and int32 sums; narrow,
+ * the padded planes. */
 static int64_t shared_bytes(const ref_conv_geom *g, int64_t Kq, bool requant)
 {
-    int64_t p16 = (g->out_size + 15) / 16 * 16, b = al64(2 * g->cout_g * 4);
+    int64_t p16 = (g->out_size + 15) / 16 * 16, b = al64(2 * g->cout_g * 4), d[REF_CONV_SP];
     if (use_split(g, Kq))
         b += al64(p16 * Kq * 4) + al64(p16 * 4) + (requant ? al64(g->cout_g * g->out_size * 4) : 0);
+    if (use_padded(g))
+        b += al64(g->cin_g * padded_dims(g, d) + QC8_SLACK);
     return b;
 }
 
@@ -132,6 +146,8 @@ typedef struct {
     int64_t shared;    /* scratch bytes ahead of the per-thread parts: row terms and, split, every column */
     uint8_t *all_panels;
     int32_t *all_col, *all_acc;
+    uint8_t *padded; /* narrow outputs: the group's input planes with their pads, plane bytes apart */
+    int64_t plane, pd[REF_CONV_SP];
     ref_qgemm8_path path;
     double xs, ys;
 } qc8_job;
@@ -203,41 +219,55 @@ static void row_bytes(const qc8_job *j, const qc8_pos *ps, int64_t pn, uint8_t *
     }
 }
 
-/* tab[tap * nb + q]: where column p0 + q reads tap in its input plane, or -1 where that is padding. */
-static void build_table(const qc8_job *j, int64_t p0, int64_t pn, int32_t *tab)
+/* Channels [begin, end) of the group's input into the padded planes: pad everywhere, x's rows (shifted into uint8)
+ * at their place, and the slack after the last plane. */
+static void pad_task(void *arg, int64_t begin, int64_t end, int tid)
 {
+    (void)tid;
+    const qc8_job *j = arg;
     const ref_conv_geom *g = j->g;
-    for (int64_t tap = 0; tap < g->k_size; tap++) {
-        int64_t kx = tap % g->k[2], ky = tap / g->k[2] % g->k[1], kz = tap / (g->k[2] * g->k[1]);
-        int64_t ox = p0 % g->out[2], oy = p0 / g->out[2] % g->out[1], oz = p0 / (g->out[2] * g->out[1]);
-        int32_t *t = tab + tap * j->nb;
-        for (int64_t q = 0; q < pn; q++) {
-            int64_t iz = oz * g->stride[0] - g->pad_lo[0] + kz * g->dil[0];
-            int64_t iy = oy * g->stride[1] - g->pad_lo[1] + ky * g->dil[1];
-            int64_t ix = ox * g->stride[2] - g->pad_lo[2] + kx * g->dil[2];
-            bool in = iz >= 0 && iz < g->in[0] && iy >= 0 && iy < g->in[1] && ix >= 0 && ix < g->in[2];
-            t[q] = in ? (int32_t)((iz * g->in[1] + iy) * g->in[2] + ix) : -1;
-            if (++ox == g->out[2]) {
-                ox = 0;
-                if (++oy == g->out[1])
-                    oy = 0, oz++;
+    const uint8_t *x = (const uint8_t *)j->q->x->data + (j->n * g->cin + j->grp * g->cin_g) * g->in_size;
+    for (int64_t ci = begin; ci < end; ci++) {
+        uint8_t *dst = j->padded + ci * j->plane;
+        memset(dst, j->pad, (size_t)(j->plane + (ci == g->cin_g - 1 ? QC8_SLACK : 0)));
+        for (int64_t iz = 0; iz < g->in[0]; iz++)
+            for (int64_t iy = 0; iy < g->in[1]; iy++) {
+                const uint8_t *src = x + ci * g->in_size + (iz * g->in[1] + iy) * g->in[2];
+                uint8_t *row = dst + ((iz + g->pad_lo[0]) * j->pd[1] + iy + g->pad_lo[1]) * j->pd[2] + g->pad_lo[2];
+                for (int64_t ix = 0; ix < g->in[2]; ix++)
+                    row[ix] = src[ix] ^ j->flip;
             }
-        }
     }
 }
 
-/* Column row k through the table: the same bytes as row_bytes. */
-static void row_gather(const qc8_job *j, const qc8_pos *ps, const int32_t *tab, int64_t pn, uint8_t *dst)
+/* Column row k from the padded planes: the same bytes as row_bytes. Writes up to QC8_SLACK bytes past pn. */
+static void row_padded(const qc8_job *j, const qc8_pos *ps, int64_t pn, uint8_t *dst)
 {
     const ref_conv_geom *g = j->g;
     if (ps->k >= j->w->K) {
         memset(dst, 0, (size_t)pn);
         return;
     }
-    const uint8_t *x = (const uint8_t *)j->q->x->data + (j->n * g->cin + j->grp * g->cin_g + ps->ci) * g->in_size;
-    const int32_t *t = tab + ps->tap * j->nb;
-    for (int64_t q = 0; q < pn; q++)
-        dst[q] = t[q] >= 0 ? x[t[q]] ^ j->flip : j->pad;
+    const uint8_t *xp = j->padded + ps->ci * j->plane + ps->kz * g->dil[0] * j->pd[1] * j->pd[2] +
+                        ps->ky * g->dil[1] * j->pd[2] + ps->kx * g->dil[2];
+    int64_t ox = ps->ox, oy = ps->oy, oz = ps->oz, sx = g->stride[2];
+    for (int64_t q = 0; q < pn;) {
+        int64_t run = g->out[2] - ox < pn - q ? g->out[2] - ox : pn - q;
+        const uint8_t *src = xp + (oz * g->stride[0] * j->pd[1] + oy * g->stride[1]) * j->pd[2] + ox * sx;
+        if (sx == 1 && run <= QC8_SLACK)
+            memcpy(dst + q, src, QC8_SLACK); /* one fixed-size copy; what lands past the run is overwritten */
+        else if (sx == 1)
+            memcpy(dst + q, src, (size_t)run);
+        else
+            for (int64_t r = 0; r < run; r++)
+                dst[q + r] = src[r * sx];
+        q += run;
+        ox = 0;
+        if (++oy == g->out[1]) {
+            oy = 0;
+            oz++;
+        }
+    }
 }
 
 /* Four rows of n16 bytes (a multiple of 16) into group kq of each panel: column i's 4 bytes side by side. */
@@ -275,23 +305,21 @@ static void requant(const qc8_job *j, const int32_t *acc, int64_t p0, int64_t pn
     }
 }
 
-/* Per-thread scratch of thread tid: 4 byte rows, the block's panels, column sums, int32 sums, offset table. */
+/* Per-thread scratch of thread tid: 4 byte rows, the block's panels, column sums, int32 sums. */
 typedef struct {
     uint8_t *r[4], *panels;
-    int32_t *col, *acc, *tab;
+    int32_t *col, *acc;
 } qc8_tls;
 
 static qc8_tls tls_of(const qc8_job *j, int tid)
 {
-    const ref_conv_geom *g = j->g;
     int64_t nb = j->nb;
     char *base = j->scratch + j->shared + (int64_t)tid * j->per_thread;
-    qc8_tls t = {.panels = (uint8_t *)base + al64(4 * nb)};
+    qc8_tls t = {.panels = (uint8_t *)base + al64(4 * (nb + QC8_SLACK))};
     for (int h = 0; h < 4; h++)
-        t.r[h] = (uint8_t *)base + h * nb;
+        t.r[h] = (uint8_t *)base + h * (nb + QC8_SLACK);
     t.col = (int32_t *)(t.panels + al64(nb * j->w->Kq * 4));
     t.acc = t.col + al64(nb * 4) / 4;
-    t.tab = t.acc + (j->q->ys ? al64(g->cout_g * nb * 4) / 4 : 0);
     return t;
 }
 
@@ -300,9 +328,7 @@ static void build_panels(const qc8_job *j, const qc8_tls *t, int64_t p0, int64_t
 {
     const ref_conv_geom *g = j->g;
     int64_t Kq = j->w->Kq, n16 = (pn + 15) / 16 * 16;
-    bool direct = j->direct && pn == n16, table = use_table(g);
-    if (table)
-        build_table(j, p0, pn, t->tab);
+    bool direct = j->direct && pn == n16, padded = j->padded != NULL;
     qc8_pos ps;
     pos_init(g, p0, &ps);
     for (int64_t kq = 0; kq < Kq; kq++) {
@@ -313,8 +339,8 @@ static void build_panels(const qc8_job *j, const qc8_tls *t, int64_t p0, int64_t
                 src[h] = (uint8_t *)j->q->x->data + (j->n * g->cin + j->grp * g->cin_g + k) * g->in_size + p0;
                 continue;
             }
-            if (table)
-                row_gather(j, &ps, t->tab, pn, t->r[h]);
+            if (padded)
+                row_padded(j, &ps, pn, t->r[h]);
             else
                 row_bytes(j, &ps, pn, t->r[h]);
             memset(t->r[h] + pn, 0, (size_t)(n16 - pn)); /* the last panel's spare columns: computed, not stored */
@@ -402,6 +428,12 @@ int ref_qconv8_run(ref_op_ctx *c, const ref_conv_geom *g, const ref_qconv_in *q,
     j.all_panels = (uint8_t *)c->scratch + al64(2 * g->cout_g * 4);
     j.all_col = (int32_t *)(j.all_panels + al64((g->out_size + 15) / 16 * 16 * w->Kq * 4));
     j.all_acc = j.all_col + al64((g->out_size + 15) / 16 * 16 * 4) / 4;
+    if (use_padded(g)) { /* after the split's columns, when there are any */
+        int64_t p16 = (g->out_size + 15) / 16 * 16, split_bytes = al64(p16 * w->Kq * 4) + al64(p16 * 4) +
+                                                                  (q->ys ? al64(g->cout_g * g->out_size * 4) : 0);
+        j.padded = j.all_panels + (split ? split_bytes : 0);
+        j.plane = padded_dims(g, j.pd);
+    }
     int64_t tasks = (g->out_size + j.nb - 1) / j.nb;
     double task_ops = 2.0 * (double)g->cout_g * (double)w->K * (double)j.nb;
     int64_t grain = task_ops >= REF_POOL_SHARE_FLOPS ? 1 : (int64_t)(REF_POOL_SHARE_FLOPS / task_ops) + 1;
@@ -418,6 +450,8 @@ int ref_qconv8_run(ref_op_ctx *c, const ref_conv_geom *g, const ref_qconv_in *q,
         j.grp = grp;
         for (int64_t n = 0; n < g->batch; n++) {
             j.n = n;
+            if (j.padded)
+                ref_parallel_for(c->pool, g->cin_g, 65536 / (j.plane + 1) + 1, pad_task, &j);
             if (!split) {
                 ref_parallel_for(c->pool, tasks, grain, qc8_task, &j);
                 continue;
