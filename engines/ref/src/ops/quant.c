@@ -263,6 +263,16 @@ static int mmi_prepare(ref_op_ctx *c, void **state) { return qmm_prepare_b(c, 1,
 
 static int qmm_prepare(ref_op_ctx *c, void **state) { return qmm_prepare_b(c, 3, 5, state); }
 
+/* Sum of n bytes, vectorized (the scalar loop was 8% of transformer-u8). */
+__attribute__((target_clones("avx2", "default"), optimize("tree-vectorize"))) static uint32_t
+sum_u8(const uint8_t *p, int64_t n)
+{
+    uint32_t s = 0;
+    for (int64_t i = 0; i < n; i++)
+        s += p[i];
+    return s;
+}
+
 /* One matrix pair on ref_qgemm8: A's rows (from a0) as uint8 groups of 4 (int8 A shifted by +128, its zero points
  * with it) with their sums, so sum (a - za)(b - zb) = dot - zb.rowsum(a) + za.(K.zb - colsum(b)). terms holds
  * 2 M int32. */
@@ -277,8 +287,7 @@ static void mm8(const ref_tensor *a, const ref_tensor *za, int64_t a0, int64_t M
         uint32_t sum = 0;
         if (!shift) {
             memcpy(r, (const uint8_t *)a->data + a0 + m * K, (size_t)K);
-            for (int64_t k = 0; k < K; k++)
-                sum += r[k];
+            sum = sum_u8(r, K);
         } else {
             for (int64_t k = 0; k < K; k++) {
                 r[k] = (uint8_t)(((const int8_t *)a->data)[a0 + m * K + k] + shift);
