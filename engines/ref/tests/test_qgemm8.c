@@ -1,7 +1,7 @@
 /* test_qgemm8.c: the 8-bit VNNI GEMM (qgemm8.h) on every path this CPU runs, against direct int64 sums and the
  * int16 vpmaddwd GEMM (qgemm.h): random shapes (odd K and N, rows past a tile), uint8 x int8 in both operand orders
- * and uint8 x uint8 / int8 x int8 shifted, per-row zero points, 1 and 2 threads. It must never compare a path only
- * with itself: every result is checked against the sums written here. */
+ * and uint8 x uint8 / int8 x int8 shifted, per-row zero points, per-column ones or one, 1 and 2 threads. It must
+ * never compare a path only with itself: every result is checked against the sums written here. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,17 +22,19 @@ static int rnd(int lo, int hi)
 typedef struct {
     int64_t M, N, K;
     bool a_s8, b_s8; /* the operands' own types */
-    int *a, *b, *za, zb; /* values and zero points as their types read them */
+    int *a, *b, *za, *zb; /* values and zero points as their types read them (za per row, zb per column) */
+    bool zb_per_col;      /* else zb[n] are all zb[0], folded as one value */
 } mm;
 
 static void mm_free(mm *t)
 {
-    free(t->a), free(t->b), free(t->za);
+    free(t->a), free(t->b), free(t->za), free(t->zb);
 }
 
-static void mm_random(mm *t, int64_t M, int64_t N, int64_t K, bool a_s8, bool b_s8)
+static void mm_random(mm *t, int64_t M, int64_t N, int64_t K, bool a_s8, bool b_s8, bool zb_per_col)
 {
-    *t = (mm){.M = M, .N = N, .K = K, .a_s8 = a_s8, .b_s8 = b_s8};
+    *t = (mm){.M = M, .N = N, .K = K, .a_s8 = a_s8, .b_s8 = b_s8, .zb_per_col = zb_per_col};
+    t->zb = malloc((size_t)N * sizeof(int));
     t->a = malloc((size_t)(M * K) * sizeof(int));
     t->b = malloc((size_t)(K * N) * sizeof(int));
     t->za = malloc((size_t)M * sizeof(int));
@@ -43,14 +45,15 @@ static void mm_random(mm *t, int64_t M, int64_t N, int64_t K, bool a_s8, bool b_
         t->b[i] = rnd(blo, blo + 255);
     for (int64_t m = 0; m < M; m++)
         t->za[m] = rnd(alo, alo + 255);
-    t->zb = rnd(blo, blo + 255);
+    for (int64_t n = 0; n < N; n++)
+        t->zb[n] = zb_per_col || n == 0 ? rnd(blo, blo + 255) : t->zb[0];
 }
 
 static int64_t want(const mm *t, int64_t m, int64_t n)
 {
     int64_t s = 0;
     for (int64_t k = 0; k < t->K; k++)
-        s += (int64_t)(t->a[m * t->K + k] - t->za[m]) * (t->b[k * t->N + n] - t->zb);
+        s += (int64_t)(t->a[m * t->K + k] - t->za[m]) * (t->b[k * t->N + n] - t->zb[n]);
     return s;
 }
 
@@ -69,7 +72,7 @@ static int64_t check_int16(const mm *t, ref_pool *pool)
         }
     for (int64_t k = 0; k < t->K; k++)
         for (int64_t n = 0; n < t->N; n++)
-            b[ref_qgemm_b_at(Kp, k / 2, n) + k % 2] = (int16_t)(t->b[k * t->N + n] - t->zb);
+            b[ref_qgemm_b_at(Kp, k / 2, n) + k % 2] = (int16_t)(t->b[k * t->N + n] - t->zb[n]);
     ref_qgemm(t->M, t->N, Kp, a, b, y, t->N, pool);
     for (int64_t i = 0; i < t->M * t->N; i++)
         bad += y[i] != want(t, i / t->N, i % t->N);
@@ -79,7 +82,8 @@ static int64_t check_int16(const mm *t, ref_pool *pool)
 }
 
 /* ref_qgemm8 on path with a as the uint8 operand (a_u8) or the int8 one: each operand shifted by 128 where its type
- * is not the one the instruction takes, the zero point with it, and the zero points folded into the epilogue. */
+ * is not the one the instruction takes, the zero point with it, and the zero points folded into the epilogue: one
+ * zero point of b as row_add + row_mul.col, per-column ones as row_mul.col + row_mul2.col2. */
 static int64_t check_8(const mm *t, ref_qgemm8_path path, bool a_u8, ref_pool *pool)
 {
     int64_t Kq = (t->K + 3) / 4, n16 = (t->N + 15) / 16 * 16, bad = 0;
@@ -87,8 +91,9 @@ static int64_t check_8(const mm *t, ref_qgemm8_path path, bool a_u8, ref_pool *p
     int sb = a_u8 ? (t->b_s8 ? 0 : -128) : (t->b_s8 ? 128 : 0);
     uint8_t *a = calloc((size_t)(t->M * Kq * 4) + 1, 1), *b = calloc((size_t)ref_qgemm8_b_bytes(Kq, t->N), 1);
     int32_t *ra = malloc((size_t)t->M * 4), *rm = malloc((size_t)t->M * 4), *col = malloc((size_t)n16 * 4);
+    int32_t *rm2 = malloc((size_t)t->M * 4), *col2 = calloc((size_t)n16, 4);
     int32_t *y = malloc((size_t)(t->M * t->N) * 4);
-    int32_t zb = t->zb + sb;
+    int32_t zb = t->zb[0] + sb;
     for (int64_t m = 0; m < t->M; m++) {
         int32_t sum = 0;
         for (int64_t k = 0; k < t->K; k++) {
@@ -98,6 +103,7 @@ static int64_t check_8(const mm *t, ref_qgemm8_path path, bool a_u8, ref_pool *p
         }
         ra[m] = -zb * sum;
         rm[m] = t->za[m] + sa;
+        rm2[m] = -sum;
     }
     for (int64_t n = 0; n < n16; n++) {
         int32_t sum = 0;
@@ -106,15 +112,19 @@ static int64_t check_8(const mm *t, ref_qgemm8_path path, bool a_u8, ref_pool *p
             b[ref_qgemm8_b_at(Kq, k, n)] = (uint8_t)v;
             sum += v;
         }
-        col[n] = (int32_t)t->K * zb - sum;
+        int32_t zbn = n < t->N ? t->zb[n] + sb : 0;
+        col[n] = (int32_t)t->K * (t->zb_per_col ? zbn : zb) - sum;
+        col2[n] = zbn;
     }
     ref_qgemm8_epi e = {.row_add = ra, .row_mul = rm, .col = col};
+    if (t->zb_per_col)
+        e = (ref_qgemm8_epi){.row_mul = rm, .col = col, .row_mul2 = rm2, .col2 = col2};
     /* a one past its rows' bytes: the kernel must not need a's rows aligned */
     memmove(a + 1, a, (size_t)(t->M * Kq * 4));
     ref_qgemm8_on(path, t->M, t->N, Kq, a + 1, b, a_u8, &e, y, t->N, pool);
     for (int64_t i = 0; i < t->M * t->N; i++)
         bad += y[i] != want(t, i / t->N, i % t->N);
-    free(a), free(b), free(ra), free(rm), free(col), free(y);
+    free(a), free(b), free(ra), free(rm), free(col), free(rm2), free(col2), free(y);
     return bad;
 }
 
@@ -155,7 +165,7 @@ int main(void)
             M = rnd(1, 30), N = rnd(1, 90), K = rnd(1, 200);
         for (int types = 0; types < 4; types++) {
             mm t;
-            mm_random(&t, M, N, K, types & 1, types & 2);
+            mm_random(&t, M, N, K, types & 1, types & 2, s % 3 == 1);
             ref_pool *pool = s % 2 ? pool2 : NULL;
             CHECK(check_int16(&t, pool) == 0);
             for (int p = REF_QGEMM8_AVX512; p <= REF_QGEMM8_PORTABLE; p++)

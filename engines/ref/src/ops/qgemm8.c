@@ -41,6 +41,8 @@ static int32_t epi_at(const ref_qgemm8_epi *e, int64_t m, int64_t n)
     uint32_t v = e->row_add ? (uint32_t)e->row_add[m] : 0;
     if (e->row_mul && e->col)
         v += (uint32_t)e->row_mul[m] * (uint32_t)e->col[n];
+    if (e->row_mul2 && e->col2)
+        v += (uint32_t)e->row_mul2[m] * (uint32_t)e->col2[n];
     return (int32_t)v;
 }
 

@@ -20,11 +20,12 @@ static inline int64_t ref_qgemm8_b_at(int64_t Kq, int64_t k, int64_t n)
 /* Bytes of b for Kq groups by N columns. */
 static inline int64_t ref_qgemm8_b_bytes(int64_t Kq, int64_t N) { return (N + 15) / 16 * 16 * Kq * 4; }
 
-/* What is added to each sum: y[m][n] = dot + row_add[m] + row_mul[m] * col[n], in int32 arithmetic mod 2^32 (the
- * zero-point terms of sum (a - za)(b - zb) = dot - zb.rowsum(a) - za.colsum(b) + K.za.zb). row_add and row_mul hold
- * M values, col N rounded up to 16 (the padding is read, never stored); a NULL array adds nothing. */
+/* What is added to each sum: y[m][n] = dot + row_add[m] + row_mul[m] * col[n] + row_mul2[m] * col2[n], in int32
+ * arithmetic mod 2^32 (the zero-point terms of sum (a - za)(b - zb) = dot - zb.rowsum(a) - za.colsum(b) + K.za.zb;
+ * the second product for zero points per column). Row arrays hold M values, column arrays N rounded up to 16 (the
+ * padding is read, never stored); a NULL array adds nothing. */
 typedef struct {
-    const int32_t *row_add, *row_mul, *col;
+    const int32_t *row_add, *row_mul, *col, *row_mul2, *col2;
 } ref_qgemm8_epi;
 
 /* The kernels, best first; REF_QGEMM8_PORTABLE runs anywhere. */

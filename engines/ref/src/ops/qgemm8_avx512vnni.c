@@ -30,6 +30,9 @@ static inline __attribute__((always_inline)) void put(const ref_qgemm8_args *g, 
         v = _mm512_add_epi32(v, _mm512_set1_epi32(e->row_add[m]));
     if (e && e->row_mul && e->col)
         v = _mm512_add_epi32(v, _mm512_mullo_epi32(_mm512_set1_epi32(e->row_mul[m]), _mm512_loadu_si512(e->col + n)));
+    if (e && e->row_mul2 && e->col2)
+        v = _mm512_add_epi32(v,
+                             _mm512_mullo_epi32(_mm512_set1_epi32(e->row_mul2[m]), _mm512_loadu_si512(e->col2 + n)));
     _mm512_mask_storeu_epi32(g->y + m * g->ldy + n, k, v);
 }
 

@@ -50,6 +50,10 @@ static inline __attribute__((always_inline)) void tile(const ref_qgemm8_args *g,
             if (e && e->row_mul && e->col)
                 v = _mm256_add_epi32(v, _mm256_mullo_epi32(_mm256_set1_epi32(e->row_mul[m]),
                                                            _mm256_loadu_si256((const __m256i *)(e->col + n + h * 8))));
+            if (e && e->row_mul2 && e->col2)
+                v = _mm256_add_epi32(v,
+                                     _mm256_mullo_epi32(_mm256_set1_epi32(e->row_mul2[m]),
+                                                        _mm256_loadu_si256((const __m256i *)(e->col2 + n + h * 8))));
             int32_t *dst = g->y + m * g->ldy + n + h * 8;
             if (cols >= (h + 1) * 8) {
                 _mm256_storeu_si256((__m256i *)dst, v);

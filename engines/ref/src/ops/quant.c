@@ -186,13 +186,13 @@ static void pack_b(const ref_tensor *b, const ref_tensor *zb, int64_t ob, int64_
                 (int16_t)(k < K ? ld8(b, ob * K * N + k * N + n) - (zb_one ? zb0 : ld8(zb, n)) : 0);
 }
 
-/* A constant 2-D B packed once at compile: int16 pairs for ref_qgemm (bp), or, where the CPU has VNNI and B's zero
- * point is one value, int8 panels for ref_qgemm8 (b8, uint8 B shifted by -128 with its zero point zb8) with the
- * column terms K.zb8 - colsum (col8, padded to 16). */
+/* A constant 2-D B packed once at compile: int16 pairs for ref_qgemm (bp), or, where the CPU has VNNI, int8 panels
+ * for ref_qgemm8 (b8, uint8 B shifted by -128 with its zero points) with the column terms K.zb - colsum (col8) and,
+ * when B's zero point is one per column, those zero points (zb8col); col8 and zb8col padded to 16. */
 typedef struct {
     int16_t *bp;
     uint8_t *b8;
-    int32_t *col8, zb8;
+    int32_t *col8, *zb8col, zb8; /* zb8: the one zero point, shifted, when zb8col is NULL */
     size_t bytes;
 } qmm_state;
 
@@ -202,6 +202,7 @@ static void qmm_state_free(void *s)
         ref_free(((qmm_state *)s)->bp);
         ref_free(((qmm_state *)s)->b8);
         ref_free(((qmm_state *)s)->col8);
+        ref_free(((qmm_state *)s)->zb8col);
     }
     ref_free(s);
 }
@@ -209,22 +210,27 @@ static void qmm_state_free(void *s)
 static int pack_b8(const ref_tensor *b, const ref_tensor *zb, qmm_state *s)
 {
     int64_t K = b->dims[0], N = b->dims[1], Kq = (K + 3) / 4, n16 = (N + 15) / 16 * 16;
-    s->bytes = (size_t)(ref_qgemm8_b_bytes(Kq, N) + n16 * 4);
+    bool per_col = zb && ref_tensor_numel(zb) > 1;
+    s->bytes = (size_t)(ref_qgemm8_b_bytes(Kq, N) + n16 * 4 * (per_col ? 2 : 1));
     s->b8 = ref_aligned_alloc((size_t)ref_qgemm8_b_bytes(Kq, N));
     s->col8 = ref_calloc((size_t)n16, sizeof *s->col8);
-    if (!s->b8 || !s->col8)
+    s->zb8col = per_col ? ref_calloc((size_t)n16, sizeof *s->zb8col) : NULL;
+    if (!s->b8 || !s->col8 || (per_col && !s->zb8col))
         return REF_E_NOMEM;
     memset(s->b8, 0, (size_t)ref_qgemm8_b_bytes(Kq, N)); /* rows past K and the last panel's spare columns */
     int shift = b->dtype == REF_DT_INT8 ? 0 : -128;
-    s->zb8 = (int32_t)ref_quant_at(zb, 0) + shift;
     for (int64_t n = 0; n < N; n++) {
         uint32_t sum = 0;
+        int32_t z = (int32_t)ref_quant_at(zb, per_col ? n : 0) + shift;
         for (int64_t k = 0; k < K; k++) {
             int v = ld8(b, k * N + n) + shift;
             s->b8[ref_qgemm8_b_at(Kq, k, n)] = (uint8_t)v;
             sum += (uint32_t)v;
         }
-        s->col8[n] = (int32_t)((uint32_t)K * (uint32_t)s->zb8 - sum);
+        s->col8[n] = (int32_t)((uint32_t)K * (uint32_t)z - sum);
+        if (per_col)
+            s->zb8col[n] = z;
+        s->zb8 = z;
     }
     return REF_OK;
 }
@@ -238,7 +244,7 @@ static int qmm_prepare_b(ref_op_ctx *c, int bi, int zi, void **state)
         return REF_OK; /* packed per run */
     int64_t K = b->dims[0], N = b->dims[1], Kp = (K + 1) / 2;
     qmm_state *s = ref_calloc(1, sizeof *s);
-    if (s && ref_qgemm8_fast() && (!zb || ref_tensor_numel(zb) == 1)) {
+    if (s && ref_qgemm8_fast() && (!zb || ref_tensor_numel(zb) == 1 || ref_tensor_numel(zb) == N)) {
         if (pack_b8(b, zb, s)) {
             qmm_state_free(s);
             return ref_fail(c->err, REF_E_NOMEM, "%s: out of memory packing B", c->node->op_type);
@@ -274,8 +280,8 @@ sum_u8(const uint8_t *p, int64_t n)
 }
 
 /* One matrix pair on ref_qgemm8: A's rows (from a0) as uint8 groups of 4 (int8 A shifted by +128, its zero points
- * with it) with their sums, so sum (a - za)(b - zb) = dot - zb.rowsum(a) + za.(K.zb - colsum(b)). terms holds
- * 2 M int32. */
+ * with it) with their sums, so sum (a - za)(b - zb) = dot - zb.rowsum(a) + za.(K.zb - colsum(b)), the first term
+ * a product of a row's and a column's value when B's zero point is per column. terms holds 2 M int32. */
 static void mm8(const ref_tensor *a, const ref_tensor *za, int64_t a0, int64_t M, int64_t N, int64_t K,
                 const qmm_state *st, uint8_t *a8, int32_t *terms, int32_t *y, ref_pool *pool)
 {
@@ -295,10 +301,12 @@ static void mm8(const ref_tensor *a, const ref_tensor *za, int64_t a0, int64_t M
             }
         }
         memset(r + K, 0, (size_t)(Kq * 4 - K));
-        row_add[m] = (int32_t)(0u - (uint32_t)st->zb8 * sum);
+        row_add[m] = (int32_t)(0u - (st->zb8col ? sum : (uint32_t)st->zb8 * sum));
         row_mul[m] = (int32_t)ref_quant_at(za, m) + shift;
     }
     ref_qgemm8_epi e = {.row_add = row_add, .row_mul = row_mul, .col = st->col8};
+    if (st->zb8col) /* -rowsum(a) times each column's zero point */
+        e = (ref_qgemm8_epi){.row_mul = row_mul, .col = st->col8, .row_mul2 = row_add, .col2 = st->zb8col};
     ref_qgemm8(M, N, Kq, a8, st->b8, true, &e, y, N, pool);
 }
 
