@@ -106,7 +106,7 @@ static void run_conv(const qcase *t, bool qlinear)
     free(x), free(w), free(bias);
 }
 
-/* bz_per_col: B's zero point per column (the int16 GEMM), else one value (the VNNI GEMM where the CPU has it). */
+/* bz_per_col: B's zero point per column (the epilogue's second term on VNNI), else one value. */
 static void test_matmul_integer(int64_t M, int64_t K, int64_t N, bool as8, bool bs8, bool bz_per_col)
 {
     int64_t ad[] = {M, K}, bd[] = {K, N}, nd_[] = {N};
