@@ -428,7 +428,7 @@ int ref_qconv8_run(ref_op_ctx *c, const ref_conv_geom *g, const ref_qconv_in *q,
     j.all_panels = (uint8_t *)c->scratch + al64(2 * g->cout_g * 4);
     j.all_col = (int32_t *)(j.all_panels + al64((g->out_size + 15) / 16 * 16 * w->Kq * 4));
     j.all_acc = j.all_col + al64((g->out_size + 15) / 16 * 16 * 4) / 4;
-    if (use_padded(g)) { /* after the split's columns, when there are any */
+    if (use_padded(g) && !j.direct) { /* after the split's columns, if any; a 1x1 conv reads x in place */
         int64_t p16 = (g->out_size + 15) / 16 * 16, split_bytes = al64(p16 * w->Kq * 4) + al64(p16 * 4) +
                                                                   (q->ys ? al64(g->cout_g * g->out_size * 4) : 0);
         j.padded = j.all_panels + (split ? split_bytes : 0);
