@@ -180,11 +180,12 @@ static void test_dynamic_quantize(int64_t n, float lo, float hi)
     free(x);
 }
 
-/* QuantizeLinear then DequantizeLinear of a [2, C, 37] float tensor, per tensor (C = 0) or per channel on axis 1,
- * int8 or uint8, against the formulas in double written here; values include exact ties (k + 0.5 steps). */
-static void test_qdq(int64_t C, bool s8)
+/* QuantizeLinear then DequantizeLinear of a [2, C, inner] float tensor, per tensor (C = 0) or per channel on axis 1,
+ * int8 or uint8, on threads threads, against the formulas in double written here; values include exact ties
+ * (k + 0.5 steps). A large inner crosses the kernels' chunks inside a channel. */
+static void test_qdq(int64_t C, bool s8, int64_t inner, int threads)
 {
-    int64_t ch = C ? C : 3, n = 2 * ch * 37, d[] = {2, ch, 37}, sd[] = {C};
+    int64_t ch = C ? C : 3, n = 2 * ch * inner, d[] = {2, ch, inner}, sd[] = {C};
     float *x = malloc((size_t)n * sizeof *x), sc[8];
     uint8_t zp[8];
     for (int64_t i = 0; i < n; i++)
@@ -199,12 +200,12 @@ static void test_qdq(int64_t C, bool s8)
     const ref_tensor *qin[] = {&tx, &ts, &tz};
     ref_tensor yq, yd;
     ref_error err = {0};
-    CHECK_OK(oh_run(q, 13, 3, qin, 1, &yq, 0, 1, &err), &err);
+    CHECK_OK(oh_run(q, 13, 3, qin, 1, &yq, 0, threads, &err), &err);
     const ref_tensor *din[] = {&yq, &ts, &tz};
-    CHECK_OK(oh_run(dq, 13, 3, din, 1, &yd, 0, 1, &err), &err);
+    CHECK_OK(oh_run(dq, 13, 3, din, 1, &yd, 0, threads, &err), &err);
     int64_t bad_q = 0, bad_d = 0;
     for (int64_t i = 0; i < n && yq.data && yd.data; i++) {
-        int64_t a = C ? i / 37 % C : 0;
+        int64_t a = C ? i / inner % C : 0;
         int z = s8 ? (int8_t)zp[a] : zp[a];
         double r = rint((double)(x[i] / sc[a])) + z, lo = s8 ? -128 : 0, hi = s8 ? 127 : 255;
         int want = (int)(r < lo ? lo : r > hi ? hi : r);
@@ -247,8 +248,10 @@ int main(void)
         test_matmul_integer(9, 130, 17, true, false, per_col);
     }
     for (int s8 = 0; s8 < 2; s8++) {
-        test_qdq(0, s8);
-        test_qdq(5, s8);
+        test_qdq(0, s8, 37, 1);
+        test_qdq(5, s8, 37, 1);
+        test_qdq(0, s8, 40000, 2);
+        test_qdq(3, s8, 40000, 2);
     }
     test_dynamic_quantize(7, -1.0f, 3.0f);
     test_dynamic_quantize(100003, -2.5f, 0.75f); /* chunks, a tail past the vector loop */

@@ -70,6 +70,45 @@ static int q_infer(ref_op_ctx *c)
     return REF_OK;
 }
 
+/* Quantize (float to 8-bit) or dequantize (8-bit to float) with float scales through quant_kernels.c, in chunks
+ * over the pool, each cut where the scale changes (every inner elements, per axis). */
+typedef struct {
+    const ref_tensor *x, *s, *z;
+    ref_tensor *y;
+    int64_t n, inner, len, chunk;
+    bool quant;
+} qdq_job;
+
+#define QDQ_CHUNK 65536 /* elements a task: a share of a parallel loop */
+
+static void qdq_task(void *arg, int64_t begin, int64_t end, int tid)
+{
+    (void)tid;
+    const qdq_job *j = arg;
+    int64_t i = begin * j->chunk, i1 = end * j->chunk < j->n ? end * j->chunk : j->n;
+    while (i < i1) {
+        int64_t a = (i / j->inner) % j->len, e = j->len == 1 ? i1 : (i / j->inner + 1) * j->inner;
+        e = e < i1 ? e : i1;
+        float sv = ((const float *)j->s->data)[a];
+        int zv = (int)ref_quant_at(j->z, a);
+        if (j->quant)
+            ref_quant_f32_8((const float *)j->x->data + i, e - i, sv, zv, j->y->dtype == REF_DT_INT8,
+                            (uint8_t *)j->y->data + i);
+        else
+            ref_dequant_8_f32((const uint8_t *)j->x->data + i, e - i, j->x->dtype == REF_DT_INT8, zv, sv,
+                              (float *)j->y->data + i);
+        i = e;
+    }
+}
+
+static int qdq_fast(ref_op_ctx *c, bool quant, int64_t inner, int64_t len)
+{
+    qdq_job j = {.x = c->in[0], .s = c->in[1], .z = c->n_in > 2 ? c->in[2] : NULL, .y = c->out[0],
+                 .n = ref_tensor_numel(c->in[0]), .inner = inner, .len = len, .chunk = QDQ_CHUNK, .quant = quant};
+    ref_parallel_for(c->pool, (j.n + j.chunk - 1) / j.chunk, 1, qdq_task, &j);
+    return REF_OK;
+}
+
 static int q_run(ref_op_ctx *c)
 {
     int64_t inner, len;
@@ -78,15 +117,8 @@ static int q_run(ref_op_ctx *c)
         return rc;
     const ref_tensor *x = c->in[0], *s = c->in[1], *z = c->n_in > 2 ? c->in[2] : NULL;
     ref_tensor *y = c->out[0];
-    if (x->dtype == REF_DT_FLOAT && s->dtype == REF_DT_FLOAT) { /* the float32 formula below, a slice at a time */
-        int64_t n = ref_tensor_numel(x), run = len == 1 ? n : inner;
-        for (int64_t i0 = 0; run > 0 && i0 < n; i0 += run) {
-            int64_t a = (i0 / inner) % len;
-            ref_quant_f32_8((const float *)x->data + i0, run, ((const float *)s->data)[a], (int)ref_quant_at(z, a),
-                            y->dtype == REF_DT_INT8, (uint8_t *)y->data + i0);
-        }
-        return REF_OK;
-    }
+    if (x->dtype == REF_DT_FLOAT && s->dtype == REF_DT_FLOAT) /* the float32 formula below, a slice at a time */
+        return qdq_fast(c, true, inner, len);
     for (int64_t i = 0; i < ref_tensor_numel(x); i++) {
         int64_t a = (i / inner) % len;
         double xv = ref_elem_ld(x->data, x->dtype, i), sv = ref_quant_at(s, a);
@@ -119,15 +151,8 @@ static int dq_run(ref_op_ctx *c)
     if (rc)
         return rc;
     const ref_tensor *x = c->in[0], *s = c->in[1], *z = c->n_in > 2 ? c->in[2] : NULL;
-    if (ref_quant_int8(x->dtype) && s->dtype == REF_DT_FLOAT && c->out[0]->dtype == REF_DT_FLOAT) {
-        int64_t n = ref_tensor_numel(x), run = len == 1 ? n : inner;
-        for (int64_t i0 = 0; run > 0 && i0 < n; i0 += run) {
-            int64_t a = (i0 / inner) % len;
-            ref_dequant_8_f32((const uint8_t *)x->data + i0, run, x->dtype == REF_DT_INT8, (int)ref_quant_at(z, a),
-                              ((const float *)s->data)[a], (float *)c->out[0]->data + i0);
-        }
-        return REF_OK;
-    }
+    if (ref_quant_int8(x->dtype) && s->dtype == REF_DT_FLOAT && c->out[0]->dtype == REF_DT_FLOAT)
+        return qdq_fast(c, false, inner, len);
     for (int64_t i = 0; i < ref_tensor_numel(x); i++) {
         int64_t a = (i / inner) % len;
         double v = (ref_elem_ld(x->data, x->dtype, i) - ref_quant_at(z, a)) * ref_quant_at(s, a);
