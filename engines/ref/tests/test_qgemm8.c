@@ -156,7 +156,7 @@ int main(void)
     int paths = 0;
     for (int p = REF_QGEMM8_AVX512; p <= REF_QGEMM8_PORTABLE; p++)
         paths += ref_qgemm8_path_ok((ref_qgemm8_path)p);
-    printf("qgemm8 paths on this CPU: %d of 3 (best %d)\n", paths, (int)ref_qgemm8_best());
+    printf("qgemm8 paths on this CPU: %d of %d (best %d)\n", paths, REF_QGEMM8_PORTABLE + 1, (int)ref_qgemm8_best());
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0] + 6; s++) {
         int64_t M, N, K;
         if (s < sizeof shapes / sizeof shapes[0])

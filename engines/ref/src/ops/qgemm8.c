@@ -1,6 +1,9 @@
 /* qgemm8.c: ref_qgemm8: tiles of rows by a column block spread over the pool, on the AVX-512 VNNI, AVX-VNNI or
  * portable kernel (chosen once per call from the CPU), all exact integer sums, so the same bits on every path.
  * It must never allocate: its operands are packed by the caller. */
+#include <stdlib.h>
+#include <string.h>
+
 #include "qgemm8.h"
 
 #define NB_MIN 32 /* columns per task at least (two panels, the AVX-512 tile's width) */
@@ -19,6 +22,10 @@ bool ref_qgemm8_path_ok(ref_qgemm8_path path)
     return false;
 }
 
+#define REF_QGEMM8_NAME(id, name) name,
+static const char *const names[] = {REF_QGEMM8_PATHS(REF_QGEMM8_NAME)};
+#undef REF_QGEMM8_NAME
+
 ref_qgemm8_path ref_qgemm8_best(void)
 {
     static int best = -1; /* racing first calls (compile threads) store the same value, atomically */
@@ -27,6 +34,10 @@ ref_qgemm8_path ref_qgemm8_best(void)
         b = ref_qgemm8_path_ok(REF_QGEMM8_AVX512)    ? REF_QGEMM8_AVX512
             : ref_qgemm8_path_ok(REF_QGEMM8_AVXVNNI) ? REF_QGEMM8_AVXVNNI
                                                      : REF_QGEMM8_PORTABLE;
+        const char *want = getenv("MLK_REF_QGEMM8");
+        for (int p = 0; want && p < (int)(sizeof names / sizeof names[0]); p++)
+            if (!strcmp(want, names[p]) && ref_qgemm8_path_ok((ref_qgemm8_path)p))
+                b = p;
         __atomic_store_n(&best, b, __ATOMIC_RELAXED);
     }
     return (ref_qgemm8_path)b;

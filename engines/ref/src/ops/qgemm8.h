@@ -28,10 +28,17 @@ typedef struct {
     const int32_t *row_add, *row_mul, *col, *row_mul2, *col2;
 } ref_qgemm8_epi;
 
-/* The kernels, best first; REF_QGEMM8_PORTABLE runs anywhere. */
-typedef enum { REF_QGEMM8_AVX512, REF_QGEMM8_AVXVNNI, REF_QGEMM8_PORTABLE } ref_qgemm8_path;
+/* The kernels, best first, with their names; REF_QGEMM8_PORTABLE runs anywhere. */
+#define REF_QGEMM8_PATHS(X) X(AVX512, "avx512") X(AVXVNNI, "avxvnni") X(PORTABLE, "portable")
+#define REF_QGEMM8_ENUM(id, name) REF_QGEMM8_##id,
+typedef enum { REF_QGEMM8_PATHS(REF_QGEMM8_ENUM) } ref_qgemm8_path;
+#undef REF_QGEMM8_ENUM
 
-/* The fastest path this CPU runs; REF_QGEMM8_PORTABLE when it has no VNNI (then ref_qgemm, vpmaddwd, is faster). */
+/* The fastest path this CPU runs; REF_QGEMM8_PORTABLE when it has no VNNI (then ref_qgemm, vpmaddwd, is faster: an
+ * exact vpdpbusd done with AVX2's vpmaddwd on split bytes measured no faster than it on resnet18-u8). The
+ * environment variable MLK_REF_QGEMM8 names a slower one this CPU also runs (a path's name above), to measure paths
+ * against each other on one machine; "portable" sends the operators to ref_qgemm, the int16 vpmaddwd GEMM. An
+ * unknown or unsupported name is ignored. Read once. */
 ref_qgemm8_path ref_qgemm8_best(void);
 /* Whether this CPU has a VNNI path: the quantized operators pack for ref_qgemm8 when it does, for ref_qgemm if not. */
 bool ref_qgemm8_fast(void);
