@@ -1,5 +1,5 @@
-/* quant.c: operator family "quant": QuantizeLinear, DequantizeLinear (per tensor or per axis),
- * DynamicQuantizeLinear, MatMulInteger and QLinearMatMul (quant_conv.c has ConvInteger and QLinearConv).
+/* quant.c: operator family "quant": QuantizeLinear, DequantizeLinear (per tensor or per axis), MatMulInteger and
+ * QLinearMatMul, and the table naming DynamicQuantizeLinear (quant_dyn.c), ConvInteger and QLinearConv (quant_conv.c).
  * Rounding is to nearest, ties to even, and results saturate to the output type. It must never read a zero point
  * or scale past its length: per-axis ones are checked against the axis. */
 #include <math.h>
@@ -8,7 +8,9 @@
 #include "../alloc.h"
 #include "op.h"
 #include "qgemm.h"
+#include "qgemm8.h"
 #include "quant.h"
+#include "quant_kernels.h"
 #include "reduce_elem.h"
 
 bool ref_quant_int8(int dt) { return dt == REF_DT_UINT8 || dt == REF_DT_INT8; }
@@ -68,6 +70,45 @@ static int q_infer(ref_op_ctx *c)
     return REF_OK;
 }
 
+/* Quantize (float to 8-bit) or dequantize (8-bit to float) with float scales through quant_kernels.c, in chunks
+ * over the pool, each cut where the scale changes (every inner elements, per axis). */
+typedef struct {
+    const ref_tensor *x, *s, *z;
+    ref_tensor *y;
+    int64_t n, inner, len, chunk;
+    bool quant;
+} qdq_job;
+
+#define QDQ_CHUNK 65536 /* elements a task: a share of a parallel loop */
+
+static void qdq_task(void *arg, int64_t begin, int64_t end, int tid)
+{
+    (void)tid;
+    const qdq_job *j = arg;
+    int64_t i = begin * j->chunk, i1 = end * j->chunk < j->n ? end * j->chunk : j->n;
+    while (i < i1) {
+        int64_t a = (i / j->inner) % j->len, e = j->len == 1 ? i1 : (i / j->inner + 1) * j->inner;
+        e = e < i1 ? e : i1;
+        float sv = ((const float *)j->s->data)[a];
+        int zv = (int)ref_quant_at(j->z, a);
+        if (j->quant)
+            ref_quant_f32_8((const float *)j->x->data + i, e - i, sv, zv, j->y->dtype == REF_DT_INT8,
+                            (uint8_t *)j->y->data + i);
+        else
+            ref_dequant_8_f32((const uint8_t *)j->x->data + i, e - i, j->x->dtype == REF_DT_INT8, zv, sv,
+                              (float *)j->y->data + i);
+        i = e;
+    }
+}
+
+static int qdq_fast(ref_op_ctx *c, bool quant, int64_t inner, int64_t len)
+{
+    qdq_job j = {.x = c->in[0], .s = c->in[1], .z = c->n_in > 2 ? c->in[2] : NULL, .y = c->out[0],
+                 .n = ref_tensor_numel(c->in[0]), .inner = inner, .len = len, .chunk = QDQ_CHUNK, .quant = quant};
+    ref_parallel_for(c->pool, (j.n + j.chunk - 1) / j.chunk, 1, qdq_task, &j);
+    return REF_OK;
+}
+
 static int q_run(ref_op_ctx *c)
 {
     int64_t inner, len;
@@ -76,6 +117,8 @@ static int q_run(ref_op_ctx *c)
         return rc;
     const ref_tensor *x = c->in[0], *s = c->in[1], *z = c->n_in > 2 ? c->in[2] : NULL;
     ref_tensor *y = c->out[0];
+    if (x->dtype == REF_DT_FLOAT && s->dtype == REF_DT_FLOAT) /* the float32 formula below, a slice at a time */
+        return qdq_fast(c, true, inner, len);
     for (int64_t i = 0; i < ref_tensor_numel(x); i++) {
         int64_t a = (i / inner) % len;
         double xv = ref_elem_ld(x->data, x->dtype, i), sv = ref_quant_at(s, a);
@@ -108,6 +151,8 @@ static int dq_run(ref_op_ctx *c)
     if (rc)
         return rc;
     const ref_tensor *x = c->in[0], *s = c->in[1], *z = c->n_in > 2 ? c->in[2] : NULL;
+    if (ref_quant_int8(x->dtype) && s->dtype == REF_DT_FLOAT && c->out[0]->dtype == REF_DT_FLOAT)
+        return qdq_fast(c, false, inner, len);
     for (int64_t i = 0; i < ref_tensor_numel(x); i++) {
         int64_t a = (i / inner) % len;
         double v = (ref_elem_ld(x->data, x->dtype, i) - ref_quant_at(z, a)) * ref_quant_at(s, a);
@@ -116,63 +161,7 @@ static int dq_run(ref_op_ctx *c)
     return REF_OK;
 }
 
-/* ---- DynamicQuantizeLinear: uint8 with a scale and zero point from the data's range (and 0) ------ */
-
-static int dyn_infer(ref_op_ctx *c)
-{
-    if (c->in[0]->dtype != REF_DT_FLOAT)
-        return ref_fail(c->err, REF_E_UNSUPPORTED, "DynamicQuantizeLinear of %s", ref_dtype_name(c->in[0]->dtype));
-    c->out[0]->dtype = REF_DT_UINT8;
-    ref_tensor_set_shape(c->out[0], c->in[0]->rank, c->in[0]->dims);
-    for (int j = 1; j < 3 && j < c->n_out; j++) {
-        c->out[j]->dtype = j == 1 ? REF_DT_FLOAT : REF_DT_UINT8;
-        c->out[j]->rank = 0;
-    }
-    return REF_OK;
-}
-
-/* Quantize n floats with one scale and zero point; compiled for AVX2 too (vroundps rounds to nearest even, as rintf
- * does in the default rounding mode, and the division is IEEE either way: the same bytes). */
-__attribute__((target_clones("avx2", "default"), optimize("tree-vectorize"))) static void quantize_u8(const float *x, int64_t n, float scale,
-                                                                          uint8_t zp, uint8_t *y)
-{
-    for (int64_t i = 0; i < n; i++) {
-        float q = rintf(x[i] / scale) + zp;
-        y[i] = (uint8_t)(q < 0 ? 0 : q > 255 ? 255 : q);
-    }
-}
-
-__attribute__((target_clones("avx2", "default"))) static void min_max(const float *x, int64_t n, float *lo, float *hi)
-{
-    float l = 0, h = 0;
-    for (int64_t i = 0; i < n; i++) {
-        l = x[i] < l ? x[i] : l;
-        h = x[i] > h ? x[i] : h;
-    }
-    *lo = l;
-    *hi = h;
-}
-
-static int dyn_run(ref_op_ctx *c)
-{
-    const ref_tensor *x = c->in[0];
-    const float *xv = x->data;
-    float lo = 0, hi = 0;
-    int64_t n = ref_tensor_numel(x);
-    min_max(xv, n, &lo, &hi);
-    float scale = (hi - lo) / 255.0f;
-    float zpf = scale != 0 ? rintf(-lo / scale) : 0;
-    uint8_t zp = (uint8_t)(zpf < 0 ? 0 : zpf > 255 ? 255 : zpf);
-    if (scale != 0)
-        quantize_u8(xv, n, scale, zp, c->out[0]->data);
-    else
-        memset(c->out[0]->data, zp, (size_t)n);
-    if (c->n_out > 1 && c->out[1])
-        *(float *)c->out[1]->data = scale;
-    if (c->n_out > 2 && c->out[2])
-        *(uint8_t *)c->out[2]->data = zp;
-    return REF_OK;
-}
+/* DynamicQuantizeLinear is quant_dyn.c's. */
 
 /* ---- MatMulInteger and QLinearMatMul ------------------------------------------------------------- */
 
@@ -199,7 +188,9 @@ static size_t mm_scratch(const ref_tensor *a, const ref_tensor *b, bool requant)
     if (!a || !b || a->rank < 2 || b->rank < 2)
         return 0;
     int64_t M = a->dims[a->rank - 2], K = a->dims[a->rank - 1], N = b->dims[b->rank - 1], Kp = (K + 1) / 2;
-    return (size_t)(M * Kp * 4 + ref_qgemm_b_elems(Kp, N) * 2 + (requant ? M * N * 4 : 0) + 192);
+    /* the 8-bit path's A rows fit in the int16 path's (4 Kq <= 4 Kp bytes); its row terms come after the rest */
+    return (size_t)(M * Kp * 4 + ref_qgemm_b_elems(Kp, N) * 2 + (requant ? M * N * 4 : 0) + 192 +
+                    (ref_qgemm8_fast() ? 2 * M * 4 + 64 : 0));
 }
 
 static int ld8(const ref_tensor *t, int64_t i)
@@ -220,17 +211,53 @@ static void pack_b(const ref_tensor *b, const ref_tensor *zb, int64_t ob, int64_
                 (int16_t)(k < K ? ld8(b, ob * K * N + k * N + n) - (zb_one ? zb0 : ld8(zb, n)) : 0);
 }
 
-/* A constant 2-D B packed once at compile. */
+/* A constant 2-D B packed once at compile: int16 pairs for ref_qgemm (bp), or, where the CPU has VNNI, int8 panels
+ * for ref_qgemm8 (b8, uint8 B shifted by -128 with its zero points) with the column terms K.zb - colsum (col8) and,
+ * when B's zero point is one per column, those zero points (zb8col); col8 and zb8col padded to 16. */
 typedef struct {
     int16_t *bp;
+    uint8_t *b8;
+    int32_t *col8, *zb8col, zb8; /* zb8: the one zero point, shifted, when zb8col is NULL */
     size_t bytes;
 } qmm_state;
 
 static void qmm_state_free(void *s)
 {
-    if (s)
+    if (s) {
         ref_free(((qmm_state *)s)->bp);
+        ref_free(((qmm_state *)s)->b8);
+        ref_free(((qmm_state *)s)->col8);
+        ref_free(((qmm_state *)s)->zb8col);
+    }
     ref_free(s);
+}
+
+static int pack_b8(const ref_tensor *b, const ref_tensor *zb, qmm_state *s)
+{
+    int64_t K = b->dims[0], N = b->dims[1], Kq = (K + 3) / 4, n16 = (N + 15) / 16 * 16;
+    bool per_col = zb && ref_tensor_numel(zb) > 1;
+    s->bytes = (size_t)(ref_qgemm8_b_bytes(Kq, N) + n16 * 4 * (per_col ? 2 : 1));
+    s->b8 = ref_aligned_alloc((size_t)ref_qgemm8_b_bytes(Kq, N));
+    s->col8 = ref_calloc((size_t)n16, sizeof *s->col8);
+    s->zb8col = per_col ? ref_calloc((size_t)n16, sizeof *s->zb8col) : NULL;
+    if (!s->b8 || !s->col8 || (per_col && !s->zb8col))
+        return REF_E_NOMEM;
+    memset(s->b8, 0, (size_t)ref_qgemm8_b_bytes(Kq, N)); /* rows past K and the last panel's spare columns */
+    int shift = b->dtype == REF_DT_INT8 ? 0 : -128;
+    for (int64_t n = 0; n < N; n++) {
+        uint32_t sum = 0;
+        int32_t z = (int32_t)ref_quant_at(zb, per_col ? n : 0) + shift;
+        for (int64_t k = 0; k < K; k++) {
+            int v = ld8(b, k * N + n) + shift;
+            s->b8[ref_qgemm8_b_at(Kq, k, n)] = (uint8_t)v;
+            sum += (uint32_t)v;
+        }
+        s->col8[n] = (int32_t)((uint32_t)K * (uint32_t)z - sum);
+        if (per_col)
+            s->zb8col[n] = z;
+        s->zb8 = z;
+    }
+    return REF_OK;
 }
 
 static size_t qmm_state_bytes(const void *s) { return s ? ((const qmm_state *)s)->bytes : 0; }
@@ -242,6 +269,14 @@ static int qmm_prepare_b(ref_op_ctx *c, int bi, int zi, void **state)
         return REF_OK; /* packed per run */
     int64_t K = b->dims[0], N = b->dims[1], Kp = (K + 1) / 2;
     qmm_state *s = ref_calloc(1, sizeof *s);
+    if (s && ref_qgemm8_fast() && (!zb || ref_tensor_numel(zb) == 1 || ref_tensor_numel(zb) == N)) {
+        if (pack_b8(b, zb, s)) {
+            qmm_state_free(s);
+            return ref_fail(c->err, REF_E_NOMEM, "%s: out of memory packing B", c->node->op_type);
+        }
+        *state = s;
+        return REF_OK;
+    }
     if (s) {
         s->bytes = (size_t)ref_qgemm_b_elems(Kp, N) * 2;
         s->bp = ref_aligned_alloc(s->bytes + 4);
@@ -259,11 +294,53 @@ static int mmi_prepare(ref_op_ctx *c, void **state) { return qmm_prepare_b(c, 1,
 
 static int qmm_prepare(ref_op_ctx *c, void **state) { return qmm_prepare_b(c, 3, 5, state); }
 
+/* Sum of n bytes, vectorized (the scalar loop was 8% of transformer-u8). */
+__attribute__((target_clones("avx2", "default"), optimize("tree-vectorize"))) static uint32_t
+sum_u8(const uint8_t *p, int64_t n)
+{
+    uint32_t s = 0;
+    for (int64_t i = 0; i < n; i++)
+        s += p[i];
+    return s;
+}
+
+/* One matrix pair on ref_qgemm8: A's rows (from a0) as uint8 groups of 4 (int8 A shifted by +128, its zero points
+ * with it) with their sums, so sum (a - za)(b - zb) = dot - zb.rowsum(a) + za.(K.zb - colsum(b)), the first term
+ * a product of a row's and a column's value when B's zero point is per column. terms holds 2 M int32. */
+static void mm8(const ref_tensor *a, const ref_tensor *za, int64_t a0, int64_t M, int64_t N, int64_t K,
+                const qmm_state *st, uint8_t *a8, int32_t *terms, int32_t *y, ref_pool *pool)
+{
+    int64_t Kq = (K + 3) / 4;
+    int shift = a->dtype == REF_DT_INT8 ? 128 : 0;
+    int32_t *row_add = terms, *row_mul = terms + M;
+    for (int64_t m = 0; m < M; m++) {
+        uint8_t *r = a8 + m * Kq * 4;
+        uint32_t sum = 0;
+        if (!shift) {
+            memcpy(r, (const uint8_t *)a->data + a0 + m * K, (size_t)K);
+            sum = sum_u8(r, K);
+        } else {
+            for (int64_t k = 0; k < K; k++) {
+                r[k] = (uint8_t)(((const int8_t *)a->data)[a0 + m * K + k] + shift);
+                sum += r[k];
+            }
+        }
+        memset(r + K, 0, (size_t)(Kq * 4 - K));
+        row_add[m] = (int32_t)(0u - (st->zb8col ? sum : (uint32_t)st->zb8 * sum));
+        row_mul[m] = (int32_t)ref_quant_at(za, m) + shift;
+    }
+    ref_qgemm8_epi e = {.row_add = row_add, .row_mul = row_mul, .col = st->col8};
+    if (st->zb8col) /* -rowsum(a) times each column's zero point */
+        e = (ref_qgemm8_epi){.row_mul = row_mul, .col = st->col8, .row_mul2 = row_add, .col2 = st->zb8col};
+    ref_qgemm8(M, N, Kq, a8, st->b8, true, &e, y, N, pool);
+}
+
 /* Integer products of y's batch of matrix pairs, zero points subtracted (per row of A, per column of B when not
- * scalar) as they are packed for the integer GEMM (qgemm.h); f maps each int32 sum to its output, or the sums go
- * straight into y when f is NULL (MatMulInteger). */
+ * scalar) as they are packed for the integer GEMM (qgemm.h); f maps a pair's int32 sums (n of them, from y's
+ * element off) to its output, or the sums go straight into y when f is NULL (MatMulInteger). */
 static int mm_each(ref_op_ctx *c, const ref_tensor *a, const ref_tensor *b, const ref_tensor *za,
-                   const ref_tensor *zb, const ref_tensor *y, void (*f)(void *, int64_t, int64_t), void *arg)
+                   const ref_tensor *zb, const ref_tensor *y, void (*f)(void *, int64_t, const int32_t *, int64_t),
+                   void *arg)
 {
     int64_t M = y->dims[y->rank - 2], N = y->dims[y->rank - 1], K = a->dims[a->rank - 1], Kp = (K + 1) / 2;
     if (Kp > REF_QGEMM_MAX_KP)
@@ -290,6 +367,15 @@ static int mm_each(ref_op_ctx *c, const ref_tensor *a, const ref_tensor *b, cons
             oa += q * sa[d];
             ob += q * sb[d];
         }
+        const qmm_state *st = c->state;
+        int32_t *out = f ? acc : (int32_t *)y->data + t * M * N;
+        if (st && st->b8) {
+            mm8(a, za, oa * M * K, M, N, K, st, (uint8_t *)ap, (int32_t *)((char *)acc + (f ? M * N * 4 : 0)), out,
+                c->pool);
+            if (f)
+                f(arg, t * M * N, acc, M * N);
+            continue;
+        }
         for (int64_t m = 0; m < M; m++) {
             int z = (int)ref_quant_at(za, m);
             for (int64_t kp = 0; kp < Kp; kp++) {
@@ -297,13 +383,11 @@ static int mm_each(ref_op_ctx *c, const ref_tensor *a, const ref_tensor *b, cons
                 ap[m * Kp + kp] = ref_qgemm_pair(ld8(a, at) - z, k + 1 < K ? ld8(a, at + 1) - z : 0);
             }
         }
-        const qmm_state *st = c->state;
         if (!st)
             pack_b(b, zb, ob, K, N, bp);
-        int32_t *out = f ? acc : (int32_t *)y->data + t * M * N;
         ref_qgemm(M, N, Kp, ap, st ? st->bp : bp, out, N, c->pool);
-        for (int64_t i = 0; f && i < M * N; i++)
-            f(arg, t * M * N + i, acc[i]);
+        if (f)
+            f(arg, t * M * N, acc, M * N);
     }
     return REF_OK;
 }
@@ -331,10 +415,11 @@ typedef struct {
     double mult, zp;
 } qlin_out;
 
-static void store_q(void *arg, int64_t i, int64_t v)
+/* n sums from y's element off on, requantized. */
+static void store_q(void *arg, int64_t off, const int32_t *acc, int64_t n)
 {
     qlin_out *q = arg;
-    ref_elem_sti(q->y->data, q->y->dtype, i, ref_quant_saturate((double)v * q->mult + q->zp, q->y->dtype));
+    ref_requant_i32_8(acc, n, 0, q->mult, q->zp, q->y->dtype == REF_DT_INT8, (uint8_t *)q->y->data + off);
 }
 
 static int qmm_infer(ref_op_ctx *c)
@@ -358,7 +443,7 @@ static int qmm_run(ref_op_ctx *c)
 const ref_op ref_ops_quant[] = {
     {.name = "QuantizeLinear", .infer = q_infer, .run = q_run},
     {.name = "DequantizeLinear", .infer = dq_infer, .run = dq_run},
-    {.name = "DynamicQuantizeLinear", .infer = dyn_infer, .run = dyn_run},
+    {.name = "DynamicQuantizeLinear", .infer = ref_dyn_quant_infer, .run = ref_dyn_quant_run},
     {.name = "MatMulInteger", .infer = mmi_infer, .run = mmi_run, .scratch_bytes = mmi_scratch,
      .prepare = mmi_prepare, .state_free = qmm_state_free, .state_bytes = qmm_state_bytes},
     {.name = "QLinearMatMul", .infer = qmm_infer, .run = qmm_run, .scratch_bytes = qmm_scratch,

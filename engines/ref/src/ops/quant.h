@@ -1,4 +1,4 @@
-/* quant.h: what the quantized operators share (quant.c, quant_conv.c): rounding, saturation, zero points.
+/* quant.h: what the quantized operators share (quant*.c): rounding, saturation, zero points, entry points.
  * It must never round other than to nearest with ties to even, as ONNX specifies. */
 #ifndef REF_QUANT_H
 #define REF_QUANT_H
@@ -13,6 +13,10 @@ bool ref_quant_int8(int dt);
 int64_t ref_quant_saturate(double v, int dt);
 /* Element i of t as double, t's only element when it has one, 0 when t is NULL (an omitted zero point). */
 double ref_quant_at(const ref_tensor *t, int64_t i);
+
+/* quant_dyn.c */
+int ref_dyn_quant_infer(ref_op_ctx *c);
+int ref_dyn_quant_run(ref_op_ctx *c);
 
 /* quant_conv.c */
 int ref_conv_integer_infer(ref_op_ctx *c);

@@ -1,13 +1,18 @@
 /* quant_conv.c: ConvInteger (int32 sums of zero-point-shifted 8-bit products) and QLinearConv (the same sums
  * requantized: y = saturate(round((sum + B) * x_scale * w_scale / y_scale) + y_zero_point)): im2col of int16
- * columns in chunks, then the integer GEMM (qgemm.h). It must never read X outside its padded bounds: padding
- * reads as the zero point. */
+ * columns in chunks, then the integer GEMM (qgemm.h); where the CPU has VNNI and W is constant, quant_conv8.c's
+ * 8-bit path instead, and depthwise ConvInteger quant_dw.c's. It must never read X outside its padded bounds:
+ * padding reads as the zero point. */
 #include <string.h>
 
 #include "../alloc.h"
 #include "conv_ops.h"
 #include "qgemm.h"
+#include "qgemm8.h"
 #include "quant.h"
+#include "quant_conv8.h"
+#include "quant_dw.h"
+#include "quant_kernels.h"
 #include "reduce_elem.h"
 
 /* Conv's geometry for x, w (and bias) given as 8-bit tensors: the float kernels' checks on float-typed copies. */
@@ -114,12 +119,7 @@ static void qconv_plan_of(const ref_conv_geom *g, bool requant, qconv_plan *q)
     q->acc_bytes = requant ? (size_t)(g->cout_g * q->pn * 4 + 64) / 64 * 64 : 0;
 }
 
-typedef struct {
-    const ref_tensor *x, *w, *xz, *wz, *b;
-    /* QLinearConv: y's scales and zero point; NULL ys for ConvInteger (int32 out) */
-    const ref_tensor *xs, *ws, *ys;
-    double yz;
-} qconv_in;
+typedef ref_qconv_in qconv_in;
 
 static void pack_w(const ref_conv_geom *g, const qconv_in *q, int64_t grp, const qconv_plan *qp, int32_t *wp)
 {
@@ -138,20 +138,30 @@ static void pack_w(const ref_conv_geom *g, const qconv_in *q, int64_t grp, const
     }
 }
 
-/* Constant weights packed once at compile, every group's rows one after another. */
+/* Constant weights packed once at compile, every group's rows one after another: int8 rows for the VNNI GEMM where
+ * the CPU has it (w8), int16 pairs for ref_qgemm otherwise (wp). */
 typedef struct {
     int32_t *wp;
+    ref_qconv8_w *w8;
     size_t bytes;
 } qconv_state;
 
 void ref_qconv_state_free(void *s)
 {
-    if (s)
+    if (s) {
         ref_free(((qconv_state *)s)->wp);
+        ref_qconv8_w_free(((qconv_state *)s)->w8);
+    }
     ref_free(s);
 }
 
-size_t ref_qconv_state_bytes(const void *s) { return s ? ((const qconv_state *)s)->bytes : 0; }
+size_t ref_qconv_state_bytes(const void *s)
+{
+    const qconv_state *st = s;
+    return st ? st->bytes + (st->w8 ? st->w8->bytes : 0) : 0;
+}
+
+static bool qconv_is_depthwise(const ref_conv_geom *g);
 
 static int qconv_prepare(ref_op_ctx *c, int wi, int zi, void **state)
 {
@@ -159,9 +169,20 @@ static int qconv_prepare(ref_op_ctx *c, int wi, int zi, void **state)
     ref_conv_geom g;
     if (!w || !w->data || (wz && !wz->data) || qgeom(c, x, w, NULL, &g))
         return REF_OK; /* packed per run; a bad geometry fails in run with its message */
+    if (qconv_is_depthwise(&g) || (wi == 1 && ref_qdw_float_ok(&g)))
+        return REF_OK; /* the depthwise kernels read W as it is */
     qconv_plan qp;
     qconv_plan_of(&g, false, &qp);
     qconv_state *s = ref_calloc(1, sizeof *s);
+    if (s && ref_qgemm8_fast()) {
+        qconv_in q8 = {.w = w, .wz = wz};
+        if (ref_qconv8_w_new(&g, &q8, &s->w8)) {
+            ref_qconv_state_free(s);
+            return ref_fail(c->err, REF_E_NOMEM, "%s: out of memory packing W", c->node->op_type);
+        }
+        *state = s;
+        return REF_OK;
+    }
     if (s) {
         s->bytes = (size_t)(g.cout * qp.Kp * 4);
         s->wp = ref_aligned_alloc(s->bytes + 4);
@@ -249,9 +270,7 @@ static void qdw_plane(const qdw_job *j, int64_t t, int32_t *acc)
     }
     double m = j->xs * ref_quant_at(q->ws, co) / j->ys;
     int64_t b = q->b ? ref_elem_ldi(q->b->data, q->b->dtype, co) : 0;
-    for (int64_t i = 0; i < g->out_size; i++)
-        ref_elem_sti(j->y->data, j->y->dtype, row0 + i,
-                     ref_quant_saturate((double)(acc[i] + b) * m + q->yz, j->y->dtype));
+    ref_requant_i32_8(acc, g->out_size, b, m, q->yz, j->y->dtype == REF_DT_INT8, (uint8_t *)j->y->data + row0);
 }
 
 static void qdw_task(void *arg, int64_t begin, int64_t end, int tid)
@@ -269,6 +288,8 @@ static size_t qdw_scratch(const ref_conv_geom *g, int threads)
 /* Every (batch, group, column chunk): im2col, the integer GEMM, then int32 out or requantized. */
 static int qconv_run(ref_op_ctx *c, const ref_conv_geom *g, const qconv_in *q, ref_tensor *y)
 {
+    if (!q->ys && ref_qdw_float_ok(g))
+        return ref_qdw_float_run(c, g, q, y);
     if (qconv_is_depthwise(g)) {
         if (c->scratch_bytes < qdw_scratch(g, c->n_threads))
             return ref_fail(c->err, REF_E_STATE, "%s: scratch too small", c->node->op_type);
@@ -281,9 +302,12 @@ static int qconv_run(ref_op_ctx *c, const ref_conv_geom *g, const qconv_in *q, r
     }
     qconv_plan qp;
     qconv_plan_of(g, q->ys != NULL, &qp);
+    const qconv_state *st = c->state;
     if (qp.Kp > REF_QGEMM_MAX_KP)
         return ref_fail(c->err, REF_E_UNSUPPORTED, "%s: %lld products per output could overflow int32",
                         c->node->op_type, (long long)qp.K);
+    if (st && st->w8)
+        return ref_qconv8_run(c, g, q, st->w8, y);
     if (c->scratch_bytes < qp.cols_bytes + qp.w_bytes + qp.acc_bytes)
         return ref_fail(c->err, REF_E_STATE, "%s: scratch too small", c->node->op_type);
     int16_t *cols = c->scratch;
@@ -292,7 +316,6 @@ static int qconv_run(ref_op_ctx *c, const ref_conv_geom *g, const qconv_in *q, r
     qcols_job j = {.g = g, .x = q->x->data, .x_signed = q->x->dtype == REF_DT_INT8, .xz = (int)ref_quant_at(q->xz, 0),
                    .K = qp.K, .Kp = qp.Kp, .cols = cols};
     double xs = q->ys ? ref_quant_at(q->xs, 0) : 0, ys = q->ys ? ref_quant_at(q->ys, 0) : 1;
-    const qconv_state *st = c->state;
     for (int64_t grp = 0; grp < g->group; grp++) {
         if (st)
             wp = st->wp + grp * g->cout_g * qp.Kp;
@@ -312,9 +335,8 @@ static int qconv_run(ref_op_ctx *c, const ref_conv_geom *g, const qconv_in *q, r
                     int64_t co = grp * g->cout_g + cl;
                     double m = xs * ref_quant_at(q->ws, co) / ys; /* the order the spec's formula has */
                     int64_t b = q->b ? ref_elem_ldi(q->b->data, q->b->dtype, co) : 0;
-                    for (int64_t i = 0; i < j.pn; i++)
-                        ref_elem_sti(y->data, y->dtype, row0 + cl * qp.P + i,
-                                     ref_quant_saturate((double)(acc[cl * j.pn + i] + b) * m + q->yz, y->dtype));
+                    ref_requant_i32_8(acc + cl * j.pn, j.pn, b, m, q->yz, y->dtype == REF_DT_INT8,
+                                      (uint8_t *)y->data + row0 + cl * qp.P);
                 }
             }
     }
@@ -330,11 +352,16 @@ static size_t qconv_scratch(const ref_op_ctx *c, bool requant)
     const ref_tensor *x = c->in[0], *w = c->n_in > (requant ? 3 : 1) ? c->in[requant ? 3 : 1] : NULL;
     if (qgeom(&cc, x, w, NULL, &g))
         return 0;
+    if (!requant && ref_qdw_float_ok(&g))
+        return ref_qdw_float_scratch_bytes(&g, c->n_threads);
     if (qconv_is_depthwise(&g))
         return qdw_scratch(&g, c->n_threads);
     qconv_plan qp;
     qconv_plan_of(&g, requant, &qp);
-    return qp.cols_bytes + qp.w_bytes + qp.acc_bytes;
+    size_t b16 = qp.cols_bytes + qp.w_bytes + qp.acc_bytes, b8 = 0;
+    if (ref_qgemm8_fast()) /* whether W is packed for it is prepare's to say: room for either */
+        b8 = ref_qconv8_scratch_bytes(&g, c->n_threads, requant);
+    return b16 > b8 ? b16 : b8;
 }
 
 size_t ref_conv_integer_scratch_bytes(const ref_op_ctx *c) { return qconv_scratch(c, false); }
