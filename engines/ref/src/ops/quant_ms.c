@@ -23,7 +23,7 @@ int ref_qms_want_scale(ref_op_ctx *c, int i, const char *what, bool required)
     if (!t)
         return required ? ref_fail(c->err, REF_E_INVALID, "input %d (%s) is required", i, what) : REF_OK;
     if (t->dtype != REF_DT_FLOAT || ref_tensor_numel(t) != 1)
-        return ref_fail(c->err, REF_E_UNSUPPORTED, "input %d (%s) must be one float32 value, not %s of %lld",
+        return ref_fail(c->err, REF_E_UNSUPPORTED, "input %d (%s) must be one float (float32) value, not %s of %lld",
                         i, what, ref_dtype_name(t->dtype), (long long)ref_tensor_numel(t));
     return REF_OK;
 }
