@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Quantized models in ONNX Runtime's QOperator format (com.microsoft QLinearAdd, QLinearMul, QLinearConcat,
-# QLinear{Global,}AveragePool, QLinearSigmoid, QLinearLeakyRelu, QGemm, MatMulIntegerToFloat, DynamicQuantizeMatMul,
-# com.microsoft Quantize/DequantizeLinear; issue 24) run in the reference engine and give ORT's bytes exactly, every
+# QLinear{Global,}AveragePool, QLinearSigmoid, QLinearLeakyRelu, QLinearSoftmax, QGemm, MatMulIntegerToFloat,
+# DynamicQuantizeMatMul, com.microsoft Quantize/DequantizeLinear; issue 24) run in the reference engine and give ORT's bytes exactly, every
 # op's output compared; a malformed one is refused naming the node and input. It must never download anything:
 # without ORT's cache or python3-onnx it prints SKIP and exits 77.
 source "$(dirname "$0")/lib.sh"
@@ -20,9 +20,9 @@ exact() { # model, then crosscheck arguments: every output equal (rtol 0)
   "$xc" --rtol 0 "$@" "$model" > "$work/xc.txt" 2>&1 && grep -q "outputs agree" "$work/xc.txt" ||
     { cat "$work/xc.txt"; return 1; }
 }
-# Measured on this machine: max|ort-ref| 0 on every output of the four (QLinear ops' outputs are integers, so any
+# Measured on this machine: max|ort-ref| 0 on every output of the five (QLinear ops' outputs are integers, so any
 # difference would be a whole quantization step), and the same for six other weight seeds.
-for model in cnn-u8 cnn-s8 gemm-u8 dyn-mm; do
+for model in cnn-u8 cnn-s8 gemm-u8 dyn-mm softmax; do
   check "$model: ref equals ORT on every output" exact "$m/$model.onnx"
 done
 exact "$m/cnn-u8.onnx" || true

@@ -1,13 +1,13 @@
 #!/usr/bin/python3
 """qoperator_models.py: writes small int8/uint8 models in ONNX Runtime's QOperator format (the com.microsoft
 contrib operators quantize_static and quantize_dynamic emit: QLinearAdd, QLinearMul, QLinearGlobalAveragePool,
-QLinearAveragePool, QLinearConcat, QLinearSigmoid, QLinearLeakyRelu, QGemm, MatMulIntegerToFloat,
+QLinearAveragePool, QLinearConcat, QLinearSigmoid, QLinearLeakyRelu, QLinearSoftmax, QGemm, MatMulIntegerToFloat,
 DynamicQuantizeMatMul, com.microsoft QuantizeLinear/DequantizeLinear) with seeded random weights, for comparing the
 reference engine with ONNX Runtime. Test-only (python3-onnx, Debian's python3); it must never write outside OUT_DIR.
 
 usage: /usr/bin/python3 tests/qoperator_models.py OUT_DIR
 Writes cnn-u8.onnx, cnn-s8.onnx (a residual conv net ending in quantized outputs), gemm-u8.onnx (QGemm both ways),
-dyn-mm.onnx (the dynamic-quantization products, float output). Exit: 0 written, 2 usage.
+dyn-mm.onnx (the dynamic-quantization products, float output), softmax.onnx (QLinearSoftmax three ways). Exit: 0 written, 2 usage.
 """
 import os
 import sys
@@ -112,6 +112,23 @@ def dyn():
     return b, [("x", TensorProto.FLOAT, [2, 3, 32])], [(d, TensorProto.FLOAT, None), (m, TensorProto.FLOAT, None)]
 
 
+def softmax():
+    """QLinearSoftmax as quantize_static writes it (opset 13, y_scale 1/256): uint8 over the last axis, int8 over a
+    middle axis (ORT transposes), and opset 12's flattening."""
+    b = Builder(np.random.default_rng(17))
+    xs, xz = b.qparams("x", 0.05, 128, np.uint8)
+    q = b.node("QuantizeLinear", ["x", xs, xz], domain="")
+    ys, yz = b.qparams("y", 1.0 / 256, 0, np.uint8)
+    s1 = b.node("QLinearSoftmax", [q, xs, xz, ys, yz], opset=13, axis=-1)
+    s2 = b.node("QLinearSoftmax", [q, xs, xz, ys, yz], opset=12, axis=1)
+    x8s, x8z = b.qparams("x8", 0.04, 0, np.int8)
+    q8 = b.node("QuantizeLinear", ["x", x8s, x8z], domain="")
+    y8s, y8z = b.qparams("y8", 1.0 / 256, -128, np.int8)
+    s3 = b.node("QLinearSoftmax", [q8, x8s, x8z, y8s, y8z], opset=13, axis=1)
+    return b, [("x", TensorProto.FLOAT, [2, 5, 6])], [(s1, TensorProto.UINT8, None), (s2, TensorProto.UINT8, None),
+                                                      (s3, TensorProto.INT8, None)]
+
+
 def save(b, inputs, outputs, path):
     g = helper.make_graph(b.nodes, os.path.basename(path),
                           [helper.make_tensor_value_info(n, t, s) for n, t, s in inputs],
@@ -132,6 +149,7 @@ def main():
     save(*cnn(True), os.path.join(out, "cnn-s8.onnx"))
     save(*gemm(), os.path.join(out, "gemm-u8.onnx"))
     save(*dyn(), os.path.join(out, "dyn-mm.onnx"))
+    save(*softmax(), os.path.join(out, "softmax.onnx"))
     return 0
 
 

@@ -131,6 +131,36 @@ static void test_tables(void)
     ref_model_free(m);
 }
 
+static void test_softmax(void)
+{
+    /* equal values, y_scale 1/256: opset 13 over the last axis of [2, 2] gives 1/2 -> 128, opset 12 from axis 0
+     * flattens all four: 1/4 -> 64; {255, 0} at x_scale 1 is all but 1 -> 256 -> saturates at 255, the other 0 */
+    uint8_t x[] = {7, 7, 7, 7}, x2[] = {255, 0};
+    ref_tensor tx = oh_tensor(REF_DT_UINT8, 2, (int64_t[]){2, 2}, x), t2 = oh_tensor(REF_DT_UINT8, 1, (int64_t[]){2}, x2);
+    ref_tensor one = F32(1.0f), ys = F32(1.0f / 256), z = U8(0), y;
+    const ref_tensor *in[] = {&tx, &one, &z, &ys, &z};
+    ref_error err = {0};
+    ref_model *m = ref_model_new();
+    ref_node *n = ms_node(m, "QLinearSoftmax", 5);
+    CHECK(run(n, 5, in, &y, &err) == REF_E_INVALID); /* opset is required */
+    CHECK(strstr(err.msg, "opset") != NULL);
+    oh_attr_int(m, n, "opset", 13);
+    CHECK_OK(run(n, 5, in, &y, &err), &err);
+    CHECK_EQ_ARRAY(uint8_t, &y, 128, 128, 128, 128);
+    oh_free_outputs(1, &y);
+    ref_node *f = ms_node(m, "QLinearSoftmax", 5);
+    oh_attr_int(m, f, "opset", 12);
+    oh_attr_int(m, f, "axis", 0);
+    CHECK_OK(run(f, 5, in, &y, &err), &err);
+    CHECK_EQ_ARRAY(uint8_t, &y, 64, 64, 64, 64);
+    oh_free_outputs(1, &y);
+    in[0] = &t2;
+    CHECK_OK(run(n, 5, in, &y, &err), &err);
+    CHECK_EQ_ARRAY(uint8_t, &y, 255, 0);
+    oh_free_outputs(1, &y);
+    ref_model_free(m);
+}
+
 static void test_average_pool(void)
 {
     /* 3x3 image 1..9. kernel 2 stride 2 pads 1: windows hold {1}, {2,3}, {4,7}, {5,6,8,9} (sums 1, 5, 11, 28);
@@ -267,6 +297,7 @@ int main(void)
     test_global_average_pool();
     test_concat();
     test_tables();
+    test_softmax();
     test_average_pool();
     test_qgemm();
     test_matmul_to_float();

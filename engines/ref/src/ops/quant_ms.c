@@ -1,9 +1,10 @@
 /* quant_ms.c: operator family "quant_ms", ONNX Runtime's quantized contrib operators in domain com.microsoft as
  * ORT's QOperator format writes them: QLinearAdd, QLinearMul, QLinearGlobalAveragePool, QLinearConcat,
- * QLinearSigmoid, QLinearLeakyRelu and com.microsoft's QuantizeLinear/DequantizeLinear (quant_ms_gemm.c and
- * quant_ms_pool.c add the rest). Arithmetic is ORT's: float32 ratios of scales, ties to even, then saturation;
+ * QLinearSigmoid, QLinearLeakyRelu, QLinearSoftmax and com.microsoft's QuantizeLinear/DequantizeLinear
+ * (quant_ms_gemm.c and quant_ms_pool.c add the rest). Arithmetic is ORT's: float32 ratios of scales, ties to even, then saturation;
  * element-wise maps go through a 256-entry table as ORT builds it. It must never read a scale or zero point past its
  * one value, nor index a tensor without the shape checks infer made. */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -60,7 +61,7 @@ int ref_qms_requant(float v, int zp, int dt)
 {
     float lo = dt == REF_DT_INT8 ? -128.0f : 0.0f, hi = dt == REF_DT_INT8 ? 127.0f : 255.0f;
     float r = rintf(v) + (float)zp;
-    return (int)(r < lo ? lo : r > hi ? hi : r); /* NaN (a zero scale) compares false both ways: */
+    return (int)(r >= lo ? (r > hi ? hi : r) : lo); /* NaN (a zero scale's 0/0) goes low, never into the cast */
 }
 
 int ref_qms_set_out(ref_op_ctx *c, int j, int dt, int rank, const int64_t *dims)
@@ -322,6 +323,62 @@ static int concat_run(ref_op_ctx *c)
     return REF_OK;
 }
 
+/* ---- QLinearSoftmax: X, X_scale, x_zp, y_scale, y_zp; axis, opset (below 13: the dims from axis on are one row) - */
+
+static int softmax_infer(ref_op_ctx *c)
+{
+    int rc = unary_infer(c);
+    if (rc)
+        return rc;
+    const ref_attr *op = ref_node_attr(c->node, "opset");
+    if (!op || op->type != REF_ATTR_INT)
+        return ref_fail(c->err, REF_E_INVALID, "attribute opset (the Softmax version it follows) is required");
+    int64_t dflt = op->i < 13 ? 1 : -1;
+    if (ref_norm_axis(ref_attr_int_or(c->node, "axis", dflt), c->in[0]->rank) < 0)
+        return ref_fail(c->err, REF_E_INVALID, "axis %lld is outside rank %d",
+                        (long long)ref_attr_int_or(c->node, "axis", dflt), c->in[0]->rank);
+    return REF_OK;
+}
+
+/* As ORT: a table of exp((q - 255 + shift) * x_scale) (float, from double), shift keeping a row's sum of D values
+ * within float range; each row looked up from its max, summed in float32, and y = rint(e * floor(1 / y_scale) / sum)
+ * + y_zp. ORT's int8 kernel then wraps values above 127; this one saturates them. */
+static int softmax_run(ref_op_ctx *c)
+{
+    const ref_tensor *x = c->in[0];
+    ref_tensor *y = c->out[0];
+    int64_t opset = ref_attr_int_or(c->node, "opset", 13);
+    int axis = ref_norm_axis(ref_attr_int_or(c->node, "axis", opset < 13 ? 1 : -1), x->rank);
+    int64_t outer = ref_dims_prod(x->dims, 0, axis);
+    int64_t d = opset < 13 ? ref_dims_prod(x->dims, axis, x->rank) : x->dims[axis];
+    int64_t inner = opset < 13 ? 1 : ref_dims_prod(x->dims, axis + 1, x->rank);
+    if (d <= 0 || ref_tensor_numel(x) == 0)
+        return REF_OK;
+    double xs = ref_qms_scale(c, 1), shift = log((double)(FLT_MAX / (float)d)) - 5;
+    shift = (shift > 0 ? shift : 0) / xs;
+    float tab[256], ys = floorf(1.0f / ref_qms_scale(c, 3));
+    for (int i = 0; i < 256; i++)
+        tab[i] = (float)exp(((double)i - 255 + shift) * xs);
+    int yz = ref_qms_zp(c, 4), lo = x->dtype == REF_DT_INT8 ? -128 : 0;
+    for (int64_t o = 0; o < outer; o++)
+        for (int64_t in = 0; in < inner; in++) {
+            int64_t base = o * d * inner + in;
+            int xmax = lo;
+            for (int64_t j = 0; j < d; j++) {
+                int v = ref_qms_ld8(x, base + j * inner);
+                xmax = v > xmax ? v : xmax;
+            }
+            float sum = 0;
+            for (int64_t j = 0; j < d; j++)
+                sum += tab[255 - (xmax - ref_qms_ld8(x, base + j * inner))];
+            for (int64_t j = 0; j < d; j++) {
+                float e = tab[255 - (xmax - ref_qms_ld8(x, base + j * inner))];
+                store8(y, base + j * inner, ref_qms_requant(e * ys / sum, yz, y->dtype));
+            }
+        }
+    return REF_OK;
+}
+
 /* ---- com.microsoft QuantizeLinear / DequantizeLinear: the default domain's kernels, axis allowed at any opset -- */
 
 static int forward(ref_op_ctx *c, const char *name, bool infer)
@@ -347,6 +404,7 @@ const ref_op ref_ops_quant_ms[] = {
     {.name = "QLinearConcat", .infer = concat_infer, .run = concat_run},
     {.name = "QLinearSigmoid", .infer = unary_infer, .run = sigmoid_run},
     {.name = "QLinearLeakyRelu", .infer = unary_infer, .run = leaky_run},
+    {.name = "QLinearSoftmax", .infer = softmax_infer, .run = softmax_run},
     {.name = "QuantizeLinear", .infer = q_infer, .run = q_run},
     {.name = "DequantizeLinear", .infer = dq_infer, .run = dq_run},
     {.name = NULL},

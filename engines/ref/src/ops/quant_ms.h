@@ -19,7 +19,8 @@ float ref_qms_scale(const ref_op_ctx *c, int i);
 int ref_qms_zp(const ref_op_ctx *c, int i);
 /* Element i of an 8-bit tensor. */
 int ref_qms_ld8(const ref_tensor *t, int64_t i);
-/* v (already scaled into the output's units) rounded ties-to-even in float32, plus zp, saturated to dt. */
+/* v (already scaled into the output's units) rounded ties-to-even in float32, plus zp, saturated to dt; NaN gives
+ * dt's lowest value. */
 int ref_qms_requant(float v, int zp, int dt);
 /* Output 0 of shape `t` checked against the op's tensor limit, naming the output. */
 int ref_qms_set_out(ref_op_ctx *c, int j, int dt, int rank, const int64_t *dims);

@@ -149,7 +149,7 @@ static int qpool_run(ref_op_ctx *c)
                 /* ORT adds the zero point before rounding here (its quantize_value), unlike its MLAS kernels */
                 float r = nearbyintf(v / ys + (float)yz), lo_q = y->dtype == REF_DT_INT8 ? -128.0f : 0.0f;
                 float hi_q = y->dtype == REF_DT_INT8 ? 127.0f : 255.0f;
-                int q = (int)(r < lo_q ? lo_q : r > hi_q ? hi_q : r);
+                int q = (int)(r >= lo_q ? (r > hi_q ? hi_q : r) : lo_q);
                 if (y->dtype == REF_DT_INT8)
                     ((int8_t *)y->data)[yat] = (int8_t)q;
                 else
