@@ -38,8 +38,9 @@ class Builder:
 
 
 def cnn(signed):
-    """QuantizeLinear -> QLinearConv x2 -> QLinearAdd (residual) -> QLinearLeakyRelu -> QLinearAveragePool ->
-    QLinearGlobalAveragePool, QLinearSigmoid -> QLinearConcat -> QLinearMul (broadcast) -> DequantizeLinear."""
+    """QuantizeLinear -> QLinearConv -> MaxPool -> QLinearConv -> QLinearAdd (residual) -> QLinearLeakyRelu ->
+    QLinearAveragePool -> QLinearGlobalAveragePool, QLinearSigmoid -> QLinearConcat -> QLinearMul (broadcast) ->
+    DequantizeLinear; beside them a channels_last global pool and a Flatten -> QGemm head."""
     dt = np.int8 if signed else np.uint8
     zp_act = 0 if signed else 128
     b = Builder(np.random.default_rng(7 + signed))
@@ -52,10 +53,11 @@ def cnn(signed):
     bias1 = b.const("b1", r.integers(-300, 300, size=8).astype(np.int32))
     y1s, y1z = b.qparams("y1", 0.04, zp_act, dt)
     c1 = b.node("QLinearConv", [q, xs, xz, w1, w1s, w1z, y1s, y1z, bias1], domain="", pads=[1, 1, 1, 1])
+    mp = b.node("MaxPool", [c1], domain="", kernel_shape=[3, 3], pads=[1, 1, 1, 1])  # on 8-bit, as ORT leaves it
     w2 = b.const("w2", r.integers(-60, 61, size=(8, 8, 3, 3)).astype(np.int8))
     w2s, w2z = b.qparams("w2", 0.006, 0, np.int8)
     y2s, y2z = b.qparams("y2", 0.05, zp_act + 3, dt)
-    c2 = b.node("QLinearConv", [c1, y1s, y1z, w2, w2s, w2z, y2s, y2z], domain="", pads=[1, 1, 1, 1])
+    c2 = b.node("QLinearConv", [mp, y1s, y1z, w2, w2s, w2z, y2s, y2z], domain="", pads=[1, 1, 1, 1])
     as_, az = b.qparams("add", 0.07, zp_act - 5, dt)
     add = b.node("QLinearAdd", [c2, y2s, y2z, c1, y1s, y1z, as_, az])
     ls, lz = b.qparams("lrelu", 0.06, zp_act - 40, dt)
@@ -74,10 +76,18 @@ def cnn(signed):
     ks, kz = b.qparams("k", 0.02, zp_act - 7, dt)
     mul = b.node("QLinearMul", [cat, cs, cz, k, ks, kz, ms, mz])  # [1,24,1,1] x [24,1,1]: broadcast
     deq = b.node("DequantizeLinear", [mul, ms, mz])  # com.microsoft's
+    nhwc = b.node("Transpose", [lr], domain="", perm=[0, 2, 3, 1])
+    gls, glz = b.qparams("gap_last", 0.03, zp_act - 20, dt)
+    gap_last = b.node("QLinearGlobalAveragePool", [nhwc, ls, lz, gls, glz], channels_last=1)
+    flat = b.node("Flatten", [gap], domain="")
+    fw = b.const("fw", r.integers(-127, 128, size=(4, 8)).astype(np.int8))
+    fws, fwz = b.qparams("fw", 0.01, 0, np.int8)
+    fys, fyz = b.qparams("fy", 0.02, zp_act, dt)
+    fc = b.node("QGemm", [flat, gs, gz, fw, fws, fwz, "", fys, fyz], transB=1)
     elem = TensorProto.INT8 if signed else TensorProto.UINT8
     # every quantized op's output is a graph output too, so each is compared element by element
     return b, [("x", TensorProto.FLOAT, [2, 3, 16, 16])], [(mul, elem, None), (deq, TensorProto.FLOAT, None)] + [
-        (t, elem, None) for t in (q, add, lr, ap, gap, sig, cat)]
+        (t, elem, None) for t in (q, add, lr, ap, gap, sig, cat, gap_last, fc)]
 
 
 def gemm():
