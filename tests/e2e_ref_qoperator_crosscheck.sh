@@ -26,7 +26,7 @@ for model in cnn-u8 cnn-s8 gemm-u8 dyn-mm softmax; do
   check "$model: ref equals ORT on every output" exact "$m/$model.onnx"
 done
 exact "$m/cnn-u8.onnx" || true
-check "cnn-u8: the QLinearAdd output (4096 values) is compared" grep -q "(t4, 4096 values)" "$work/xc.txt"
+check "cnn-u8: the QLinearAdd output (4096 values) is compared" grep -q "(t[0-9]*, 4096 values)" "$work/xc.txt"
 check "cnn-s8 at 2 ref threads, mmap off: equal" exact "$m/cnn-s8.onnx" --ref-opt threads=2 --ref-opt mmap=off
 check "dyn-mm: batch dims [2, 3] x 16 columns compared" grep -q "96 values" <("$xc" --rtol 0 "$m/dyn-mm.onnx" 2>&1)
 # The issue's own tolerance tool picks the quantized basis for such a model and agrees.
@@ -47,6 +47,6 @@ set +e
 code=$?
 set -e
 check "bad scale: refengine run fails (exit $code)" test "$code" -ne 0 -a "$code" -lt 128
-check "bad scale: the message names QLinearAdd_4 and its C_scale" grep -q "QLinearAdd_4.*input 6 (C_scale)" \
+check "bad scale: the message names the QLinearAdd node and its C_scale" grep -q "QLinearAdd_[0-9]*.*(QLinearAdd).*input 6 (C_scale)" \
   "$work/bad.txt"
 finish
