@@ -1,13 +1,14 @@
 #!/usr/bin/python3
 """qoperator_models.py: writes small int8/uint8 models in ONNX Runtime's QOperator format (the com.microsoft
 contrib operators quantize_static and quantize_dynamic emit: QLinearAdd, QLinearMul, QLinearGlobalAveragePool,
-QLinearAveragePool, QLinearConcat, QLinearSigmoid, QLinearLeakyRelu, QLinearSoftmax, QGemm, MatMulIntegerToFloat,
-DynamicQuantizeMatMul, com.microsoft QuantizeLinear/DequantizeLinear) with seeded random weights, for comparing the
-reference engine with ONNX Runtime. Test-only (python3-onnx, Debian's python3); it must never write outside OUT_DIR.
+QLinearAveragePool, QLinearConcat, QLinearSigmoid, QLinearLeakyRelu, QLinearSoftmax, QLinearWhere, QGemm,
+MatMulIntegerToFloat, DynamicQuantizeMatMul, com.microsoft QuantizeLinear/DequantizeLinear) with seeded random
+weights, for comparing the reference engine with ONNX Runtime. Test-only (python3-onnx, Debian's python3); it must never write outside OUT_DIR.
 
 usage: /usr/bin/python3 tests/qoperator_models.py OUT_DIR
 Writes cnn-u8.onnx, cnn-s8.onnx (a residual conv net ending in quantized outputs), gemm-u8.onnx (QGemm both ways),
-dyn-mm.onnx (the dynamic-quantization products, float output), softmax.onnx (QLinearSoftmax three ways). Exit: 0 written, 2 usage.
+dyn-mm.onnx (the dynamic-quantization products, float output), softmax.onnx (QLinearSoftmax three ways,
+QLinearWhere). Exit: 0 written, 2 usage.
 """
 import os
 import sys
@@ -124,7 +125,7 @@ def dyn():
 
 def softmax():
     """QLinearSoftmax as quantize_static writes it (opset 13, y_scale 1/256): uint8 over the last axis, int8 over a
-    middle axis (ORT transposes), and opset 12's flattening."""
+    middle axis (ORT transposes), and opset 12's flattening; QLinearWhere picks between the input and a softmax."""
     b = Builder(np.random.default_rng(17))
     xs, xz = b.qparams("x", 0.05, 128, np.uint8)
     q = b.node("QuantizeLinear", ["x", xs, xz], domain="")
@@ -135,8 +136,11 @@ def softmax():
     q8 = b.node("QuantizeLinear", ["x", x8s, x8z], domain="")
     y8s, y8z = b.qparams("y8", 1.0 / 256, -128, np.int8)
     s3 = b.node("QLinearSoftmax", [q8, x8s, x8z, y8s, y8z], opset=13, axis=1)
+    cond = b.node("Less", ["x", b.const("zero", np.zeros((1, 6), np.float32))], domain="")
+    zs, zz = b.qparams("z", 0.03, 100, np.uint8)
+    w = b.node("QLinearWhere", [cond, q, xs, xz, s1, ys, yz, zs, zz])
     return b, [("x", TensorProto.FLOAT, [2, 5, 6])], [(s1, TensorProto.UINT8, None), (s2, TensorProto.UINT8, None),
-                                                      (s3, TensorProto.INT8, None)]
+                                                      (s3, TensorProto.INT8, None), (w, TensorProto.UINT8, None)]
 
 
 def save(b, inputs, outputs, path):

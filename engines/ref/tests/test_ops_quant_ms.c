@@ -161,6 +161,26 @@ static void test_softmax(void)
     ref_model_free(m);
 }
 
+static void test_where(void)
+{
+    /* condition {1, 0}: X {10, 20} at scale 1 -> 10; Y {5} (broadcast) at scale 0.5 -> 2.5 -> 2; Z scale 1 */
+    ref_model *m = ref_model_new();
+    ref_node *n = ms_node(m, "QLinearWhere", 9);
+    bool cv[] = {true, false};
+    uint8_t xv[] = {10, 20}, yv[] = {5};
+    ref_tensor tc = oh_tensor(REF_DT_BOOL, 1, (int64_t[]){2}, cv), tx = oh_tensor(REF_DT_UINT8, 1, (int64_t[]){2}, xv);
+    ref_tensor ty = oh_tensor(REF_DT_UINT8, 1, (int64_t[]){1}, yv), one = F32(1.0f), half = F32(0.5f), z = U8(0), y;
+    const ref_tensor *in[] = {&tc, &tx, &one, &z, &ty, &half, &z, &one, &z};
+    ref_error err = {0};
+    CHECK_OK(run(n, 9, in, &y, &err), &err);
+    CHECK_EQ_ARRAY(uint8_t, &y, 10, 2);
+    oh_free_outputs(1, &y);
+    in[0] = &tx; /* a uint8 condition */
+    CHECK(run(n, 9, in, &y, &err) == REF_E_UNSUPPORTED);
+    CHECK(strstr(err.msg, "input 0 (condition)") != NULL);
+    ref_model_free(m);
+}
+
 static void test_average_pool(void)
 {
     /* 3x3 image 1..9. kernel 2 stride 2 pads 1: windows hold {1}, {2,3}, {4,7}, {5,6,8,9} (sums 1, 5, 11, 28);
@@ -298,6 +318,7 @@ int main(void)
     test_concat();
     test_tables();
     test_softmax();
+    test_where();
     test_average_pool();
     test_qgemm();
     test_matmul_to_float();

@@ -1,9 +1,9 @@
 /* quant_ms.c: operator family "quant_ms", ONNX Runtime's quantized contrib operators in domain com.microsoft as
  * ORT's QOperator format writes them: QLinearAdd, QLinearMul, QLinearGlobalAveragePool, QLinearConcat,
- * QLinearSigmoid, QLinearLeakyRelu, QLinearSoftmax and com.microsoft's QuantizeLinear/DequantizeLinear
- * (quant_ms_gemm.c and quant_ms_pool.c add the rest). Arithmetic is ORT's: float32 ratios of scales, ties to even, then saturation;
- * element-wise maps go through a 256-entry table as ORT builds it. It must never read a scale or zero point past its
- * one value, nor index a tensor without the shape checks infer made. */
+ * QLinearSigmoid, QLinearLeakyRelu, QLinearSoftmax, QLinearWhere and com.microsoft's QuantizeLinear and
+ * DequantizeLinear (quant_ms_gemm.c and quant_ms_pool.c add the rest). Arithmetic is ORT's: float32 ratios of
+ * scales, ties to even, then saturation; element-wise maps go through a 256-entry table as ORT builds it. It must
+ * never read a scale or zero point past its one value, nor index a tensor without the shape checks infer made. */
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
@@ -323,6 +323,64 @@ static int concat_run(ref_op_ctx *c)
     return REF_OK;
 }
 
+/* ---- QLinearWhere: condition, X, x_scale, x_zp, Y, y_scale, y_zp, z_scale, z_zp; X and Y requantized to Z ------ */
+
+static int where_infer(ref_op_ctx *c)
+{
+    static const char *names[] = {"condition", "X", "x_scale", "x_zero_point", "Y", "y_scale", "y_zero_point",
+                                  "z_scale", "z_zero_point"};
+    int rc;
+    const ref_tensor *cond = in_at(c, 0);
+    if (!cond || cond->dtype != REF_DT_BOOL)
+        return ref_fail(c->err, REF_E_UNSUPPORTED, "input 0 (condition) must be bool");
+    if ((rc = want_q8(c, 1, "X")) || (rc = want_q8(c, 4, "Y")))
+        return rc;
+    int dt = c->in[1]->dtype;
+    if (c->in[4]->dtype != dt)
+        return ref_fail(c->err, REF_E_UNSUPPORTED, "input 4 (Y) is %s but X is %s", ref_dtype_name(c->in[4]->dtype),
+                        ref_dtype_name(dt));
+    for (int i = 2; i < 9; i++) {
+        if (i == 4)
+            continue;
+        rc = i == 2 || i == 5 || i == 7 ? ref_qms_want_scale(c, i, names[i], true) : ref_qms_want_zp(c, i, names[i], dt);
+        if (rc)
+            return rc;
+    }
+    const ref_tensor *three[3] = {cond, c->in[1], c->in[4]};
+    ref_tensor y = {0};
+    if ((rc = ref_broadcast_shape(3, three, &y, c->err)))
+        return rc;
+    return ref_qms_set_out(c, 0, dt, y.rank, y.dims);
+}
+
+static int where_run(ref_op_ctx *c)
+{
+    const ref_tensor *cond = c->in[0], *x = c->in[1], *yv = c->in[4];
+    ref_tensor *z = c->out[0];
+    int tx[256], ty[256], lo = z->dtype == REF_DT_INT8 ? -128 : 0;
+    float zs = ref_qms_scale(c, 7);
+    int zz = ref_qms_zp(c, 8);
+    build_table(z->dtype, ref_qms_scale(c, 2), ref_qms_zp(c, 3), zs, zz, map_id, 0, tx);
+    build_table(z->dtype, ref_qms_scale(c, 5), ref_qms_zp(c, 6), zs, zz, map_id, 0, ty);
+    int64_t sc[REF_MAX_RANK], sx[REF_MAX_RANK], sy[REF_MAX_RANK], idx[REF_MAX_RANK] = {0};
+    ref_broadcast_strides(cond, z, sc);
+    ref_broadcast_strides(x, z, sx);
+    ref_broadcast_strides(yv, z, sy);
+    int64_t n = ref_tensor_numel(z), oc = 0, ox = 0, oy = 0;
+    for (int64_t i = 0; i < n; i++) {
+        bool take_x = ((const uint8_t *)cond->data)[oc] != 0;
+        store8(z, i, take_x ? tx[ref_qms_ld8(x, ox) - lo] : ty[ref_qms_ld8(yv, oy) - lo]);
+        for (int d = z->rank - 1; d >= 0; d--) { /* odometer over z's dims, offsets following */
+            oc += sc[d], ox += sx[d], oy += sy[d];
+            if (++idx[d] < z->dims[d])
+                break;
+            oc -= sc[d] * z->dims[d], ox -= sx[d] * z->dims[d], oy -= sy[d] * z->dims[d];
+            idx[d] = 0;
+        }
+    }
+    return REF_OK;
+}
+
 /* ---- QLinearSoftmax: X, X_scale, x_zp, y_scale, y_zp; axis, opset (below 13: the dims from axis on are one row) - */
 
 static int softmax_infer(ref_op_ctx *c)
@@ -405,6 +463,7 @@ const ref_op ref_ops_quant_ms[] = {
     {.name = "QLinearSigmoid", .infer = unary_infer, .run = sigmoid_run},
     {.name = "QLinearLeakyRelu", .infer = unary_infer, .run = leaky_run},
     {.name = "QLinearSoftmax", .infer = softmax_infer, .run = softmax_run},
+    {.name = "QLinearWhere", .infer = where_infer, .run = where_run},
     {.name = "QuantizeLinear", .infer = q_infer, .run = q_run},
     {.name = "DequantizeLinear", .infer = dq_infer, .run = dq_run},
     {.name = NULL},
