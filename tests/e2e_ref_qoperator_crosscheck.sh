@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Quantized models in ONNX Runtime's QOperator format (com.microsoft QLinearAdd, QLinearMul, QLinearConcat,
-# QLinear{Global,}AveragePool, QLinearSigmoid, QLinearLeakyRelu, QLinearSoftmax, QGemm, MatMulIntegerToFloat,
-# DynamicQuantizeMatMul, com.microsoft Quantize/DequantizeLinear; issue 24) run in the reference engine and give ORT's bytes exactly, every
-# op's output compared; a malformed one is refused naming the node and input. It must never download anything:
+# QLinear{Global,}AveragePool, QLinearSigmoid, QLinearLeakyRelu, QLinearSoftmax, QLinearWhere, QGemm,
+# MatMulIntegerToFloat, DynamicQuantizeMatMul, com.microsoft Quantize/DequantizeLinear; issue 24) run in the
+# reference engine and give ORT's bytes exactly, every op's output compared; a malformed one is refused naming the
+# node and input. It must never download anything:
 # without ORT's cache or python3-onnx it prints SKIP and exits 77.
 source "$(dirname "$0")/lib.sh"
 build="${MLK_BUILD_DIR:?MLK_BUILD_DIR must point at the build tree}"
@@ -47,6 +48,6 @@ set +e
 code=$?
 set -e
 check "bad scale: refengine run fails (exit $code)" test "$code" -ne 0 -a "$code" -lt 128
-check "bad scale: the message names the QLinearAdd node and its C_scale" grep -q "QLinearAdd_[0-9]*.*(QLinearAdd).*input 6 (C_scale)" \
-  "$work/bad.txt"
+check "bad scale: the message names the QLinearAdd node and its C_scale" \
+  grep -q "QLinearAdd_[0-9]*.*(QLinearAdd).*input 6 (C_scale)" "$work/bad.txt"
 finish

@@ -3,7 +3,8 @@
 contrib operators quantize_static and quantize_dynamic emit: QLinearAdd, QLinearMul, QLinearGlobalAveragePool,
 QLinearAveragePool, QLinearConcat, QLinearSigmoid, QLinearLeakyRelu, QLinearSoftmax, QLinearWhere, QGemm,
 MatMulIntegerToFloat, DynamicQuantizeMatMul, com.microsoft QuantizeLinear/DequantizeLinear) with seeded random
-weights, for comparing the reference engine with ONNX Runtime. Test-only (python3-onnx, Debian's python3); it must never write outside OUT_DIR.
+weights, for comparing the reference engine with ONNX Runtime. Test-only (python3-onnx, Debian's python3); it
+must never write outside OUT_DIR.
 
 usage: /usr/bin/python3 tests/qoperator_models.py OUT_DIR
 Writes cnn-u8.onnx, cnn-s8.onnx (a residual conv net ending in quantized outputs), gemm-u8.onnx (QGemm both ways),

@@ -31,7 +31,8 @@ static void test_add_ties_saturation_broadcast(void)
     ref_model *m = ref_model_new();
     ref_node *n = ms_node(m, "QLinearAdd", 8);
     uint8_t a[] = {1, 3, 5, 7, 255, 0}, b[] = {0, 0, 255};
-    ref_tensor ta = oh_tensor(REF_DT_UINT8, 2, (int64_t[]){2, 3}, a), tb = oh_tensor(REF_DT_UINT8, 1, (int64_t[]){3}, b);
+    ref_tensor ta = oh_tensor(REF_DT_UINT8, 2, (int64_t[]){2, 3}, a);
+    ref_tensor tb = oh_tensor(REF_DT_UINT8, 1, (int64_t[]){3}, b);
     ref_tensor one = F32(1.0f), two = F32(2.0f), z = U8(0), cz = U8(128), y;
     const ref_tensor *in[] = {&ta, &one, &z, &tb, &one, &z, &two, &cz};
     ref_error err = {0};
@@ -92,7 +93,8 @@ static void test_concat(void)
     ref_model *m = ref_model_new();
     ref_node *n = ms_node(m, "QLinearConcat", 11);
     uint8_t x1[] = {10, 20, 30, 40}, x2[] = {5, 7}, x3[] = {255, 1};
-    ref_tensor t1 = oh_tensor(REF_DT_UINT8, 2, (int64_t[]){2, 2}, x1), t2 = oh_tensor(REF_DT_UINT8, 2, (int64_t[]){2, 1}, x2);
+    ref_tensor t1 = oh_tensor(REF_DT_UINT8, 2, (int64_t[]){2, 2}, x1);
+    ref_tensor t2 = oh_tensor(REF_DT_UINT8, 2, (int64_t[]){2, 1}, x2);
     ref_tensor t3 = oh_tensor(REF_DT_UINT8, 2, (int64_t[]){2, 1}, x3);
     ref_tensor one = F32(1.0f), half = F32(0.5f), two = F32(2.0f), z = U8(0), y;
     const ref_tensor *in[] = {&one, &z, &t1, &one, &z, &t2, &half, &z, &t3, &two, &z};
@@ -136,7 +138,8 @@ static void test_softmax(void)
     /* equal values, y_scale 1/256: opset 13 over the last axis of [2, 2] gives 1/2 -> 128, opset 12 from axis 0
      * flattens all four: 1/4 -> 64; {255, 0} at x_scale 1 is all but 1 -> 256 -> saturates at 255, the other 0 */
     uint8_t x[] = {7, 7, 7, 7}, x2[] = {255, 0};
-    ref_tensor tx = oh_tensor(REF_DT_UINT8, 2, (int64_t[]){2, 2}, x), t2 = oh_tensor(REF_DT_UINT8, 1, (int64_t[]){2}, x2);
+    ref_tensor tx = oh_tensor(REF_DT_UINT8, 2, (int64_t[]){2, 2}, x);
+    ref_tensor t2 = oh_tensor(REF_DT_UINT8, 1, (int64_t[]){2}, x2);
     ref_tensor one = F32(1.0f), ys = F32(1.0f / 256), z = U8(0), y;
     const ref_tensor *in[] = {&tx, &one, &z, &ys, &z};
     ref_error err = {0};
@@ -221,8 +224,10 @@ static float gbs[] = {1.0f, 0.25f};
 static void test_qgemm(void)
 {
     ref_model *m = ref_model_new();
-    ref_tensor a = oh_tensor(REF_DT_UINT8, 2, (int64_t[]){2, 3}, ga), b = oh_tensor(REF_DT_INT8, 2, (int64_t[]){3, 2}, gb);
-    ref_tensor bt = oh_tensor(REF_DT_INT8, 2, (int64_t[]){2, 3}, gbt), bz = oh_tensor(REF_DT_INT8, 1, (int64_t[]){2}, gbz);
+    ref_tensor a = oh_tensor(REF_DT_UINT8, 2, (int64_t[]){2, 3}, ga);
+    ref_tensor b = oh_tensor(REF_DT_INT8, 2, (int64_t[]){3, 2}, gb);
+    ref_tensor bt = oh_tensor(REF_DT_INT8, 2, (int64_t[]){2, 3}, gbt);
+    ref_tensor bz = oh_tensor(REF_DT_INT8, 1, (int64_t[]){2}, gbz);
     ref_tensor bs = oh_tensor(REF_DT_FLOAT, 1, (int64_t[]){2}, gbs), as = F32(0.5f), az = U8(1), y;
     int32_t cb[] = {1, -1};
     ref_tensor c = oh_tensor(REF_DT_INT32, 1, (int64_t[]){2}, cb), one = F32(1.0f), yz = U8(0);
@@ -255,8 +260,10 @@ static void test_matmul_to_float(void)
     /* sums * 0.5 * {1, 0.25} + bias {1, 2}: {2, 2.375; 6.5, 2}, A with a batch dim */
     ref_model *m = ref_model_new();
     ref_node *n = ms_node(m, "MatMulIntegerToFloat", 7);
-    ref_tensor a = oh_tensor(REF_DT_UINT8, 3, (int64_t[]){1, 2, 3}, ga), b = oh_tensor(REF_DT_INT8, 2, (int64_t[]){3, 2}, gb);
-    ref_tensor bz = oh_tensor(REF_DT_INT8, 1, (int64_t[]){2}, gbz), bs = oh_tensor(REF_DT_FLOAT, 1, (int64_t[]){2}, gbs);
+    ref_tensor a = oh_tensor(REF_DT_UINT8, 3, (int64_t[]){1, 2, 3}, ga);
+    ref_tensor b = oh_tensor(REF_DT_INT8, 2, (int64_t[]){3, 2}, gb);
+    ref_tensor bz = oh_tensor(REF_DT_INT8, 1, (int64_t[]){2}, gbz);
+    ref_tensor bs = oh_tensor(REF_DT_FLOAT, 1, (int64_t[]){2}, gbs);
     ref_tensor as = F32(0.5f), az = U8(1), bias = oh_tensor(REF_DT_FLOAT, 1, (int64_t[]){2}, (float[]){1, 2}), y;
     const ref_tensor *in[] = {&a, &b, &as, &bs, &az, &bz, &bias};
     ref_error err = {0};
@@ -274,7 +281,8 @@ static void test_dynamic_quantize_matmul(void)
     ref_model *m = ref_model_new();
     ref_node *n = ms_node(m, "DynamicQuantizeMatMul", 5);
     float av[] = {0.0f, 2.55f}, zero[] = {0.0f, 0.0f};
-    ref_tensor a = oh_tensor(REF_DT_FLOAT, 2, (int64_t[]){1, 2}, av), b = oh_tensor(REF_DT_INT8, 2, (int64_t[]){2, 1}, (int8_t[]){1, 2});
+    ref_tensor a = oh_tensor(REF_DT_FLOAT, 2, (int64_t[]){1, 2}, av);
+    ref_tensor b = oh_tensor(REF_DT_INT8, 2, (int64_t[]){2, 1}, (int8_t[]){1, 2});
     ref_tensor one = F32(1.0f), bias = oh_tensor(REF_DT_FLOAT, 1, (int64_t[]){1}, (float[]){0.5f}), y;
     const ref_tensor *in[] = {&a, &b, &one, NULL, NULL};
     ref_error err = {0};

@@ -114,7 +114,8 @@ static int binary_infer(ref_op_ctx *c)
     for (int i = 1; i < 8; i++) {
         if (i == 3)
             continue;
-        rc = i == 1 || i == 4 || i == 6 ? ref_qms_want_scale(c, i, names[i], true) : ref_qms_want_zp(c, i, names[i], dt);
+        bool scale = i == 1 || i == 4 || i == 6;
+        rc = scale ? ref_qms_want_scale(c, i, names[i], true) : ref_qms_want_zp(c, i, names[i], dt);
         if (rc)
             return rc;
     }
@@ -342,7 +343,8 @@ static int where_infer(ref_op_ctx *c)
     for (int i = 2; i < 9; i++) {
         if (i == 4)
             continue;
-        rc = i == 2 || i == 5 || i == 7 ? ref_qms_want_scale(c, i, names[i], true) : ref_qms_want_zp(c, i, names[i], dt);
+        bool scale = i == 2 || i == 5 || i == 7;
+        rc = scale ? ref_qms_want_scale(c, i, names[i], true) : ref_qms_want_zp(c, i, names[i], dt);
         if (rc)
             return rc;
     }
