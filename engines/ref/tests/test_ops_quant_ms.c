@@ -247,6 +247,10 @@ static void test_qgemm(void)
     CHECK(y.dtype == REF_DT_UINT8);
     CHECK_EQ_ARRAY(uint8_t, &y, 2, 0, 6, 0);
     oh_free_outputs(1, &y);
+    /* B not constant (packed per run rather than at prepare), rows on 2 threads: the same */
+    CHECK_OK(oh_run(q, 13, 9, in, 1, &y, 0, 2, &err), &err);
+    CHECK_EQ_ARRAY(uint8_t, &y, 2, 0, 6, 0);
+    oh_free_outputs(1, &y);
     /* C of [3] does not broadcast to [2, 2] */
     ref_tensor c3 = oh_tensor(REF_DT_INT32, 1, (int64_t[]){3}, (int32_t[]){0, 0, 0});
     in[6] = &c3;
@@ -269,6 +273,9 @@ static void test_matmul_to_float(void)
     ref_error err = {0};
     CHECK_OK(run(n, 7, in, &y, &err), &err);
     CHECK(y.rank == 3 && y.dims[0] == 1 && y.dims[1] == 2 && y.dims[2] == 2);
+    CHECK_EQ_ARRAY(float, &y, 2.0f, 2.375f, 6.5f, 2.0f);
+    oh_free_outputs(1, &y);
+    CHECK_OK(oh_run(n, 13, 7, in, 1, &y, 0, 2, &err), &err); /* B packed per run, 2 threads */
     CHECK_EQ_ARRAY(float, &y, 2.0f, 2.375f, 6.5f, 2.0f);
     oh_free_outputs(1, &y);
     ref_model_free(m);

@@ -2,10 +2,12 @@
  * b_scale, b_zp, C, y_scale, y_zp; transA, transB, alpha), MatMulIntegerToFloat (A, B, a_scale, b_scale, a_zp, b_zp,
  * bias) and DynamicQuantizeMatMul (float A quantized to uint8 from its range, B, b_scale, b_zp, bias). Sums are exact
  * (int64) and scaled in float32 as MLAS does, b's scale and zero point per tensor or per column. It must never read
- * a per-column parameter past N, nor allocate while running: B less its zero points lives in planned scratch. */
+ * a per-column parameter past N, nor allocate while running: B less its zero points and each thread's accumulator
+ * row live in planned scratch. */
 #include <math.h>
 #include <string.h>
 
+#include "../alloc.h"
 #include "op.h"
 #include "quant.h"
 #include "quant_ms.h"
@@ -29,8 +31,8 @@ typedef struct {
     const float *bias;       /* N float biases, or NULL */
     void *y;
     int ydt, yz;
-    int16_t *bq;             /* scratch K*N */
-    int64_t *acc;            /* scratch N */
+    const int16_t *bq;       /* B less its zero points, [K][N]: prepared state or scratch */
+    int64_t *acc;            /* scratch N per thread */
 } mm_job;
 
 static int ld(const void *p, int dt, int64_t i)
@@ -38,25 +40,22 @@ static int ld(const void *p, int dt, int64_t i)
     return dt == REF_DT_INT8 ? ((const int8_t *)p)[i] : ((const uint8_t *)p)[i];
 }
 
-static void mm_run(const mm_job *j)
+/* Rows [m0, m1) of the product, with tid's own accumulator row. */
+static void mm_rows(void *arg, int64_t m0, int64_t m1, int tid)
 {
-    bool bz_one = !j->bz || ref_tensor_numel(j->bz) == 1;
-    for (int64_t k = 0; k < j->K; k++)
-        for (int64_t n = 0; n < j->N; n++) {
-            int z = !j->bz ? 0 : ref_qms_ld8(j->bz, bz_one ? 0 : n);
-            j->bq[k * j->N + n] = (int16_t)(ld(j->b, j->bdt, k * j->b_sk + n * j->b_sn) - z);
-        }
-    for (int64_t m = 0; m < j->M; m++) {
+    const mm_job *j = arg;
+    int64_t *acc = j->acc + (int64_t)tid * j->N;
+    for (int64_t m = m0; m < m1; m++) {
         for (int64_t n = 0; n < j->N; n++)
-            j->acc[n] = j->cb ? j->cb[m * j->c_sm + n * j->c_sn] : 0;
+            acc[n] = j->cb ? j->cb[m * j->c_sm + n * j->c_sn] : 0;
         for (int64_t k = 0; k < j->K; k++) {
             int64_t av = ld(j->a, j->adt, m * j->a_sm + k * j->a_sk) - j->az;
             const int16_t *row = j->bq + k * j->N;
             for (int64_t n = 0; av && n < j->N; n++)
-                j->acc[n] += av * row[n];
+                acc[n] += av * row[n];
         }
         for (int64_t n = 0; n < j->N; n++) {
-            float v = (float)j->acc[n] * j->col[n];
+            float v = (float)acc[n] * j->col[n];
             if (j->ydt == REF_DT_FLOAT)
                 ((float *)j->y)[m * j->N + n] = j->bias ? v + j->bias[n] : v;
             else if (j->ydt == REF_DT_INT8)
@@ -67,20 +66,95 @@ static void mm_run(const mm_job *j)
     }
 }
 
-/* Scratch: acc (N int64), col (N float), bq (K*N int16), then extra bytes (DynamicQuantizeMatMul's quantized A). */
-static size_t mm_scratch(int64_t K, int64_t N, int64_t extra)
+/* B (K x N at strides sk, sn) less its zero points (none, one, or one per column) as [K][N] int16. */
+static void pack_b(const void *b, int bdt, int64_t sk, int64_t sn, const ref_tensor *bz, int64_t K, int64_t N,
+                   int16_t *bq)
 {
-    return (size_t)(N * 8 + N * 4 + K * N * 2 + extra + 64);
+    bool bz_one = !bz || ref_tensor_numel(bz) == 1;
+    for (int64_t k = 0; k < K; k++)
+        for (int64_t n = 0; n < N; n++) {
+            int z = !bz ? 0 : ref_qms_ld8(bz, bz_one ? 0 : n);
+            bq[k * N + n] = (int16_t)(ld(b, bdt, k * sk + n * sn) - z);
+        }
 }
 
-static void mm_carve(void *scratch, int64_t K, int64_t N, mm_job *j, float **col, uint8_t **extra)
+/* A constant 2-D B (and its zero points) packed once at compile. */
+typedef struct {
+    int16_t *bq;
+    size_t bytes;
+} mm_state;
+
+/* B packed into scratch unless prepare packed it, then the rows split over the pool in shares of about
+ * REF_POOL_SHARE_FLOPS. */
+static void mm_run(mm_job *j, const void *state, int16_t *scratch_bq, ref_pool *pool)
+{
+    const int16_t *pre = state ? ((const mm_state *)state)->bq : NULL;
+    if (!pre)
+        pack_b(j->b, j->bdt, j->b_sk, j->b_sn, j->bz, j->K, j->N, scratch_bq);
+    j->bq = pre ? pre : scratch_bq;
+    double row_flops = 2.0 * (double)j->N * (double)(j->K ? j->K : 1);
+    int64_t grain = (int64_t)(REF_POOL_SHARE_FLOPS / row_flops) + 1;
+    ref_parallel_for(pool, j->M, grain, mm_rows, j);
+}
+
+static void mm_state_free(void *s)
+{
+    if (s)
+        ref_free(((mm_state *)s)->bq);
+    ref_free(s);
+}
+
+static size_t mm_state_bytes(const void *s) { return s ? ((const mm_state *)s)->bytes : 0; }
+
+/* B at input bi (K x N, or N x K when trans), zero points at bzi; nothing kept unless both are constant. */
+static int mm_prepare(ref_op_ctx *c, int bi, int bzi, bool trans, void **state)
+{
+    const ref_tensor *b = bi < c->n_in ? c->in[bi] : NULL, *bz = bzi < c->n_in ? c->in[bzi] : NULL;
+    if (!b || !b->data || b->rank != 2 || !ref_quant_int8(b->dtype) || (bz && !bz->data))
+        return REF_OK; /* packed per run */
+    int64_t K = b->dims[trans ? 1 : 0], N = b->dims[trans ? 0 : 1];
+    if (bz && ref_tensor_numel(bz) != 1 && ref_tensor_numel(bz) != N)
+        return REF_OK; /* infer refuses it */
+    mm_state *s = ref_calloc(1, sizeof *s);
+    if (s) {
+        s->bytes = (size_t)(K * N) * sizeof *s->bq;
+        s->bq = ref_aligned_alloc(s->bytes + 2);
+    }
+    if (!s || !s->bq) {
+        mm_state_free(s);
+        return ref_fail(c->err, REF_E_NOMEM, "out of memory packing B (%lld x %lld)", (long long)K, (long long)N);
+    }
+    pack_b(b->data, b->dtype, trans ? 1 : N, trans ? K : 1, bz, K, N, s->bq);
+    *state = s;
+    return REF_OK;
+}
+
+static int qgemm_prepare(ref_op_ctx *c, void **state)
+{
+    return mm_prepare(c, 3, 5, ref_attr_int_or(c->node, "transB", 0) != 0, state);
+}
+
+static int mmif_prepare(ref_op_ctx *c, void **state) { return mm_prepare(c, 1, 5, false, state); }
+
+static int dqmm_prepare(ref_op_ctx *c, void **state) { return mm_prepare(c, 1, 3, false, state); }
+
+/* Scratch: acc (N int64 per thread), col (N float), bq (K*N int16), then extra bytes (DynamicQuantizeMatMul's
+ * quantized A). */
+static size_t mm_scratch(int64_t K, int64_t N, int64_t extra, int threads)
+{
+    return (size_t)((threads > 1 ? threads : 1) * N * 8 + N * 4 + K * N * 2 + extra + 64);
+}
+
+static void mm_carve(void *scratch, int64_t K, int64_t N, int threads, mm_job *j, float **col, int16_t **bq,
+                     uint8_t **extra)
 {
     char *p = scratch;
+    int64_t at = (threads > 1 ? threads : 1) * N * 8;
     j->acc = (int64_t *)p;
-    *col = (float *)(p + N * 8);
-    j->bq = (int16_t *)(p + N * 12);
+    *col = (float *)(p + at);
+    *bq = (int16_t *)(p + at + N * 4);
     if (extra)
-        *extra = (uint8_t *)(p + N * 12 + K * N * 2);
+        *extra = (uint8_t *)(p + at + N * 4 + K * N * 2);
 }
 
 /* in[i] (what) is absent, one value, or N values of dtype dt (per column). */
@@ -160,7 +234,7 @@ static size_t qgemm_scratch(const ref_op_ctx *c)
         return 0;
     int64_t M, K, N, Kb;
     qgemm_dims(c, &M, &K, &N, &Kb);
-    return mm_scratch(K, N, 0);
+    return mm_scratch(K, N, 0, c->n_threads);
 }
 
 static int qgemm_run(ref_op_ctx *c)
@@ -169,14 +243,15 @@ static int qgemm_run(ref_op_ctx *c)
     bool ta = ref_attr_int_or(c->node, "transA", 0), tb = ref_attr_int_or(c->node, "transB", 0);
     int64_t M, K, N, Kb;
     qgemm_dims(c, &M, &K, &N, &Kb);
-    if (c->scratch_bytes < mm_scratch(K, N, 0))
+    if (c->scratch_bytes < mm_scratch(K, N, 0, c->n_threads))
         return ref_fail(c->err, REF_E_STATE, "scratch too small");
     mm_job j = {.M = M, .N = N, .K = K, .a = a->data, .adt = a->dtype, .az = ref_qms_zp(c, 2),
                 .a_sm = ta ? 1 : K, .a_sk = ta ? M : 1, .b = b->data, .bdt = b->dtype, .b_sk = tb ? 1 : N,
                 .b_sn = tb ? K : 1, .bz = in_at(c, 5), .y = c->out[0]->data, .ydt = c->out[0]->dtype,
                 .yz = ref_qms_zp(c, 8)};
     float *col;
-    mm_carve(c->scratch, K, N, &j, &col, NULL);
+    int16_t *bq;
+    mm_carve(c->scratch, K, N, c->n_threads, &j, &col, &bq, NULL);
     if (cb) {
         ref_tensor mn = {.rank = 2, .dims = {M, N}};
         int64_t st[2];
@@ -193,7 +268,7 @@ static int qgemm_run(ref_op_ctx *c)
         col[n] = in_at(c, 7) ? m / ys : m;
     }
     j.col = col;
-    mm_run(&j);
+    mm_run(&j, c->state, bq, c->pool);
     return REF_OK;
 }
 
@@ -258,7 +333,7 @@ static size_t mmf_scratch(const ref_op_ctx *c, int bi, bool quantize_a)
     if (!a || !b || a->rank < 2 || b->rank < 2)
         return 0;
     int64_t K = b->dims[b->rank - 2], N = b->dims[b->rank - 1];
-    return mm_scratch(K, N, quantize_a ? ref_tensor_numel(a) : 0);
+    return mm_scratch(K, N, quantize_a ? ref_tensor_numel(a) : 0, c->n_threads);
 }
 
 static size_t mmif_scratch(const ref_op_ctx *c) { return mmf_scratch(c, 1, false); }
@@ -267,7 +342,7 @@ static size_t dqmm_scratch(const ref_op_ctx *c) { return mmf_scratch(c, 1, true)
 
 /* Every batch of y: A's and B's matrices found through broadcast strides of the batch dims. */
 static void mmf_batches(ref_op_ctx *c, const ref_tensor *a, const void *adata, int adt, int az, float as, int bi,
-                        int bsi, int bzi, int biasi, mm_job *j, float *col)
+                        int bsi, int bzi, int biasi, mm_job *j, float *col, int16_t *bq)
 {
     const ref_tensor *b = c->in[bi], *bs = c->in[bsi], *bias = in_at(c, biasi);
     ref_tensor *y = c->out[0], yb = *y, ab = *a, bb = *b;
@@ -293,7 +368,7 @@ static void mmf_batches(ref_op_ctx *c, const ref_tensor *a, const void *adata, i
         j->b = (const char *)b->data + ob * K * N, j->bdt = b->dtype, j->b_sk = N, j->b_sn = 1;
         j->bz = in_at(c, bzi), j->col = col, j->bias = bias ? bias->data : NULL;
         j->y = (float *)y->data + t * M * N, j->ydt = REF_DT_FLOAT;
-        mm_run(j);
+        mm_run(j, c->state, bq, c->pool); /* a prepared B is 2-D: the same for every batch */
     }
 }
 
@@ -301,12 +376,13 @@ static int mmif_run(ref_op_ctx *c)
 {
     const ref_tensor *a = c->in[0], *b = c->in[1];
     int64_t K = b->dims[b->rank - 2], N = b->dims[b->rank - 1];
-    if (c->scratch_bytes < mm_scratch(K, N, 0))
+    if (c->scratch_bytes < mm_scratch(K, N, 0, c->n_threads))
         return ref_fail(c->err, REF_E_STATE, "scratch too small");
     mm_job j = {0};
     float *col;
-    mm_carve(c->scratch, K, N, &j, &col, NULL);
-    mmf_batches(c, a, a->data, a->dtype, ref_qms_zp(c, 4), ref_qms_scale(c, 2), 1, 3, 5, 6, &j, col);
+    int16_t *bq;
+    mm_carve(c->scratch, K, N, c->n_threads, &j, &col, &bq, NULL);
+    mmf_batches(c, a, a->data, a->dtype, ref_qms_zp(c, 4), ref_qms_scale(c, 2), 1, 3, 5, 6, &j, col, bq);
     return REF_OK;
 }
 
@@ -316,12 +392,13 @@ static int dqmm_run(ref_op_ctx *c)
 {
     const ref_tensor *a = c->in[0], *b = c->in[1];
     int64_t K = b->dims[b->rank - 2], N = b->dims[b->rank - 1], na = ref_tensor_numel(a);
-    if (c->scratch_bytes < mm_scratch(K, N, na))
+    if (c->scratch_bytes < mm_scratch(K, N, na, c->n_threads))
         return ref_fail(c->err, REF_E_STATE, "scratch too small");
     mm_job j = {0};
     float *col;
     uint8_t *aq;
-    mm_carve(c->scratch, K, N, &j, &col, &aq);
+    int16_t *bq;
+    mm_carve(c->scratch, K, N, c->n_threads, &j, &col, &bq, &aq);
     const float *av = a->data;
     float lo = 0, hi = 0;
     for (int64_t i = 0; i < na; i++) {
@@ -332,13 +409,16 @@ static int dqmm_run(ref_op_ctx *c)
     int zp = ref_qms_requant(-lo / scale, 0, REF_DT_UINT8);
     for (int64_t i = 0; i < na; i++)
         aq[i] = (uint8_t)ref_qms_requant(av[i] / scale, zp, REF_DT_UINT8);
-    mmf_batches(c, a, aq, REF_DT_UINT8, zp, scale, 1, 2, 3, 4, &j, col);
+    mmf_batches(c, a, aq, REF_DT_UINT8, zp, scale, 1, 2, 3, 4, &j, col, bq);
     return REF_OK;
 }
 
 const ref_op ref_ops_quant_ms_gemm[] = {
-    {.name = "QGemm", .infer = qgemm_infer, .run = qgemm_run, .scratch_bytes = qgemm_scratch},
-    {.name = "MatMulIntegerToFloat", .infer = mmif_infer, .run = mmif_run, .scratch_bytes = mmif_scratch},
-    {.name = "DynamicQuantizeMatMul", .infer = dqmm_infer, .run = dqmm_run, .scratch_bytes = dqmm_scratch},
+    {.name = "QGemm", .infer = qgemm_infer, .run = qgemm_run, .scratch_bytes = qgemm_scratch,
+     .prepare = qgemm_prepare, .state_free = mm_state_free, .state_bytes = mm_state_bytes},
+    {.name = "MatMulIntegerToFloat", .infer = mmif_infer, .run = mmif_run, .scratch_bytes = mmif_scratch,
+     .prepare = mmif_prepare, .state_free = mm_state_free, .state_bytes = mm_state_bytes},
+    {.name = "DynamicQuantizeMatMul", .infer = dqmm_infer, .run = dqmm_run, .scratch_bytes = dqmm_scratch,
+     .prepare = dqmm_prepare, .state_free = mm_state_free, .state_bytes = mm_state_bytes},
     {.name = NULL},
 };
