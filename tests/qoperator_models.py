@@ -9,7 +9,7 @@ must never write outside OUT_DIR.
 usage: /usr/bin/python3 tests/qoperator_models.py OUT_DIR
 Writes cnn-u8.onnx, cnn-s8.onnx (a residual conv net ending in quantized outputs), gemm-u8.onnx (QGemm both ways),
 dyn-mm.onnx (the dynamic-quantization products, float output), softmax.onnx (QLinearSoftmax three ways,
-QLinearWhere). Exit: 0 written, 2 usage.
+QLinearWhere), pool-u8.onnx (QLinearAveragePool geometries). Exit: 0 written, 2 usage.
 """
 import os
 import sys
@@ -144,6 +144,24 @@ def softmax():
                                                       (s3, TensorProto.INT8, None), (w, TensorProto.UINT8, None)]
 
 
+def pools():
+    """QLinearAveragePool's geometry: ceil_mode with pads counted, SAME_UPPER, channels_last, a kernel covering the
+    image (ORT runs it as the global pool), and 1-D with uneven pads."""
+    b = Builder(np.random.default_rng(19))
+    xs, xz = b.qparams("x", 0.05, 128, np.uint8)
+    ys, yz = b.qparams("y", 0.03, 120, np.uint8)
+    q = b.node("QuantizeLinear", ["x", xs, xz], domain="")
+    prm = [xs, xz, ys, yz]
+    p1 = b.node("QLinearAveragePool", [q] + prm, kernel_shape=[3, 3], strides=[2, 2], ceil_mode=1, count_include_pad=1)
+    p2 = b.node("QLinearAveragePool", [q] + prm, kernel_shape=[2, 3], strides=[2, 2], auto_pad="SAME_UPPER")
+    t = b.node("Transpose", [q], domain="", perm=[0, 2, 3, 1])
+    p3 = b.node("QLinearAveragePool", [t] + prm, kernel_shape=[3, 3], pads=[1, 1, 1, 1], channels_last=1)
+    p4 = b.node("QLinearAveragePool", [q] + prm, kernel_shape=[7, 8])
+    q1 = b.node("Reshape", [q, b.const("shape", np.array([2, 3, 56], np.int64))], domain="")
+    p5 = b.node("QLinearAveragePool", [q1] + prm, kernel_shape=[4], strides=[3], pads=[2, 1])
+    return b, [("x", TensorProto.FLOAT, [2, 3, 7, 8])], [(o, TensorProto.UINT8, None) for o in (p1, p2, p3, p4, p5)]
+
+
 def save(b, inputs, outputs, path):
     g = helper.make_graph(b.nodes, os.path.basename(path),
                           [helper.make_tensor_value_info(n, t, s) for n, t, s in inputs],
@@ -165,6 +183,7 @@ def main():
     save(*gemm(), os.path.join(out, "gemm-u8.onnx"))
     save(*dyn(), os.path.join(out, "dyn-mm.onnx"))
     save(*softmax(), os.path.join(out, "softmax.onnx"))
+    save(*pools(), os.path.join(out, "pool-u8.onnx"))
     return 0
 
 
