@@ -2,7 +2,7 @@
 """qoperator_models.py: writes small int8/uint8 models in ONNX Runtime's QOperator format (the com.microsoft
 contrib operators quantize_static and quantize_dynamic emit: QLinearAdd, QLinearMul, QLinearGlobalAveragePool,
 QLinearAveragePool, QLinearConcat, QLinearSigmoid, QLinearLeakyRelu, QLinearSoftmax, QLinearWhere, QGemm,
-MatMulIntegerToFloat, DynamicQuantizeMatMul, com.microsoft QuantizeLinear/DequantizeLinear) with seeded random
+MatMulIntegerToFloat, DynamicQuantizeMatMul, com.microsoft QuantizeLinear/DequantizeLinear/QLinearConv) with seeded random
 weights, for comparing the reference engine with ONNX Runtime. Test-only (python3-onnx, Debian's python3); it
 must never write outside OUT_DIR.
 
@@ -54,7 +54,8 @@ def cnn(signed):
     w1z = b.const("w1_z", np.zeros(8, dtype=np.int8))
     bias1 = b.const("b1", r.integers(-300, 300, size=8).astype(np.int32))
     y1s, y1z = b.qparams("y1", 0.04, zp_act, dt)
-    c1 = b.node("QLinearConv", [q, xs, xz, w1, w1s, w1z, y1s, y1z, bias1], domain="", pads=[1, 1, 1, 1])
+    # the first conv in com.microsoft's registration of QLinearConv (ORT has both), the second in the default domain
+    c1 = b.node("QLinearConv", [q, xs, xz, w1, w1s, w1z, y1s, y1z, bias1], pads=[1, 1, 1, 1])
     mp = b.node("MaxPool", [c1], domain="", kernel_shape=[3, 3], pads=[1, 1, 1, 1])  # on 8-bit, as ORT leaves it
     w2 = b.const("w2", r.integers(-60, 61, size=(8, 8, 3, 3)).astype(np.int8))
     w2s, w2z = b.qparams("w2", 0.006, 0, np.int8)

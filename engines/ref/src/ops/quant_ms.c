@@ -1,7 +1,7 @@
 /* quant_ms.c: operator family "quant_ms", ONNX Runtime's quantized contrib operators in domain com.microsoft as
  * ORT's QOperator format writes them: QLinearAdd, QLinearMul, QLinearGlobalAveragePool, QLinearConcat,
- * QLinearSigmoid, QLinearLeakyRelu, QLinearSoftmax, QLinearWhere and com.microsoft's QuantizeLinear and
- * DequantizeLinear (quant_ms_gemm.c and quant_ms_pool.c add the rest). Arithmetic is ORT's: float32 ratios of
+ * QLinearSigmoid, QLinearLeakyRelu, QLinearSoftmax, QLinearWhere and com.microsoft's QuantizeLinear,
+ * DequantizeLinear and (channels first) QLinearConv (quant_ms_gemm.c and quant_ms_pool.c add the rest). Arithmetic is ORT's: float32 ratios of
  * scales, ties to even, then saturation; element-wise maps go through a 256-entry table as ORT builds it. It must
  * never read a scale or zero point past its one value, nor index a tensor without the shape checks infer made. */
 #include <float.h>
@@ -452,6 +452,15 @@ static int forward(ref_op_ctx *c, const char *name, bool infer)
     return rc;
 }
 
+/* ORT registers QLinearConv in com.microsoft too (its NHWC rewrite emits channels_last = 1); channels first it is
+ * the standard operator (quant_conv.c). */
+static int qconv_infer(ref_op_ctx *c)
+{
+    if (ref_attr_int_or(c->node, "channels_last", 0))
+        return ref_fail(c->err, REF_E_UNSUPPORTED, "QLinearConv with channels_last = 1");
+    return ref_qlinear_conv_infer(c);
+}
+
 static int q_infer(ref_op_ctx *c) { return forward(c, "QuantizeLinear", true); }
 static int q_run(ref_op_ctx *c) { return forward(c, "QuantizeLinear", false); }
 static int dq_infer(ref_op_ctx *c) { return forward(c, "DequantizeLinear", true); }
@@ -466,6 +475,9 @@ const ref_op ref_ops_quant_ms[] = {
     {.name = "QLinearLeakyRelu", .infer = unary_infer, .run = leaky_run},
     {.name = "QLinearSoftmax", .infer = softmax_infer, .run = softmax_run},
     {.name = "QLinearWhere", .infer = where_infer, .run = where_run},
+    {.name = "QLinearConv", .infer = qconv_infer, .run = ref_qlinear_conv_run,
+     .scratch_bytes = ref_qlinear_conv_scratch_bytes, .prepare = ref_qlinear_conv_prepare,
+     .state_free = ref_qconv_state_free, .state_bytes = ref_qconv_state_bytes},
     {.name = "QuantizeLinear", .infer = q_infer, .run = q_run},
     {.name = "DequantizeLinear", .infer = dq_infer, .run = dq_run},
     {.name = NULL},
