@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "graph_builder.h"
 #include "op_harness.h"
 
 #define F32(v) oh_tensor(REF_DT_FLOAT, 0, NULL, (float[]){v})
@@ -325,6 +326,61 @@ static void test_quantize_linear_ms(void)
     CHECK(ref_op_find("", "QLinearAdd") == NULL);           /* and none of it in the default domain */
 }
 
+/* A QGemm model (B constant, so packed at prepare) through compile, request and infer with the k-th allocation
+ * failing, k = 0, 1, ...: every failure is REF_E_NOMEM with nothing leaked, and the first full run gives the
+ * hand-worked {2, 0, 6, 0} of test_qgemm. */
+static void test_oom_loop(void)
+{
+    int failures = 0, succeeded = 0;
+    for (int64_t k = 0; k < 2000 && !succeeded; k++) {
+        ref_alloc_stats s0, s1;
+        ref_alloc_get_stats(&s0);
+        ref_model *m = gb_model(13);
+        int64_t ad[] = {2, 3}, bd[] = {3, 2}, nd[] = {2};
+        float as = 0.5f, one = 1.0f;
+        uint8_t az = 1, yz = 0;
+        int32_t cb[] = {1, -1};
+        ref_node *n = NULL;
+        int built = m && !ref_model_add_opset(m, "com.microsoft", 1) && !gb_input(m, "a", REF_DT_UINT8, 2, ad, NULL) &&
+                    !gb_init(m, "as", REF_DT_FLOAT, 0, NULL, &as) && !gb_init(m, "az", REF_DT_UINT8, 0, NULL, &az) &&
+                    !gb_init(m, "b", REF_DT_INT8, 2, bd, gb) && !gb_init(m, "bs", REF_DT_FLOAT, 1, nd, gbs) &&
+                    !gb_init(m, "bz", REF_DT_INT8, 1, nd, gbz) && !gb_init(m, "c", REF_DT_INT32, 1, nd, cb) &&
+                    !gb_init(m, "ys", REF_DT_FLOAT, 0, NULL, &one) && !gb_init(m, "yz", REF_DT_UINT8, 0, NULL, &yz) &&
+                    (n = gb_node(m, "QGemm", "a,as,az,b,bs,bz,c,ys,yz", "y")) && !gb_output(m, "y", REF_DT_UINT8);
+        if (n)
+            n->domain = "com.microsoft";
+        ref_compiled *c = NULL;
+        ref_request *r = NULL;
+        ref_error err = {0};
+        ref_alloc_fail_after(k, 0);
+        int rc = built ? ref_compile(m, NULL, &c, &err) : REF_E_NOMEM;
+        if (!rc)
+            rc = ref_request_new(c, &r, &err);
+        ref_tensor t = oh_tensor(REF_DT_UINT8, 2, ad, ga);
+        if (!rc)
+            rc = ref_request_set_input(r, 0, &t, &err);
+        if (!rc)
+            rc = ref_infer(r, &err);
+        ref_alloc_fail_after(-1, 0);
+        if (rc) {
+            failures++;
+            CHECK(rc == REF_E_NOMEM);
+        } else {
+            ref_tensor y;
+            CHECK_OK(ref_request_output(r, 0, &y, &err), &err);
+            CHECK_EQ_ARRAY(uint8_t, &y, 2, 0, 6, 0);
+            succeeded = 1;
+        }
+        ref_request_free(r);
+        ref_compiled_free(c);
+        ref_model_free(m);
+        ref_alloc_get_stats(&s1);
+        CHECK(s1.live_bytes == s0.live_bytes);
+    }
+    CHECK(succeeded);
+    CHECK(failures > 10);
+}
+
 int main(void)
 {
     test_add_ties_saturation_broadcast();
@@ -339,5 +395,6 @@ int main(void)
     test_matmul_to_float();
     test_dynamic_quantize_matmul();
     test_quantize_linear_ms();
+    test_oom_loop();
     return check_summary();
 }

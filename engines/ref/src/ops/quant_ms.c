@@ -1,9 +1,10 @@
 /* quant_ms.c: operator family "quant_ms", ONNX Runtime's quantized contrib operators in domain com.microsoft as
  * ORT's QOperator format writes them: QLinearAdd, QLinearMul, QLinearGlobalAveragePool, QLinearConcat,
  * QLinearSigmoid, QLinearLeakyRelu, QLinearSoftmax, QLinearWhere and com.microsoft's QuantizeLinear,
- * DequantizeLinear and (channels first) QLinearConv (quant_ms_gemm.c and quant_ms_pool.c add the rest). Arithmetic is ORT's: float32 ratios of
- * scales, ties to even, then saturation; element-wise maps go through a 256-entry table as ORT builds it. It must
- * never read a scale or zero point past its one value, nor index a tensor without the shape checks infer made. */
+ * DequantizeLinear and (channels first) QLinearConv (quant_ms_gemm.c and quant_ms_pool.c add the rest).
+ * Arithmetic is ORT's: float32 ratios of scales, ties to even, then saturation; element-wise maps go through a
+ * 256-entry table as ORT builds it. It must never read a scale or zero point past its one value, nor index a tensor
+ * without the shape checks infer made. */
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
