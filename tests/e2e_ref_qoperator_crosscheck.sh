@@ -21,9 +21,9 @@ exact() { # model, then crosscheck arguments: every output equal (rtol 0)
   "$xc" --rtol 0 "$@" "$model" > "$work/xc.txt" 2>&1 && grep -q "outputs agree" "$work/xc.txt" ||
     { cat "$work/xc.txt"; return 1; }
 }
-# Measured on this machine: max|ort-ref| 0 on every output of the six (QLinear ops' outputs are integers, so any
+# Measured on this machine: max|ort-ref| 0 on every output of the seven (QLinear ops' outputs are integers, so any
 # difference would be a whole quantization step), and the same for eight other weight seeds of the first four.
-for model in cnn-u8 cnn-s8 gemm-u8 dyn-mm softmax pool-u8; do
+for model in cnn-u8 cnn-s8 gemm-u8 dyn-mm softmax pool-u8 binary; do
   check "$model: ref equals ORT on every output" exact "$m/$model.onnx"
 done
 exact "$m/cnn-u8.onnx" || true

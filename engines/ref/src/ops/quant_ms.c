@@ -127,25 +127,60 @@ static int binary_infer(ref_op_ctx *c)
     return ref_qms_set_out(c, 0, dt, y.rank, y.dims);
 }
 
+/* Same-shape QLinearAdd, the common case (a residual): (fixed + a ra) + b rb with fused multiply-adds, as MLAS's
+ * vector kernel; compiled for Haswell (FMA in hardware) too, so fmaf is one instruction there. */
+__attribute__((target_clones("arch=haswell", "default"))) static void add_same(const void *a, const void *b, void *y,
+                                                                               int64_t n, bool s8, float fixed,
+                                                                               float ra, float rb)
+{
+    float lo = s8 ? -128.0f : 0.0f, hi = s8 ? 127.0f : 255.0f;
+    for (int64_t i = 0; i < n; i++) {
+        float qa = s8 ? ((const int8_t *)a)[i] : ((const uint8_t *)a)[i];
+        float qb = s8 ? ((const int8_t *)b)[i] : ((const uint8_t *)b)[i];
+        float r = rintf(fmaf(qb, rb, fmaf(qa, ra, fixed)));
+        r = r >= lo ? (r > hi ? hi : r) : lo;
+        if (s8)
+            ((int8_t *)y)[i] = (int8_t)r;
+        else
+            ((uint8_t *)y)[i] = (uint8_t)r;
+    }
+}
+
 static int binary_run(ref_op_ctx *c, bool mul)
 {
     const ref_tensor *a = c->in[0], *b = c->in[3];
     ref_tensor *y = c->out[0];
     float as = ref_qms_scale(c, 1), bs = ref_qms_scale(c, 4), cs = ref_qms_scale(c, 6);
     int az = ref_qms_zp(c, 2), bz = ref_qms_zp(c, 5), cz = ref_qms_zp(c, 7);
-    /* As MLAS: the ratios in float32 once, each term in float32. */
+    /* As MLAS's x86 kernels, in float32: QLinearAdd starts from C's zero point less both zero points' share, adds
+     * each raw operand times its scale ratio with fused multiply-adds and rounds once; where B is one value along
+     * the innermost dim it is added first (ORT passes it as a scalar). QLinearMul rounds the product's share plus
+     * C's zero point. Measured: these orders give ORT's bytes where plain products and sums were a step off on 2
+     * of 4000 int8 values. */
     float ra = as / cs, rb = bs / cs, rm = as * bs / cs;
+    float fixed = (float)cz - (ra * (float)az + rb * (float)bz);
     int64_t sa[REF_MAX_RANK], sb[REF_MAX_RANK], idx[REF_MAX_RANK] = {0};
     ref_broadcast_strides(a, y, sa);
     ref_broadcast_strides(b, y, sb);
+    int inner = y->rank - 1;
+    while (inner > 0 && y->dims[inner] == 1)
+        inner--;
+    bool b_first = inner >= 0 && sb[inner] == 0 && sa[inner] != 0;
+    if (!mul && ref_shape_equal(a, y) && ref_shape_equal(b, y)) {
+        add_same(a->data, b->data, y->data, ref_tensor_numel(y), y->dtype == REF_DT_INT8, fixed, ra, rb);
+        return REF_OK;
+    }
     int64_t n = ref_tensor_numel(y), oa = 0, ob = 0;
     for (int64_t i = 0; i < n; i++) {
-        int va = ref_qms_ld8(a, oa) - az, vb = ref_qms_ld8(b, ob) - bz;
-        /* MLAS's x86 QLinearMul adds C's zero point before it rounds; its QLinearAdd rounds first */
+        int qa = ref_qms_ld8(a, oa), qb = ref_qms_ld8(b, ob);
+        float v;
         if (mul)
-            store8(y, i, ref_qms_requant((float)(va * vb) * rm + (float)cz, 0, y->dtype));
+            v = (float)((qa - az) * (qb - bz)) * rm + (float)cz;
+        else if (b_first)
+            v = fmaf((float)qa, ra, fmaf((float)qb, rb, fixed));
         else
-            store8(y, i, ref_qms_requant(ra * (float)va + rb * (float)vb, cz, y->dtype));
+            v = fmaf((float)qb, rb, fmaf((float)qa, ra, fixed));
+        store8(y, i, ref_qms_requant(v, 0, y->dtype));
         for (int d = y->rank - 1; d >= 0; d--) { /* odometer over y's dims, offsets following */
             oa += sa[d];
             ob += sb[d];
