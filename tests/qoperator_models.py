@@ -2,15 +2,15 @@
 """qoperator_models.py: writes small int8/uint8 models in ONNX Runtime's QOperator format (the com.microsoft
 contrib operators quantize_static and quantize_dynamic emit: QLinearAdd, QLinearMul, QLinearGlobalAveragePool,
 QLinearAveragePool, QLinearConcat, QLinearSigmoid, QLinearLeakyRelu, QLinearSoftmax, QLinearWhere, QGemm,
-MatMulIntegerToFloat, DynamicQuantizeMatMul, com.microsoft QuantizeLinear/DequantizeLinear/QLinearConv) with seeded random
-weights, for comparing the reference engine with ONNX Runtime. Test-only (python3-onnx, Debian's python3); it
-must never write outside OUT_DIR.
+MatMulIntegerToFloat, DynamicQuantizeMatMul, com.microsoft QuantizeLinear/DequantizeLinear/QLinearConv) with
+seeded random weights, for comparing the reference engine with ONNX Runtime. Test-only (python3-onnx, Debian's
+python3); it must never write outside OUT_DIR.
 
 usage: /usr/bin/python3 tests/qoperator_models.py OUT_DIR
 Writes cnn-u8.onnx, cnn-s8.onnx (a residual conv net ending in quantized outputs), gemm-u8.onnx (QGemm both ways),
 dyn-mm.onnx (the dynamic-quantization products, float output), softmax.onnx (QLinearSoftmax three ways,
-QLinearWhere), pool-u8.onnx (QLinearAveragePool geometries), binary.onnx (QLinearAdd/Mul broadcasting at random
-scales). Exit: 0 written, 2 usage.
+QLinearWhere), pool-u8.onnx (QLinearAveragePool geometries), binary.onnx (QLinearAdd/Mul broadcasting at five
+scale sets). Exit: 0 written, 2 usage.
 """
 import os
 import sys
