@@ -86,8 +86,8 @@ typedef struct ref_op {
     int (*run)(ref_op_ctx *c);
 } ref_op;
 
-/* The operator for op_type in the default domain, or in ai.onnx.preview.training (opset-specific behavior is the
- * op's own business, through c->opset). NULL when unsupported. */
+/* The operator for op_type in the default domain, in ai.onnx.preview.training or in com.microsoft (opset-specific
+ * behavior is the op's own business, through c->opset). NULL when unsupported. */
 const ref_op *ref_op_find(const char *domain, const char *op_type);
 
 /* A list per operator family, terminated by an entry whose name is NULL (ops/<family>.c). */
@@ -121,6 +121,10 @@ extern const ref_op ref_ops_sequence[];
 extern const ref_op ref_ops_sequence_map[];
 extern const ref_op ref_ops_string[];
 extern const ref_op ref_ops_training[]; /* domain ai.onnx.preview.training */
+/* Domain com.microsoft: ONNX Runtime's quantized contrib operators (quant_ms.c, quant_ms_gemm.c, quant_ms_pool.c). */
+extern const ref_op ref_ops_quant_ms[];
+extern const ref_op ref_ops_quant_ms_gemm[];
+extern const ref_op ref_ops_quant_ms_pool[];
 
 /* Helpers for infer functions. */
 

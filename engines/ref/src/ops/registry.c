@@ -24,6 +24,14 @@ const ref_op *ref_op_find(const char *domain, const char *op_type)
                 return op;
         return NULL;
     }
+    if (domain && !strcmp(domain, "com.microsoft")) {
+        static const ref_op *const ms[] = {ref_ops_quant_ms, ref_ops_quant_ms_gemm, ref_ops_quant_ms_pool};
+        for (size_t f = 0; f < sizeof ms / sizeof ms[0]; f++)
+            for (const ref_op *op = ms[f]; op->name; op++)
+                if (!strcmp(op->name, op_type))
+                    return op;
+        return NULL;
+    }
     if (domain && domain[0] && strcmp(domain, "ai.onnx"))
         return NULL;
     for (size_t f = 0; f < sizeof families / sizeof families[0]; f++)
