@@ -4,8 +4,14 @@
 #include <math.h>
 #include <string.h>
 
+#include "elementwise_kernels.h"
 #include "norm_impl.h"
 #include "training.h"
+
+/* The float BatchNormalization plane is a straight multiply-add: vectorized, and never contracted into an FMA
+ * so every build gives the same bits. */
+REF_EW_VECTORIZE
+REF_EW_NO_CONTRACT
 
 int ref_norm_want_float(ref_op_ctx *c, int i, const char *what)
 {
@@ -106,10 +112,29 @@ static void bn_coef(const norm_planes *t, int64_t pi, double *a, double *shift)
     *shift = b - mean * *a;
 }
 
+/* A float plane with per-channel parameters (every inference-mode model since opset 9): the channel's scale
+ * and shift are worked out in double once, then rounded to float, so the loop is one float multiply and add
+ * per element. Against the all-double path this moves a result by at most a few float ulps of the larger of
+ * x*a and shift (the rounding of a, of shift and of the product). */
+static void bn_plane_f32(const norm_planes *t, int64_t pl)
+{
+    double a, shift;
+    bn_coef(t, pl % t->channels, &a, &shift);
+    const float af = (float)a, sf = (float)shift;
+    const float *x = (const float *)t->x + pl * t->inner;
+    float *y = (float *)t->y + pl * t->inner;
+    for (int64_t i = 0; i < t->inner; i++)
+        y[i] = x[i] * af + sf;
+}
+
 REF_ELEM_INLINE void bn_plane(const norm_planes *t, int64_t pl, const int dt)
 {
     int64_t ch = pl % t->channels, base = pl * t->inner;
     double a, shift;
+    if (dt == REF_DT_FLOAT && !t->per_elem) {
+        bn_plane_f32(t, pl);
+        return;
+    }
     bn_coef(t, ch * (t->per_elem ? t->inner : 1), &a, &shift);
     for (int64_t i = 0; i < t->inner; i++) {
         if (t->per_elem && i > 0)
