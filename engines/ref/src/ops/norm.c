@@ -45,6 +45,8 @@ typedef struct norm_planes {
     bool per_elem;          /* BatchNormalization with spatial=0: parameters cover C*inner */
     double alpha, beta, bias;
     int64_t size;           /* LRN */
+    bool act;               /* BatchNormalization with a fused Relu/Clip (fuse_act.c): clamp to [lo, hi], NaN kept */
+    float lo, hi;
 } norm_planes;
 
 /* A parallel task over planes [begin, end) calling plane_fn(t, plane, dt), with dt a constant for float so
@@ -123,8 +125,16 @@ static void bn_plane_f32(const norm_planes *t, int64_t pl)
     const float af = (float)a, sf = (float)shift;
     const float *x = (const float *)t->x + pl * t->inner;
     float *y = (float *)t->y + pl * t->inner;
-    for (int64_t i = 0; i < t->inner; i++)
-        y[i] = x[i] * af + sf;
+    if (!t->act) {
+        for (int64_t i = 0; i < t->inner; i++)
+            y[i] = x[i] * af + sf;
+        return;
+    }
+    const float lo = t->lo, hi = t->hi;
+    for (int64_t i = 0; i < t->inner; i++) { /* Clip's order: "lo > v ? lo : v", then "hi < u ? hi : u" */
+        float v = x[i] * af + sf, u = v < lo ? lo : v;
+        y[i] = u > hi ? hi : u;
+    }
 }
 
 REF_ELEM_INLINE void bn_plane(const norm_planes *t, int64_t pl, const int dt)
@@ -139,7 +149,12 @@ REF_ELEM_INLINE void bn_plane(const norm_planes *t, int64_t pl, const int dt)
     for (int64_t i = 0; i < t->inner; i++) {
         if (t->per_elem && i > 0)
             bn_coef(t, ch * t->inner + i, &a, &shift);
-        ref_elem_st(t->y, dt, base + i, ref_elem_ld(t->x, dt, base + i) * a + shift);
+        double v = ref_elem_ld(t->x, dt, base + i) * a + shift;
+        if (t->act) { /* float bounds: clamping before or after the rounding to float gives the same value */
+            v = v < t->lo ? t->lo : v;
+            v = v > t->hi ? t->hi : v;
+        }
+        ref_elem_st(t->y, dt, base + i, v);
     }
 }
 NORM_PLANE_TASK(bn_task, bn_plane)
@@ -155,7 +170,8 @@ static int bn_run(ref_op_ctx *c)
     const ref_tensor *x = c->in[0];
     norm_planes t = {.x = x->data, .y = c->out[0]->data, .dt = x->dtype, .channels = x->dims[1],
                      .inner = ref_dims_prod(x->dims, 2, x->rank), .per_elem = per_elem,
-                     .eps = ref_attr_float_or(c->node, "epsilon", 1e-5f)};
+                     .eps = ref_attr_float_or(c->node, "epsilon", 1e-5f), .act = c->act, .lo = c->act_lo,
+                     .hi = c->act_hi};
     for (int i = 0; i < 4; i++)
         t.p[i] = c->in[i + 1];
     ref_parallel_for(c->pool, x->dims[0] * t.channels, ref_elem_grain(t.inner), bn_task, &t);
