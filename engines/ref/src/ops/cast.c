@@ -177,6 +177,27 @@ CAST_INT_SOURCES(CAST_TO_FLOATS)
 CAST_INT_SOURCES(CAST_TO_INTS)
 CAST_FLOAT_SOURCES(CAST_TO_FLOATS)
 
+/* float <-> float16 through half_convert.c's array converters (F16C where the CPU has it): the same rounding to
+ * nearest even and the same NaNs as ref_f64_to_f16 of the float widened (exact) and ref_f16_to_f32. */
+static void cast_f32_f16(const void *src, void *dst, int64_t begin, int64_t end)
+{
+    ref_float_to_half_n((const float *)src + begin, (uint16_t *)dst + begin, end - begin);
+}
+
+static void cast_f16_f32(const void *src, void *dst, int64_t begin, int64_t end)
+{
+    ref_half_to_float_n((const uint16_t *)src + begin, (float *)dst + begin, end - begin);
+}
+
+/* A float Cast to float16 in a float32-run graph: copy, then round in place. */
+static void cast_f32_round_half(const void *src, void *dst, int64_t begin, int64_t end)
+{
+    float *y = (float *)dst + begin;
+    if (src != dst)
+        memcpy(y, (const float *)src + begin, (size_t)(end - begin) * sizeof *y);
+    ref_float_round_half_n(y, end - begin);
+}
+
 static cast_direct_fn cast_direct(int from, int to)
 {
 #define CAST_PICK_FLOATS(S, SN, DT)                       \
@@ -194,6 +215,10 @@ static cast_direct_fn cast_direct(int from, int to)
     CAST_FLOAT_SOURCES(CAST_PICK_FLOATS)
 #undef CAST_PICK_FLOATS
 #undef CAST_PICK_INTS
+    if (from == REF_DT_FLOAT && to == REF_DT_FLOAT16)
+        return cast_f32_f16;
+    if (from == REF_DT_FLOAT16 && to == REF_DT_FLOAT)
+        return cast_f16_f32;
     return NULL;
 }
 
@@ -337,6 +362,11 @@ static void cast_round_half_range(void *arg, int64_t begin, int64_t end, int tid
 
 static int cast_round_half_run(ref_op_ctx *c)
 {
+    if (c->in[0]->dtype == REF_DT_FLOAT) {
+        cast_direct_job j = {.fn = cast_f32_round_half, .src = c->in[0]->data, .dst = c->out[0]->data};
+        ref_ew_parallel(c->pool, ref_tensor_numel(c->in[0]), cast_direct_range, &j);
+        return REF_OK;
+    }
     ref_ew_parallel(c->pool, ref_tensor_numel(c->in[0]), cast_round_half_range, c);
     return REF_OK;
 }
