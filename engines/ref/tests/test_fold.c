@@ -1,6 +1,6 @@
 /* test_fold.c: BatchNormalization, Mul and Add by constants folded into the Conv or Gemm before them, and Relu or Clip
- * fused into a Conv (fold_bn): folded and unfolded compiles give the same outputs within float rounding (a fused Clip
- * the very same bits), the folded nodes are elided, a folded
+ * fused into a Conv or a BatchNormalization (fold_bn): folded and unfolded compiles give the same outputs within
+ * float rounding (a fused Clip the very same bits), the folded nodes are elided, a folded
  * pattern that must not fold (a second reader, a graph output) is left alone, a folded weight a Conv packed is
  * freed, and compile survives every failing allocation. It must never compare against anything but the same
  * model compiled with fold_bn off. */
@@ -68,6 +68,12 @@ static ref_model *build(void)
     float lo = -0.25f, hi = 0.5f;
     ok = ok && !gb_init(m, "lo", REF_DT_FLOAT, 0, NULL, &lo) && !gb_init(m, "hi", REF_DT_FLOAT, 0, NULL, &hi) &&
          gb_node(m, "Conv", "x,W,B", "c3") && gb_node(m, "Clip", "c3,lo,hi", "v") && !gb_output(m, "v", REF_DT_FLOAT);
+    /* x -> BN (nothing to fold into) -> Clip(-0.25, 0.5): the Clip fused into the BN. */
+    int64_t c3d[] = {3};
+    ok = ok && !init_rand(m, "s3", 1, c3d, 15, 0) && !init_rand(m, "b3", 1, c3d, 16, 0) &&
+         !init_rand(m, "m3", 1, c3d, 17, 0) && !init_rand(m, "v3", 1, c3d, 18, 0.5f) &&
+         gb_node(m, "BatchNormalization", "x,s3,b3,m3,v3", "xb") && gb_node(m, "Clip", "xb,lo,hi", "u") &&
+         !gb_output(m, "u", REF_DT_FLOAT);
     if (!ok) {
         ref_model_free(m);
         return NULL;
@@ -95,7 +101,7 @@ static int n_released(const ref_compiled *c)
 static int last_released = -1;
 
 /* Outputs of m compiled with fold_bn on or off, for the same input. */
-static int run(ref_model *m, int fold, float *y, float *w, float *v, int *elided)
+static int run(ref_model *m, int fold, float *y, float *w, float *v, float *u, int *elided)
 {
     ref_options o;
     ref_options_init(&o);
@@ -121,6 +127,8 @@ static int run(ref_model *m, int fold, float *y, float *w, float *v, int *elided
         memcpy(w, out.data, sizeof(float) * 64); /* [1, 4, 4, 4] */
     if (!rc && !(rc = ref_request_output(r, 2, &out, &err)))
         memcpy(v, out.data, sizeof(float) * 64);
+    if (!rc && !(rc = ref_request_output(r, 3, &out, &err)))
+        memcpy(u, out.data, sizeof(float) * 108); /* [1, 3, 6, 6] */
     if (!rc) {
         *elided = n_elided(c);
         last_released = n_released(c);
@@ -136,21 +144,27 @@ static void test_folded_matches_unfolded(void)
     CHECK(m != NULL);
     if (!m)
         return;
-    float y0[5], y1[5], w0[64], w1[64], v0[64], v1[64];
+    float y0[5], y1[5], w0[64], w1[64], v0[64], v1[64], u0[108], u1[108];
     int e0 = -1, e1 = -1;
-    CHECK_OK(run(m, 0, y0, w0, v0, &e0), &err);
+    CHECK_OK(run(m, 0, y0, w0, v0, u0, &e0), &err);
     CHECK(last_released == 0); /* W stays: nothing folded into it, the model owns it */
-    CHECK_OK(run(m, 1, y1, w1, v1, &e1), &err);
+    CHECK_OK(run(m, 1, y1, w1, v1, u1, &e1), &err);
     CHECK(last_released == 2); /* the first Conv's and the Gemm's folded weights, freed once packed; y1 == y0 */
     CHECK(e0 == 0);
-    /* BN, Mul, Add and Relu after the Conv; BN, Mul after the Gemm; nothing after the shared Conv; the Clip */
-    CHECK(e1 == 7);
+    /* BN, Mul, Add and Relu after the Conv; BN, Mul after the Gemm; nothing after the shared Conv; the two Clips */
+    CHECK(e1 == 8);
     int clipped = 0;
     for (int i = 0; i < 64; i++) {
         CHECK(!memcmp(&v0[i], &v1[i], sizeof v0[i]));
         clipped += v1[i] == -0.25f || v1[i] == 0.5f;
     }
     CHECK(clipped > 4 && clipped < 60); /* the bounds bit, and not everywhere */
+    clipped = 0;
+    for (int i = 0; i < 108; i++) { /* Clip fused into a BatchNormalization: the very same bits */
+        CHECK(!memcmp(&u0[i], &u1[i], sizeof u0[i]));
+        clipped += u1[i] == -0.25f || u1[i] == 0.5f;
+    }
+    CHECK(clipped > 4 && clipped < 100);
     double worst = 0, scale = 0;
     for (int i = 0; i < 5; i++) {
         worst = fmax(worst, fabs(y0[i] - y1[i]));
@@ -169,16 +183,16 @@ static void test_oom_loop(void)
         ref_alloc_stats s0, s1;
         ref_alloc_get_stats(&s0);
         ref_model *m = build();
-        float y[5], w[64], v[64];
+        float y[5], w[64], v[64], u[108];
         int e = 0;
         ref_alloc_fail_after(k, 0);
-        int rc = m ? run(m, 1, y, w, v, &e) : REF_E_NOMEM;
+        int rc = m ? run(m, 1, y, w, v, u, &e) : REF_E_NOMEM;
         ref_alloc_fail_after(-1, 0);
         if (rc) {
             failures++;
             CHECK(rc == REF_E_NOMEM);
         } else {
-            succeeded = e == 7;
+            succeeded = e == 8;
         }
         ref_model_free(m);
         ref_alloc_get_stats(&s1);

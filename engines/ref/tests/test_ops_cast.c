@@ -217,6 +217,60 @@ static void test_castlike_and_errors(void)
     CHECK(strstr(err->msg, "'to'") != NULL);
 }
 
+/* The direct loops (integer and float sources to float, double, int32, int64): every value gives the bits of the
+ * conversion through the wide type (int64 for signed sources, uint64 for unsigned), over random bit patterns of
+ * every width, a length that leaves a vector tail, and 2 threads. */
+#define DIRECT_SRC(X)                                                                                      \
+    X(int8_t, REF_DT_INT8, int64_t) X(uint8_t, REF_DT_UINT8, uint64_t) X(int16_t, REF_DT_INT16, int64_t) \
+    X(uint16_t, REF_DT_UINT16, uint64_t) X(int32_t, REF_DT_INT32, int64_t)                                \
+    X(uint32_t, REF_DT_UINT32, uint64_t) X(int64_t, REF_DT_INT64, int64_t) X(uint64_t, REF_DT_UINT64, uint64_t)
+#define DIRECT_DST(X, S, SDT, W)                                                                           \
+    X(S, SDT, W, float, REF_DT_FLOAT) X(S, SDT, W, double, REF_DT_DOUBLE) X(S, SDT, W, int32_t, REF_DT_INT32) \
+    X(S, SDT, W, int64_t, REF_DT_INT64)
+
+static int direct_bad;
+
+#define DIRECT_CHECK(S, SDT, W, D, DDT)                                                              \
+    do {                                                                                             \
+        S *src = (S *)buf;                                                                           \
+        for (int i = 0; i < N; i++)                                                                  \
+            src[i] = (S)bits[i];                                                                     \
+        ref_tensor x = oh_tensor(SDT, 1, (int64_t[]){N}, src), y;                                    \
+        CHECK_OK(cast(13, &x, DDT, &y, 2, err), err);                                                \
+        for (int i = 0; i < N && y.data; i++) {                                                      \
+            D want = (D)(W)src[i], got = ((const D *)y.data)[i];                                     \
+            direct_bad += memcmp(&want, &got, sizeof want) != 0;                                     \
+        }                                                                                            \
+        oh_free_outputs(1, &y);                                                                      \
+    } while (0);
+#define DIRECT_ONE(S, SDT, W) DIRECT_DST(DIRECT_CHECK, S, SDT, W)
+
+static void test_direct_pairs(void)
+{
+    enum { N = 40007 };
+    static uint64_t bits[N], buf[N];
+    uint64_t r = 7;
+    for (int i = 0; i < N; i++) {
+        r = r * 6364136223846793005ULL + 1442695040888963407ULL;
+        bits[i] = r >> (i % 64); /* every width, so small and huge values, negative ones after the narrowing */
+    }
+    ref_error errs, *err = &errs;
+    DIRECT_SRC(DIRECT_ONE)
+    CHECK(direct_bad == 0);
+
+    float fd[] = {-1.5f, 3.25f, 1e30f, -0.0f, INFINITY, 16777217.0f};
+    ref_tensor f = oh_tensor(REF_DT_FLOAT, 1, (int64_t[]){6}, fd), y;
+    CHECK_OK(cast(13, &f, REF_DT_DOUBLE, &y, 1, err), err);
+    CHECK_EQ_ARRAY(double, &y, -1.5, 3.25, (double)1e30f, -0.0, (double)INFINITY, 16777216.0);
+    CHECK(signbit(((double *)y.data)[3]));
+    oh_free_outputs(1, &y);
+    double dd[] = {0.1, -1e300, 3.4028235677973366e38, 1e-46};
+    ref_tensor d = oh_tensor(REF_DT_DOUBLE, 1, (int64_t[]){4}, dd);
+    CHECK_OK(cast(13, &d, REF_DT_FLOAT, &y, 1, err), err);
+    CHECK_EQ_ARRAY(float, &y, 0.1f, -INFINITY, INFINITY, 0.0f); /* rounds to nearest: the last two overflow, underflow */
+    oh_free_outputs(1, &y);
+}
+
 static void test_threads(void)
 {
     enum { N = 100003 };
@@ -244,6 +298,7 @@ int main(void)
     test_to_int();
     test_bool_and_bf16();
     test_castlike_and_errors();
+    test_direct_pairs();
     test_threads();
     ref_model_free(m);
     ref_alloc_stats st;

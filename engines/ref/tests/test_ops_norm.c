@@ -77,6 +77,47 @@ static void test_batchnorm(void)
     oh_free_outputs(1, y);
 }
 
+/* The float inference path rounds each channel's scale a and shift to float and does one float multiply and add:
+ * every value lies within 3 float rounding units (2^-24) of |x*a| + |shift| of the exact double result, and across
+ * many channels and magnitudes some must differ from it by at least one float ulp's worth to show the bound is
+ * the float one (a double path would be exact to within one rounding of the result). */
+static void test_batchnorm_float_bound(void)
+{
+    enum { C = 24, S = 257 };
+    static float xd[C * S];
+    float sc[C], b[C], mean[C], var[C];
+    uint32_t r = 99;
+    for (int i = 0; i < C * S; i++) {
+        r = r * 1664525u + 1013904223u;
+        xd[i] = ((float)((r >> 8) % 200001) / 1000.0f - 100.0f) * (float)(1 + i % 7);
+    }
+    for (int c = 0; c < C; c++) {
+        sc[c] = 0.3f + 0.37f * (float)c, b[c] = (float)(c % 5) - 2.1f;
+        mean[c] = 0.7f * (float)(c - 12), var[c] = 0.01f + 0.9f * (float)c;
+    }
+    ref_tensor x = oh_tensor(REF_DT_FLOAT, 4, (int64_t[]){1, C, 1, S}, xd), y;
+    ref_tensor ts = oh_tensor(REF_DT_FLOAT, 1, (int64_t[]){C}, sc), tb = oh_tensor(REF_DT_FLOAT, 1, (int64_t[]){C}, b);
+    ref_tensor tm = oh_tensor(REF_DT_FLOAT, 1, (int64_t[]){C}, mean), tv = oh_tensor(REF_DT_FLOAT, 1, (int64_t[]){C}, var);
+    const ref_tensor *in[5] = {&x, &ts, &tb, &tm, &tv};
+    ref_error errs, *err = &errs;
+    CHECK_OK(go(oh_node(m, "BatchNormalization", 5, 1), 15, 5, in, 1, &y, 1, err), err);
+    double worst = 0; /* largest error in units of 2^-24 (|x*a| + |shift|) */
+    int off_double = 0;
+    for (int c = 0; c < C && y.data; c++) {
+        double a = (double)sc[c] / sqrt((double)var[c] + (double)1e-5f), shift = (double)b[c] - (double)mean[c] * a;
+        for (int i = 0; i < S; i++) {
+            double xa = (double)xd[c * S + i] * a, want = xa + shift;
+            double got = ((const float *)y.data)[c * S + i];
+            double units = fabs(got - want) / (ldexp(1.0, -24) * (fabs(xa) + fabs(shift)));
+            worst = units > worst ? units : worst;
+            off_double += got != (double)(float)want;
+        }
+    }
+    CHECK(worst <= 3.0);
+    CHECK(off_double > 0);
+    oh_free_outputs(1, &y);
+}
+
 static void test_instancenorm(void)
 {
     ref_error errs, *err = &errs;
@@ -228,6 +269,7 @@ int main(void)
 {
     m = ref_model_new();
     test_batchnorm();
+    test_batchnorm_float_bound();
     test_instancenorm();
     test_layernorm();
     test_mvn_lrn();

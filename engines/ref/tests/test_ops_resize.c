@@ -1,6 +1,7 @@
 /* test_ops_resize.c: Resize (opsets 10, 11, 13, 18) and Upsample (7, 9) on small hand-computed cases:
  * nearest rounding modes, linear and cubic under several coordinate maps, tf_crop_and_resize, shapes.
  * It must never compare the engine only with itself: expected values are worked out in the comments. */
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -230,6 +231,74 @@ static void test_opset18(void)
 
 /* A larger cubic resize on 1 and 2 threads must agree bit for bit, and at integer-aligned points
  * (align_corners, 2x-1 upsampling) reproduce the input. */
+/* Linear half_pixel sample of an input axis of n values at output o of m, as the spec's numpy reference does it:
+ * source coordinate, its floor and fraction, the two neighbours clamped to the axis. */
+static void lin_tap(int64_t o, int64_t n, int64_t m, int64_t *i0, int64_t *i1, double *r)
+{
+    double xo = ((double)o + 0.5) / ((double)m / (double)n) - 0.5, fl = floor(xo);
+    *r = xo - fl;
+    *i0 = (int64_t)fl < 0 ? 0 : (int64_t)fl >= n ? n - 1 : (int64_t)fl;
+    *i1 = (int64_t)fl + 1 < 0 ? 0 : (int64_t)fl + 1 >= n ? n - 1 : (int64_t)fl + 1;
+}
+
+/* NCHW planes in blocks of output columns: an upsample by 2 and an arbitrary size over several blocks, a steep
+ * downscale whose blocks read more input columns than a block buffers, and nearest; bilinear values within
+ * 1e-6 (data within +-4: a float ulp is 2.4e-7 there) of the double reference worked out here, nearest exact,
+ * and 1 and 2 threads giving the same bits. */
+static void test_plane_blocks(void)
+{
+    static const int64_t cases[][4] = {{37, 300, 74, 600}, {37, 300, 50, 1001}, {9, 2000, 5, 3}, {5, 700, 11, 129}};
+    enum { C = 3 };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        int64_t h = cases[k][0], w = cases[k][1], oh = cases[k][2], ow = cases[k][3];
+        float *x = ref_malloc((size_t)(C * h * w) * sizeof(float));
+        CHECK(x != NULL);
+        if (!x)
+            return;
+        for (int64_t i = 0; i < C * h * w; i++)
+            x[i] = (float)((i * 7919 + k * 31) % 8001) / 1000.0f - 4.0f;
+        int64_t sz[] = {1, C, oh, ow};
+        ref_tensor X = oh_tensor(REF_DT_FLOAT, 4, DIMS(1, C, h, w), x), S = oh_tensor(REF_DT_INT64, 1, DIMS(4), sz);
+        const ref_tensor *in[] = {&X, NULL, NULL, &S};
+        for (int nearest = 0; nearest < 2; nearest++) {
+            ref_tensor y1, y2;
+            ref_node *n = oh_node(M, "Resize", 4, 1);
+            oh_attr_str(M, n, "mode", nearest ? "nearest" : "linear");
+            oh_attr_str(M, n, "nearest_mode", "floor");
+            oh_attr_str(M, n, "coordinate_transformation_mode", nearest ? "asymmetric" : "half_pixel");
+            CHECK_OK(oh_run(n, 13, 4, in, 1, &y1, ALL, 1, &err), &err);
+            CHECK_OK(oh_run(n, 13, 4, in, 1, &y2, ALL, 2, &err), &err);
+            CHECK(ref_tensor_numel(&y1) == C * oh * ow);
+            CHECK(memcmp(y1.data, y2.data, ref_tensor_nbytes(&y1)) == 0);
+            const float *o = y1.data;
+            int bad = 0;
+            for (int64_t c = 0; c < C && o; c++)
+                for (int64_t i = 0; i < oh; i++)
+                    for (int64_t j = 0; j < ow; j++) {
+                        const float *p = x + c * h * w;
+                        double want;
+                        if (nearest) {
+                            want = p[(i * h / oh) * w + j * w / ow]; /* asymmetric floor: o * n / m */
+                        } else {
+                            int64_t a0, a1, b0, b1;
+                            double ry, rx;
+                            lin_tap(i, h, oh, &a0, &a1, &ry);
+                            lin_tap(j, w, ow, &b0, &b1, &rx);
+                            double top = (1 - rx) * p[a0 * w + b0] + rx * p[a0 * w + b1];
+                            double bot = (1 - rx) * p[a1 * w + b0] + rx * p[a1 * w + b1];
+                            want = (1 - ry) * top + ry * bot;
+                        }
+                        double d = o[(c * oh + i) * ow + j] - want;
+                        bad += nearest ? d != 0 : (d > 1e-6 || d < -1e-6);
+                    }
+            CHECK(bad == 0);
+            oh_free_outputs(1, &y1);
+            oh_free_outputs(1, &y2);
+        }
+        ref_free(x);
+    }
+}
+
 static void test_threads(void)
 {
     enum { H = 17, W = 19, OH = 33, OW = 37 };
@@ -272,6 +341,7 @@ int main(void)
     test_crop_and_resize();
     test_legacy_and_dtypes();
     test_opset18();
+    test_plane_blocks();
     test_threads();
     ref_model_free(M);
     ref_alloc_stats st;

@@ -43,7 +43,7 @@ typedef struct ref_exec_node {
     bool folded;          /* computed at compile time: its outputs are REF_VAL_CONST */
     void *state;          /* from op->prepare */
     bool prepared;        /* prepare ran (or the op has none) */
-    /* A Relu or Clip fused into this Conv (fuse_act.c): its outputs are clamped to [act_lo, act_hi] as they are made,
+    /* A Relu or Clip fused into this Conv or BatchNormalization (fuse_act.c): its outputs are clamped to [act_lo, act_hi] as they are made,
      * and the activation node is elided. */
     bool act;
     float act_lo, act_hi;

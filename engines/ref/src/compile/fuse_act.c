@@ -1,5 +1,5 @@
 /* fuse_act.c: a Relu or Clip with constant bounds that alone reads a Conv's output becomes part of the Conv, which
- * clamps each output tile while it is still in cache; the activation node is elided and its buffer never planned. It
+ * clamps each output tile while it is still in cache (likewise an inference BatchNormalization, in its one pass); the activation node is elided and its buffer never planned. It
  * must never fuse what it cannot reproduce exactly: bounds that are not constants, a shared or graph-output tensor. */
 #include <float.h>
 #include <math.h>
@@ -45,7 +45,8 @@ int ref_fuse_activations(ref_compiled *c, ref_error *err)
     (void)err;
     for (int k = 0; k < c->n_nodes; k++) {
         ref_exec_node *e = &c->nodes[k];
-        if (!ref_exec_is_op(e, "Conv") || e->folded || e->elided || e->act || e->n_out != 1 || e->out[0] < 0)
+        bool bn = ref_exec_is_op(e, "BatchNormalization") && !ref_attr_int_or(e->node, "training_mode", 0);
+        if (!(ref_exec_is_op(e, "Conv") || bn) || e->folded || e->elided || e->act || e->n_out != 1 || e->out[0] < 0)
             continue;
         int y = e->out[0], m = ref_only_consumer(c, y);
         if (m < 0)

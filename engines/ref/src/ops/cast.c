@@ -145,6 +145,97 @@ static void store_chunk(int dt, wide_kind k, const wide_buf *w, void *dst, int64
 }
 
 /* ------------------------------------------------------------------------------------------------
+ * Direct loops for the common numeric pairs: one C conversion per element, no chunk buffer and no switch
+ * in the loop, so the compiler vectorizes them. Each gives the bits of the path through the wide type:
+ * an integer reaches float or double through int64/uint64 exactly and is rounded once either way, float
+ * and double convert the same directly, and integer narrowing wraps the same from any wider source. Float
+ * to integer is left out (it needs f2i's saturation and NaN rule), as are bool and the 16-bit floats.
+ * ---------------------------------------------------------------------------------------------- */
+
+typedef void (*cast_direct_fn)(const void *src, void *dst, int64_t begin, int64_t end);
+
+#define CAST_DIRECT_FN(S, SN, D, DN)                                                  \
+    static void cast_##SN##_##DN(const void *src, void *dst, int64_t begin, int64_t end) \
+    {                                                                                 \
+        const S *s_ = (const S *)src;                                                 \
+        D *d_ = (D *)dst;                                                             \
+        for (int64_t i = begin; i < end; i++)                                         \
+            d_[i] = (D)s_[i];                                                         \
+    }
+
+/* X(S, SN, DT) over the sources; every source goes to float, double, int32 and int64 except float to
+ * an integer. */
+#define CAST_INT_SOURCES(X)                                                                          \
+    X(int8_t, i8, REF_DT_INT8) X(uint8_t, u8, REF_DT_UINT8) X(int16_t, i16, REF_DT_INT16)            \
+    X(uint16_t, u16, REF_DT_UINT16) X(int32_t, i32, REF_DT_INT32) X(uint32_t, u32, REF_DT_UINT32)    \
+    X(int64_t, i64, REF_DT_INT64) X(uint64_t, u64, REF_DT_UINT64)
+#define CAST_FLOAT_SOURCES(X) X(float, f32, REF_DT_FLOAT) X(double, f64, REF_DT_DOUBLE)
+
+#define CAST_TO_FLOATS(S, SN, DT) CAST_DIRECT_FN(S, SN, float, f32) CAST_DIRECT_FN(S, SN, double, f64)
+#define CAST_TO_INTS(S, SN, DT) CAST_DIRECT_FN(S, SN, int32_t, i32) CAST_DIRECT_FN(S, SN, int64_t, i64)
+CAST_INT_SOURCES(CAST_TO_FLOATS)
+CAST_INT_SOURCES(CAST_TO_INTS)
+CAST_FLOAT_SOURCES(CAST_TO_FLOATS)
+
+/* float <-> float16 through half_convert.c's array converters (F16C where the CPU has it): the same rounding to
+ * nearest even and the same NaNs as ref_f64_to_f16 of the float widened (exact) and ref_f16_to_f32. */
+static void cast_f32_f16(const void *src, void *dst, int64_t begin, int64_t end)
+{
+    ref_float_to_half_n((const float *)src + begin, (uint16_t *)dst + begin, end - begin);
+}
+
+static void cast_f16_f32(const void *src, void *dst, int64_t begin, int64_t end)
+{
+    ref_half_to_float_n((const uint16_t *)src + begin, (float *)dst + begin, end - begin);
+}
+
+/* A float Cast to float16 in a float32-run graph: copy, then round in place. */
+static void cast_f32_round_half(const void *src, void *dst, int64_t begin, int64_t end)
+{
+    float *y = (float *)dst + begin;
+    if (src != dst)
+        memcpy(y, (const float *)src + begin, (size_t)(end - begin) * sizeof *y);
+    ref_float_round_half_n(y, end - begin);
+}
+
+static cast_direct_fn cast_direct(int from, int to)
+{
+#define CAST_PICK_FLOATS(S, SN, DT)                       \
+    if (from == DT && to == REF_DT_FLOAT)                 \
+        return cast_##SN##_f32;                           \
+    if (from == DT && to == REF_DT_DOUBLE)                \
+        return cast_##SN##_f64;
+#define CAST_PICK_INTS(S, SN, DT)                         \
+    if (from == DT && to == REF_DT_INT32)                 \
+        return cast_##SN##_i32;                           \
+    if (from == DT && to == REF_DT_INT64)                 \
+        return cast_##SN##_i64;
+    CAST_INT_SOURCES(CAST_PICK_FLOATS)
+    CAST_INT_SOURCES(CAST_PICK_INTS)
+    CAST_FLOAT_SOURCES(CAST_PICK_FLOATS)
+#undef CAST_PICK_FLOATS
+#undef CAST_PICK_INTS
+    if (from == REF_DT_FLOAT && to == REF_DT_FLOAT16)
+        return cast_f32_f16;
+    if (from == REF_DT_FLOAT16 && to == REF_DT_FLOAT)
+        return cast_f16_f32;
+    return NULL;
+}
+
+typedef struct cast_direct_job {
+    cast_direct_fn fn;
+    const void *src;
+    void *dst;
+} cast_direct_job;
+
+static void cast_direct_range(void *arg, int64_t begin, int64_t end, int tid)
+{
+    (void)tid;
+    const cast_direct_job *j = arg;
+    j->fn(j->src, j->dst, begin, end);
+}
+
+/* ------------------------------------------------------------------------------------------------
  * Operators.
  * ---------------------------------------------------------------------------------------------- */
 
@@ -229,6 +320,11 @@ static int cast_run(ref_op_ctx *c)
     }
     if (x->dtype == REF_DT_STRING || y->dtype == REF_DT_STRING)
         return ref_cast_string_run(c);
+    cast_direct_job j = {.fn = cast_direct(x->dtype, y->dtype), .src = x->data, .dst = y->data};
+    if (j.fn) {
+        ref_ew_parallel(c->pool, ref_tensor_numel(x), cast_direct_range, &j);
+        return REF_OK;
+    }
     ref_ew_parallel(c->pool, ref_tensor_numel(x), cast_range, c);
     return REF_OK;
 }
@@ -266,6 +362,11 @@ static void cast_round_half_range(void *arg, int64_t begin, int64_t end, int tid
 
 static int cast_round_half_run(ref_op_ctx *c)
 {
+    if (c->in[0]->dtype == REF_DT_FLOAT) {
+        cast_direct_job j = {.fn = cast_f32_round_half, .src = c->in[0]->data, .dst = c->out[0]->data};
+        ref_ew_parallel(c->pool, ref_tensor_numel(c->in[0]), cast_direct_range, &j);
+        return REF_OK;
+    }
     ref_ew_parallel(c->pool, ref_tensor_numel(c->in[0]), cast_round_half_range, c);
     return REF_OK;
 }

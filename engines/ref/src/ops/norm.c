@@ -4,8 +4,14 @@
 #include <math.h>
 #include <string.h>
 
+#include "elementwise_kernels.h"
 #include "norm_impl.h"
 #include "training.h"
+
+/* The float BatchNormalization plane is a straight multiply-add: vectorized, and never contracted into an FMA
+ * so every build gives the same bits. */
+REF_EW_VECTORIZE
+REF_EW_NO_CONTRACT
 
 int ref_norm_want_float(ref_op_ctx *c, int i, const char *what)
 {
@@ -39,6 +45,8 @@ typedef struct norm_planes {
     bool per_elem;          /* BatchNormalization with spatial=0: parameters cover C*inner */
     double alpha, beta, bias;
     int64_t size;           /* LRN */
+    bool act;               /* BatchNormalization with a fused Relu/Clip (fuse_act.c): clamp to [lo, hi], NaN kept */
+    float lo, hi;
 } norm_planes;
 
 /* A parallel task over planes [begin, end) calling plane_fn(t, plane, dt), with dt a constant for float so
@@ -106,15 +114,47 @@ static void bn_coef(const norm_planes *t, int64_t pi, double *a, double *shift)
     *shift = b - mean * *a;
 }
 
+/* A float plane with per-channel parameters (every inference-mode model since opset 9): the channel's scale
+ * and shift are worked out in double once, then rounded to float, so the loop is one float multiply and add
+ * per element. Against the all-double path this moves a result by at most a few float ulps of the larger of
+ * x*a and shift (the rounding of a, of shift and of the product). */
+static void bn_plane_f32(const norm_planes *t, int64_t pl)
+{
+    double a, shift;
+    bn_coef(t, pl % t->channels, &a, &shift);
+    const float af = (float)a, sf = (float)shift;
+    const float *x = (const float *)t->x + pl * t->inner;
+    float *y = (float *)t->y + pl * t->inner;
+    if (!t->act) {
+        for (int64_t i = 0; i < t->inner; i++)
+            y[i] = x[i] * af + sf;
+        return;
+    }
+    const float lo = t->lo, hi = t->hi;
+    for (int64_t i = 0; i < t->inner; i++) { /* Clip's order: "lo > v ? lo : v", then "hi < u ? hi : u" */
+        float v = x[i] * af + sf, u = v < lo ? lo : v;
+        y[i] = u > hi ? hi : u;
+    }
+}
+
 REF_ELEM_INLINE void bn_plane(const norm_planes *t, int64_t pl, const int dt)
 {
     int64_t ch = pl % t->channels, base = pl * t->inner;
     double a, shift;
+    if (dt == REF_DT_FLOAT && !t->per_elem) {
+        bn_plane_f32(t, pl);
+        return;
+    }
     bn_coef(t, ch * (t->per_elem ? t->inner : 1), &a, &shift);
     for (int64_t i = 0; i < t->inner; i++) {
         if (t->per_elem && i > 0)
             bn_coef(t, ch * t->inner + i, &a, &shift);
-        ref_elem_st(t->y, dt, base + i, ref_elem_ld(t->x, dt, base + i) * a + shift);
+        double v = ref_elem_ld(t->x, dt, base + i) * a + shift;
+        if (t->act) { /* float bounds: clamping before or after the rounding to float gives the same value */
+            v = v < t->lo ? t->lo : v;
+            v = v > t->hi ? t->hi : v;
+        }
+        ref_elem_st(t->y, dt, base + i, v);
     }
 }
 NORM_PLANE_TASK(bn_task, bn_plane)
@@ -130,7 +170,8 @@ static int bn_run(ref_op_ctx *c)
     const ref_tensor *x = c->in[0];
     norm_planes t = {.x = x->data, .y = c->out[0]->data, .dt = x->dtype, .channels = x->dims[1],
                      .inner = ref_dims_prod(x->dims, 2, x->rank), .per_elem = per_elem,
-                     .eps = ref_attr_float_or(c->node, "epsilon", 1e-5f)};
+                     .eps = ref_attr_float_or(c->node, "epsilon", 1e-5f), .act = c->act, .lo = c->act_lo,
+                     .hi = c->act_hi};
     for (int i = 0; i < 4; i++)
         t.p[i] = c->in[i + 1];
     ref_parallel_for(c->pool, x->dims[0] * t.channels, ref_elem_grain(t.inner), bn_task, &t);

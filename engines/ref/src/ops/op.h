@@ -37,7 +37,7 @@ typedef struct ref_op_ctx {
     /* For ops with sets_outputs: give out[j] (whose dtype and shape the op set) its data. NULL at plan time. */
     int (*alloc_out)(struct ref_op_ctx *c, int j);
     void *alloc_arg;
-    /* A fused activation (compile/fuse_act.c; Conv only): clamp every output to [act_lo, act_hi], NaN kept. */
+    /* A fused activation (compile/fuse_act.c; Conv and BatchNormalization): clamp every output to [act_lo, act_hi], NaN kept. */
     bool act;
     float act_lo, act_hi;
     /* Largest tensor a shape may ask for (the compiled model's max_tensor_bytes): ref_op_output and the executor

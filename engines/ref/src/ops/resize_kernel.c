@@ -4,7 +4,13 @@
 #include <math.h>
 #include <string.h>
 
+#include "elementwise_kernels.h"
 #include "resize_util.h"
+
+/* The float row's vertical blend is a straight loop: vectorized, never contracted into FMA (same bits on every
+ * build). */
+REF_EW_VECTORIZE
+REF_EW_NO_CONTRACT
 
 size_t rz_scratch_bytes(int rank, const int64_t *out_dims)
 {
@@ -156,6 +162,7 @@ typedef struct {
     uint8_t *y;
     int dtype;
     size_t es;
+    bool row_f32; /* float, rank >= 2, no tf_crop_and_resize: rows may take rz_row_f32 */
 } rz_job;
 
 #define RZ_SUM_FN(name, T)                                                                     \
@@ -193,6 +200,115 @@ static void rz_element(const rz_job *j, const rz_tap *const *cur, bool outside, 
     }
 }
 
+/* Output columns per block of a float row, and the input columns a block's vertical blend may span. */
+#define RZ_BLOCK 128
+#define RZ_SPAN 512
+
+/* One block [ox0, ox1) of a float row from input plane x: first the vertical taps blend the input columns the
+ * block reads, lo..lo+span-1, into v (a contiguous loop the compiler vectorizes), then each output sums its
+ * horizontal taps over v. Both passes sum in double from 0 in tap order; they nest the axes the other way
+ * round from rz_sum_f32 (rows inside columns), which can move a result by one float rounding in a rare tie. */
+static void rz_block_f32(const float *x, const rz_tap *th, const rz_tap *tw, int64_t ox0, int64_t ox1, int64_t lo,
+                         int64_t span, float *dst)
+{
+    double v[RZ_SPAN];
+    const float *r0 = x + th->off[0] + lo;
+    if (th->n == 2) {
+        const float *r1 = x + th->off[1] + lo;
+        const double w0 = th->w[0], w1 = th->w[1];
+        for (int64_t i = 0; i < span; i++) {
+            double s = 0;
+            s += w0 * (double)r0[i];
+            s += w1 * (double)r1[i];
+            v[i] = s;
+        }
+    } else {
+        for (int64_t i = 0; i < span; i++) {
+            double s = 0;
+            for (int k = 0; k < th->n; k++)
+                s += th->w[k] * (double)x[th->off[k] + lo + i];
+            v[i] = s;
+        }
+    }
+    const double *vl = v - lo;
+    for (int64_t ox = ox0; ox < ox1; ox++) {
+        const rz_tap *t = &tw[ox];
+        double acc = 0;
+        if (t->n == 2) {
+            acc += t->w[0] * vl[t->off[0]];
+            acc += t->w[1] * vl[t->off[1]];
+        } else {
+            for (int m = 0; m < t->n; m++)
+                acc += t->w[m] * vl[t->off[m]];
+        }
+        dst[ox] = (float)acc;
+    }
+}
+
+/* The same block without the blend, for a block that reads more than RZ_SPAN input columns (a steep
+ * downscale): rz_sum_f32's order, taps inline. */
+static void rz_block_f32_direct(const float *x, const rz_tap *th, const rz_tap *tw, int64_t ox0, int64_t ox1,
+                                float *dst)
+{
+    for (int64_t ox = ox0; ox < ox1; ox++) {
+        const rz_tap *t = &tw[ox];
+        double acc = 0;
+        for (int k = 0; k < th->n; k++) {
+            const float *r = x + th->off[k];
+            double s = 0;
+            for (int m = 0; m < t->n; m++)
+                s += t->w[m] * (double)r[t->off[m]];
+            acc += th->w[k] * s;
+        }
+        dst[ox] = (float)acc;
+    }
+}
+
+/* A float row whose axes before the last two are identities (one tap of weight 1: N and C of an NCHW resize):
+ * its two innermost axes read one input plane, in blocks of output columns. An identity axis multiplies a sum
+ * that is never -0 (it started from +0) by 1 and adds it to 0, an exact no-op, so skipping it loses nothing.
+ * Returns false, having written nothing, for a row whose outer axes are not identities. */
+static bool rz_row_f32(const rz_job *j, const rz_tap *const *cur, float *dst)
+{
+    const rz_params *p = j->p;
+    int last = p->rank - 1;
+    int64_t base = 0;
+    for (int d = 0; d < last - 1; d++) {
+        if (cur[d]->n != 1 || cur[d]->w[0] != 1.0)
+            return false;
+        base += cur[d]->off[0];
+    }
+    const rz_tap *th = cur[last - 1], *tw = j->taps[last];
+    const float *x = (const float *)j->x + base;
+    int64_t w = p->out_dims[last];
+    for (int64_t ox0 = 0; ox0 < w; ox0 += RZ_BLOCK) {
+        int64_t ox1 = w - ox0 < RZ_BLOCK ? w : ox0 + RZ_BLOCK;
+        int64_t lo = tw[ox0].off[0], hi = tw[ox1 - 1].off[tw[ox1 - 1].n - 1]; /* the taps ascend (rz_taps_ascend) */
+        if (hi - lo < RZ_SPAN)
+            rz_block_f32(x, th, tw, ox0, ox1, lo, hi - lo + 1, dst);
+        else
+            rz_block_f32_direct(x, th, tw, ox0, ox1, dst);
+    }
+    return true;
+}
+
+/* Do the offsets of these taps never decrease, within a tap and from one tap to the next? Then a block of
+ * outputs reads from its first tap's first offset to its last tap's last. Every coordinate map is increasing for
+ * positive scales and clamping keeps that, but rz_row_f32 relies on it only after this check. */
+static bool rz_taps_ascend(const rz_tap *t, int64_t n)
+{
+    for (int64_t x = 0; x < n; x++) {
+        if (t[x].n < 1)
+            return false;
+        for (int m = 1; m < t[x].n; m++)
+            if (t[x].off[m] < t[x].off[m - 1])
+                return false;
+        if (x > 0 && (t[x].off[0] < t[x - 1].off[0] || t[x].off[t[x].n - 1] < t[x - 1].off[t[x - 1].n - 1]))
+            return false;
+    }
+    return true;
+}
+
 static void rz_task(void *arg, int64_t begin, int64_t end, int tid)
 {
     (void)tid;
@@ -210,6 +326,8 @@ static void rz_task(void *arg, int64_t begin, int64_t end, int tid)
             outside |= cur[d]->outside;
         }
         uint8_t *dst = j->y + (size_t)(r * w) * j->es;
+        if (j->row_f32 && rz_row_f32(j, cur, (float *)dst))
+            continue;
         for (int64_t x = 0; x < w; x++) {
             cur[last] = &j->taps[last][x];
             rz_element(j, cur, outside || cur[last]->outside, dst + (size_t)x * j->es);
@@ -225,7 +343,8 @@ int rz_run(const rz_params *p, const ref_tensor *x, ref_tensor *y, void *scratch
         return ref_fail(err, REF_E_UNSUPPORTED, "%s input supports nearest mode only", ref_dtype_name(x->dtype));
     if (ref_tensor_numel(y) == 0)
         return REF_OK;
-    rz_job j = {.p = p, .x = x->data, .y = y->data, .dtype = x->dtype, .es = ref_dtype_size(x->dtype)};
+    rz_job j = {.p = p, .x = x->data, .y = y->data, .dtype = x->dtype, .es = ref_dtype_size(x->dtype),
+              .row_f32 = x->dtype == REF_DT_FLOAT && p->rank >= 2 && p->ctm != RZ_TF_CROP_AND_RESIZE};
     int64_t strides[REF_MAX_RANK];
     ref_contiguous_strides(x, strides);
     rz_tap *t = scratch;
@@ -235,6 +354,7 @@ int rz_run(const rz_params *p, const ref_tensor *x, ref_tensor *y, void *scratch
         t += p->out_dims[d];
     }
     int64_t rows = ref_dims_prod(p->out_dims, 0, p->rank - 1), w = p->out_dims[p->rank - 1];
+    j.row_f32 = j.row_f32 && rz_taps_ascend(j.taps[p->rank - 1], w);
     int64_t per_elem = p->mode == RZ_NEAREST ? 1 : p->mode == RZ_LINEAR ? 4 : 16;
     int64_t grain = 16384 / (w * per_elem) + 1;
     ref_parallel_for(pool, rows, grain, rz_task, &j);
