@@ -24,10 +24,11 @@
  * A worker descheduled holding a piece costs the caller a scheduler slice (1-4 ms); on a quiet machine a loop's tail
  * wait is one small piece, far below the time the workers save, so the guard stays off. solo_ns doubles each time a
  * probe loses again soon (up to SOLO_MAX_NS: a failed probe then costs well under 1% of the time) and falls back to
- * SOLO_MIN_NS after a second of parallel loops without a loss. A loop that woke a sleeping worker which then joined
- * too late to run anything also books WAKE_NS lost: beside a busy core the worker sleeps between loops and wakes a
- * slice later: transformer-u8 there woke it 23 times an inference, the workers ran ~3% of the indices, no wait showed,
- * and 2 threads were ~1.5 ms an inference slower than 1 (futex calls, a woken worker sharing the caller's core).
+ * SOLO_MIN_NS after a second of parallel loops without a loss. A loop that woke a sleeping worker also books WAKE_NS
+ * lost, a cost the caller's clock does not see: beside a busy core the worker sleeps between loops and wakes a slice
+ * later: transformer-u8 there woke it 23 times an inference, the workers ran ~3% of the indices, no wait showed, and
+ * 2 threads were ~1.5 ms an inference slower than 1 (futex calls, a woken worker spinning on the caller's core). On a
+ * quiet machine back-to-back loops find the workers still spinning (1-2 wakes in 30 inferences).
  * The guard never changes a result: a loop on the caller alone is one task over [0, n). */
 #define GUARD_WAKE_NS 30000
 #define GUARD_CREDIT_NS 1000000
@@ -349,5 +350,5 @@ void ref_parallel_for(ref_pool *p, int64_t n, int64_t grain, ref_task_fn fn, voi
     int64_t t1 = now_ns();
     close_loop(p);
     int64_t t2 = now_ns();
-    guard_book(p, n, ran, t1 - t0, t2 - t1 + (woke && ran == n ? GUARD_WAKE_NS : 0), t2);
+    guard_book(p, n, ran, t1 - t0, t2 - t1 + (woke ? GUARD_WAKE_NS : 0), t2);
 }
