@@ -28,7 +28,11 @@
  * lost, a cost the caller's clock does not see: beside a busy core the worker sleeps between loops and wakes a slice
  * later: transformer-u8 there woke it 23 times an inference, the workers ran ~3% of the indices, no wait showed, and
  * 2 threads were ~1.5 ms an inference slower than 1 (futex calls, a woken worker spinning on the caller's core). On a
- * quiet machine back-to-back loops find the workers still spinning (1-2 wakes in 30 inferences).
+ * quiet machine back-to-back loops find the workers still spinning (1-2 wakes in 30 inferences). And a caller that
+ * runs its pieces at under SLOW of the workers' speed for SLOW_LOOPS loops in a row shares its core (beside a busy
+ * core the scheduler moves it there while a worker holds the free one): every serial step between loops runs at that
+ * speed too, which no loop's clock shows (resnet18-u8: 2t 1.4x 1t), so loops go to the caller alone, the workers
+ * sleep, and the scheduler gives the caller the free core.
  * The guard never changes a result: a loop on the caller alone is one task over [0, n). */
 #define GUARD_WAKE_NS 30000
 #define GUARD_CREDIT_NS 1000000
@@ -36,6 +40,8 @@
 #define GUARD_SOLO_LOOPS 8
 #define GUARD_SOLO_MIN_NS 20000000
 #define GUARD_SOLO_MAX_NS 1000000000
+#define GUARD_SLOW 0.625
+#define GUARD_SLOW_LOOPS 4
 
 /* The loop word: serial << STATE_SHIFT | OPEN while threads may still join | threads joined and not yet left. The
  * caller rewrites the loop's fields only once it has closed the loop and seen no thread inside, so a worker that
@@ -67,6 +73,8 @@ struct ref_pool {
     int64_t solo_until;   /* and until this time (ns, CLOCK_MONOTONIC) */
     int64_t solo_ns;      /* how long the next solo spell lasts */
     int64_t parallel_since; /* when loops last went back to the workers */
+    int slow_caller;      /* parallel loops in a row where the caller ran under SLOW of the workers' speed */
+    _Atomic int64_t worker_ns, worker_ran; /* this loop: the workers' time in their shares, indices they ran */
 };
 
 #define CURSOR_STRIDE 8 /* int64s: one cache line per cursor */
@@ -160,6 +168,13 @@ static void wait_for_loop(ref_pool *p, uint64_t seen)
     pthread_mutex_unlock(&p->mu);
 }
 
+static int64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 static void *worker_main(void *v)
 {
     ref_pool *p = ((worker_arg *)v)->p;
@@ -169,7 +184,12 @@ static void *worker_main(void *v)
     uint64_t seen = 0;
     while (!atomic_load(&p->stop)) {
         if (try_join(p, &seen)) {
-            run_share(p, tid);
+            int64_t t0 = now_ns();
+            int64_t ran = run_share(p, tid);
+            if (ran > 0) {
+                atomic_fetch_add_explicit(&p->worker_ns, now_ns() - t0, memory_order_relaxed);
+                atomic_fetch_add_explicit(&p->worker_ran, ran, memory_order_relaxed);
+            }
             leave(p);
         }
         wait_for_loop(p, seen);
@@ -263,13 +283,6 @@ static void close_loop(ref_pool *p)
     pthread_mutex_unlock(&p->mu);
 }
 
-static int64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* While the guard says so, true: the loop runs on the caller alone. */
 static bool guard_solo(ref_pool *p, int64_t now)
 {
@@ -284,24 +297,38 @@ static bool guard_solo(ref_pool *p, int64_t now)
     return true;
 }
 
+static void guard_go_solo(ref_pool *p, int64_t end)
+{
+    /* lost again within a second of the last probe: the machine is still busy, wait longer */
+    if (end - p->parallel_since < GUARD_SOLO_MAX_NS)
+        p->solo_ns = p->solo_ns * 2 < GUARD_SOLO_MAX_NS ? p->solo_ns * 2 : GUARD_SOLO_MAX_NS;
+    else
+        p->solo_ns = GUARD_SOLO_MIN_NS;
+    p->solo = true;
+    p->solo_loops = GUARD_SOLO_LOOPS;
+    p->solo_until = end + p->solo_ns;
+    p->balance_ns = 0;
+    p->slow_caller = 0;
+}
+
 /* Book one parallel loop: the caller ran `ran` of n indices in work_ns, then waited wait_ns for the workers. */
 static void guard_book(ref_pool *p, int64_t n, int64_t ran, int64_t work_ns, int64_t wait_ns, int64_t end)
 {
+    int64_t w_ns = atomic_load_explicit(&p->worker_ns, memory_order_relaxed);
+    int64_t w_ran = atomic_load_explicit(&p->worker_ran, memory_order_relaxed);
+    /* caller's time per index over the workers' > 1/SLOW, each side with an eighth of the loop or more */
+    bool slow = ran >= n / 8 && w_ran >= n / 8 && (double)work_ns * (double)w_ran * GUARD_SLOW > (double)w_ns * (double)ran;
+    p->slow_caller = slow ? p->slow_caller + 1 : 0;
+    if (p->slow_caller >= GUARD_SLOW_LOOPS) {
+        guard_go_solo(p, end);
+        return;
+    }
     /* ran == 0: the workers took every piece before the caller got one, which a descheduled worker cannot do */
     int64_t alone_ns = ran > 0 ? (int64_t)((double)work_ns * (double)n / (double)ran) : work_ns + wait_ns;
     int64_t b = p->balance_ns + alone_ns - (work_ns + wait_ns);
     p->balance_ns = b < GUARD_CREDIT_NS ? b : GUARD_CREDIT_NS;
-    if (p->balance_ns < -GUARD_LOSS_NS) {
-        /* lost again within a second of the last probe: the machine is still busy, wait longer */
-        if (end - p->parallel_since < GUARD_SOLO_MAX_NS)
-            p->solo_ns = p->solo_ns * 2 < GUARD_SOLO_MAX_NS ? p->solo_ns * 2 : GUARD_SOLO_MAX_NS;
-        else
-            p->solo_ns = GUARD_SOLO_MIN_NS;
-        p->solo = true;
-        p->solo_loops = GUARD_SOLO_LOOPS;
-        p->solo_until = end + p->solo_ns;
-        p->balance_ns = 0;
-    }
+    if (p->balance_ns < -GUARD_LOSS_NS)
+        guard_go_solo(p, end);
 }
 
 void ref_parallel_for(ref_pool *p, int64_t n, int64_t grain, ref_task_fn fn, void *arg)
@@ -329,6 +356,8 @@ void ref_parallel_for(ref_pool *p, int64_t n, int64_t grain, ref_task_fn fn, voi
         chunk = grain;
     p->fn = fn;
     p->arg = arg;
+    atomic_store_explicit(&p->worker_ns, 0, memory_order_relaxed);
+    atomic_store_explicit(&p->worker_ran, 0, memory_order_relaxed);
     p->n = n;
     p->chunk = chunk;
     p->grain = grain;
