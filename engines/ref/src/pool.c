@@ -24,17 +24,18 @@
  * A worker descheduled holding a piece costs the caller a scheduler slice (1-4 ms); on a quiet machine a loop's tail
  * wait is one small piece, far below the time the workers save, so the guard stays off. solo_ns doubles each time a
  * probe loses again soon (up to SOLO_MAX_NS: a failed probe then costs well under 1% of the time) and falls back to
- * SOLO_MIN_NS after a second of parallel loops without a loss. A loop that woke a sleeping worker also books WAKE_NS
- * lost, a cost the caller's clock does not see: beside a busy core the worker sleeps between loops and wakes a slice
- * later: transformer-u8 there woke it 23 times an inference, the workers ran ~3% of the indices, no wait showed, and
- * 2 threads were ~1.5 ms an inference slower than 1 (futex calls, a woken worker spinning on the caller's core). On a
- * quiet machine back-to-back loops find the workers still spinning (1-2 wakes in 30 inferences). And a caller that
- * runs its pieces at under SLOW of the workers' speed for SLOW_LOOPS loops in a row shares its core (beside a busy
- * core the scheduler moves it there while a worker holds the free one): every serial step between loops runs at that
- * speed too, which no loop's clock shows (resnet18-u8: 2t 1.4x 1t), so loops go to the caller alone, the workers
- * sleep, and the scheduler gives the caller the free core.
+ * SOLO_MIN_NS after a second of parallel loops without a loss.
+ * A loop that woke a sleeping worker also books WAKE_NS lost, a cost the caller's clock does not see. Beside a busy
+ * core the worker sleeps between loops and wakes a slice later: transformer-u8 there woke it 23 times an inference,
+ * the workers ran ~3% of the indices, no wait showed, and 2 threads were ~1.5 ms an inference slower than 1 (futex
+ * calls, a woken worker spinning on the caller's core): 50-65 us a wake. On a quiet machine back-to-back loops find
+ * the workers still spinning (1-2 wakes in 30 inferences).
+ * And a caller that runs its pieces at under SLOW of the workers' speed for SLOW_LOOPS loops in a row shares its
+ * core (beside a busy core the scheduler moves it there while a worker holds the free one): every serial step
+ * between loops runs at that speed too, which no loop's clock shows (resnet18-u8: 2t 1.4x 1t), so loops go to the
+ * caller alone, the workers sleep, and the scheduler gives the caller the free core.
  * The guard never changes a result: a loop on the caller alone is one task over [0, n). */
-#define GUARD_WAKE_NS 30000
+#define GUARD_WAKE_NS 50000
 #define GUARD_CREDIT_NS 1000000
 #define GUARD_LOSS_NS 500000
 #define GUARD_SOLO_LOOPS 8
