@@ -38,7 +38,7 @@
 #define GUARD_WAKE_NS 50000
 #define GUARD_CREDIT_NS 1000000
 #define GUARD_LOSS_NS 500000
-#define GUARD_SOLO_LOOPS 8
+#define GUARD_SOLO_LOOPS 2
 #define GUARD_SOLO_MIN_NS 20000000
 #define GUARD_SOLO_MAX_NS 1000000000
 #define GUARD_SLOW 0.625
@@ -326,8 +326,11 @@ static void guard_book(ref_pool *p, int64_t n, int64_t ran, int64_t work_ns, int
     }
     /* ran == 0: the workers took every piece before the caller got one, which a descheduled worker cannot do */
     int64_t alone_ns = ran > 0 ? (int64_t)((double)work_ns * (double)n / (double)ran) : work_ns + wait_ns;
+    /* credit up to a quarter of this loop's time alone: a big loop's gain is not clipped by its own size */
     int64_t b = p->balance_ns + alone_ns - (work_ns + wait_ns);
-    p->balance_ns = b < GUARD_CREDIT_NS ? b : GUARD_CREDIT_NS;
+    int64_t cap = alone_ns / 4 > GUARD_CREDIT_NS ? alone_ns / 4 : GUARD_CREDIT_NS;
+    cap = p->balance_ns > cap ? p->balance_ns : cap;
+    p->balance_ns = b < cap ? b : cap;
     if (p->balance_ns < -GUARD_LOSS_NS)
         guard_go_solo(p, end);
 }

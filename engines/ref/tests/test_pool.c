@@ -77,10 +77,10 @@ static void check_guard(void)
     arg.threads = 2;
     ref_parallel_for(p, 64, 1, holdup_body, &arg);
     CHECK(atomic_load(&arg.worker_calls) > 0);
-    /* 100 ms waited against ~nothing saved: the next 8 loops are the caller's alone, each one task over [0, n)
+    /* 100 ms waited against ~nothing saved: the next 2 loops are the caller's alone, each one task over [0, n)
      * (a loop dispatched to the pool is split into pieces even when no worker joins) */
     int one_task = 1;
-    for (int round = 0; round < 8; round++) {
+    for (int round = 0; round < 2; round++) {
         run_once(p, 2, N, 1);
         one_task &= atomic_load(&arg.calls) == 1;
     }
