@@ -23,7 +23,7 @@ int ref_pool_threads(const ref_pool *p);
  * with timing, so a task's result must depend on its indices alone. The caller runs pieces itself and never
  * waits for a worker that has not started on the loop (one descheduled by a busy machine): it waits only for
  * pieces already running; when such waits (or wakes of workers that then run nothing) cost more than the workers
- * saved, the next loops (at least 2, for at least 20 ms, longer while probes keep losing) run on the caller alone as
+ * saved, the next loops (at least 2, for at least 50 ms, longer while probes keep losing) run on the caller alone as
  * one task over [0, n). Returns when all are done. Not reentrant: a task must not call ref_parallel_for on the
  * same pool. */
 /* Work worth a share of a loop, in FLOP of GEMM. A worker still spinning from the previous loop (pool.c, ~80 us) picks

@@ -85,7 +85,7 @@ static void check_guard(void)
         one_task &= atomic_load(&arg.calls) == 1;
     }
     CHECK(one_task);
-    /* then (after 20 ms) a probe dispatches loops to the workers again; bounded so a bug fails instead of hanging */
+    /* then (after 50 ms) a probe dispatches loops to the workers again; bounded so a bug fails instead of hanging */
     struct timespec t0, t;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     int back = 0;
