@@ -1,11 +1,14 @@
 /* pool.c: a fixed pool of worker threads; each loop gives every thread a home range, which it runs in a large first
  * piece and a few small ones, and a thread done early takes the pieces another has not started. The caller never waits
- * for a worker that has not joined a loop (a descheduled vCPU costs nothing), only for pieces already running. Workers
- * spin a while after a loop before they sleep; a small loop while they sleep runs on the caller alone. It must never
- * allocate while dispatching, and never leave a worker running after ref_pool_free. */
+ * for a worker that has not joined a loop (a descheduled vCPU costs nothing), only for pieces already running; when
+ * those waits cost more than the workers save (a worker descheduled mid-piece by a busy core), loops run on the caller
+ * alone for a while (the guard below). Workers spin a while after a loop before they sleep; a small loop while they
+ * sleep runs on the caller alone. It must never allocate while dispatching, and never leave a worker running after
+ * ref_pool_free. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <time.h>
 
 #include "alloc.h"
 #include "pool.h"
@@ -13,6 +16,33 @@
 
 /* About 30-60 us of polling on current x86 cores (a pause is tens of cycles). */
 #define REF_POOL_SPINS 4000
+
+/* The guard. Each loop the caller times its own pieces and its wait for the workers' running pieces, and estimates
+ * what the loop would have taken on the caller alone (its own time per index times all indices). The balance adds up
+ * time saved minus time lost, capped at a small credit so a long good past cannot hide a bad present; below -LOSS
+ * the pool runs loops on the caller alone for SOLO_LOOPS loops and at least solo_ns, then probes with workers again.
+ * A worker descheduled holding a piece costs the caller a scheduler slice (1-4 ms); on a quiet machine a loop's tail
+ * wait is one small piece, far below the time the workers save, so the guard stays off. solo_ns doubles each time a
+ * probe loses again soon (up to SOLO_MAX_NS: a failed probe then costs well under 1% of the time) and falls back to
+ * SOLO_MIN_NS after a second of parallel loops without a loss.
+ * A loop that woke a sleeping worker also books WAKE_NS lost, a cost the caller's clock does not see. Beside a busy
+ * core the worker sleeps between loops and wakes a slice later: transformer-u8 there woke it 23 times an inference,
+ * the workers ran ~3% of the indices, no wait showed, and 2 threads were ~1.5 ms an inference slower than 1 (futex
+ * calls, a woken worker spinning on the caller's core): 50-65 us a wake. On a quiet machine back-to-back loops find
+ * the workers still spinning (1-2 wakes in 30 inferences).
+ * And a caller that runs its pieces at under SLOW of the workers' speed for SLOW_LOOPS loops in a row shares its
+ * core (beside a busy core the scheduler moves it there while a worker holds the free one): every serial step
+ * between loops runs at that speed too, which no loop's clock shows (resnet18-u8: 2t 1.4x 1t), so loops go to the
+ * caller alone, the workers sleep, and the scheduler gives the caller the free core.
+ * The guard never changes a result: a loop on the caller alone is one task over [0, n). */
+#define GUARD_WAKE_NS 50000
+#define GUARD_CREDIT_NS 1000000
+#define GUARD_LOSS_NS 500000
+#define GUARD_SOLO_LOOPS 2
+#define GUARD_SOLO_MIN_NS 50000000
+#define GUARD_SOLO_MAX_NS 1000000000
+#define GUARD_SLOW 0.625
+#define GUARD_SLOW_LOOPS 4
 
 /* The loop word: serial << STATE_SHIFT | OPEN while threads may still join | threads joined and not yet left. The
  * caller rewrites the loop's fields only once it has closed the loop and seen no thread inside, so a worker that
@@ -37,6 +67,15 @@ struct ref_pool {
     void *arg;
     int64_t n, chunk, grain;
     _Atomic int64_t *cursor; /* per thread, CURSOR_STRIDE apart: the next unclaimed index of its home range */
+    /* the guard, the caller's alone (loops are not reentrant) */
+    int64_t balance_ns;   /* time the workers saved minus time waited for them, at most GUARD_CREDIT_NS */
+    bool solo;            /* loops run on the caller alone until both of: */
+    int64_t solo_loops;   /* loops still to run on the caller alone */
+    int64_t solo_until;   /* and until this time (ns, CLOCK_MONOTONIC) */
+    int64_t solo_ns;      /* how long the next solo spell lasts */
+    int64_t parallel_since; /* when loops last went back to the workers */
+    int slow_caller;      /* parallel loops in a row where the caller ran under SLOW of the workers' speed */
+    _Atomic int64_t worker_ns, worker_ran; /* this loop: the workers' time in their shares, indices they ran */
 };
 
 #define CURSOR_STRIDE 8 /* int64s: one cache line per cursor */
@@ -64,8 +103,9 @@ static void home_of(const ref_pool *p, int t, int64_t *start, int64_t *end)
  * quarters of a range when none of it is taken yet, an eighth after (never under grain), so a thread alone runs its
  * range in three calls. Which thread runs which index never changes a result (every operator's tasks are
  * independent), only how long the loop takes. */
-static void run_share(ref_pool *p, int tid)
+static int64_t run_share(ref_pool *p, int tid)
 {
+    int64_t ran = 0;
     for (int k = 0; k < p->n_threads; k++) {
         int o = (tid + k) % p->n_threads;
         int64_t start, end;
@@ -79,10 +119,12 @@ static void run_share(ref_pool *p, int tid)
             stop = stop < end ? stop : end;
             if (atomic_compare_exchange_weak(cur, &at, stop)) {
                 p->fn(p->arg, at, stop, tid);
+                ran += stop - at;
                 at = atomic_load(cur);
             }
         }
     }
+    return ran;
 }
 
 /* Join the open loop in the state word, if any: true when this thread is now inside it. */
@@ -127,6 +169,13 @@ static void wait_for_loop(ref_pool *p, uint64_t seen)
     pthread_mutex_unlock(&p->mu);
 }
 
+static int64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 static void *worker_main(void *v)
 {
     ref_pool *p = ((worker_arg *)v)->p;
@@ -136,7 +185,12 @@ static void *worker_main(void *v)
     uint64_t seen = 0;
     while (!atomic_load(&p->stop)) {
         if (try_join(p, &seen)) {
-            run_share(p, tid);
+            int64_t t0 = now_ns();
+            int64_t ran = run_share(p, tid);
+            if (ran > 0) {
+                atomic_fetch_add_explicit(&p->worker_ns, now_ns() - t0, memory_order_relaxed);
+                atomic_fetch_add_explicit(&p->worker_ran, ran, memory_order_relaxed);
+            }
             leave(p);
         }
         wait_for_loop(p, seen);
@@ -154,6 +208,7 @@ int ref_pool_new(int n_threads, ref_pool **out, ref_error *err)
     if (!p)
         return ref_fail(err, REF_E_NOMEM, "thread pool: out of memory");
     p->n_threads = n_threads;
+    p->solo_ns = GUARD_SOLO_MIN_NS;
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->wake, NULL);
     pthread_cond_init(&p->done, NULL);
@@ -229,6 +284,57 @@ static void close_loop(ref_pool *p)
     pthread_mutex_unlock(&p->mu);
 }
 
+/* While the guard says so, true: the loop runs on the caller alone. */
+static bool guard_solo(ref_pool *p, int64_t now)
+{
+    if (p->solo_loops == 0 && now >= p->solo_until) {
+        if (p->solo) {
+            p->solo = false; /* this loop probes the workers */
+            p->parallel_since = now;
+        }
+        return false;
+    }
+    p->solo_loops -= p->solo_loops > 0;
+    return true;
+}
+
+static void guard_go_solo(ref_pool *p, int64_t end)
+{
+    /* lost again within a second of the last probe: the machine is still busy, wait longer */
+    if (end - p->parallel_since < GUARD_SOLO_MAX_NS)
+        p->solo_ns = p->solo_ns * 2 < GUARD_SOLO_MAX_NS ? p->solo_ns * 2 : GUARD_SOLO_MAX_NS;
+    else
+        p->solo_ns = GUARD_SOLO_MIN_NS;
+    p->solo = true;
+    p->solo_loops = GUARD_SOLO_LOOPS;
+    p->solo_until = end + p->solo_ns;
+    p->balance_ns = 0;
+    p->slow_caller = 0;
+}
+
+/* Book one parallel loop: the caller ran `ran` of n indices in work_ns, then waited wait_ns for the workers. */
+static void guard_book(ref_pool *p, int64_t n, int64_t ran, int64_t work_ns, int64_t wait_ns, int64_t end)
+{
+    int64_t w_ns = atomic_load_explicit(&p->worker_ns, memory_order_relaxed);
+    int64_t w_ran = atomic_load_explicit(&p->worker_ran, memory_order_relaxed);
+    /* caller's time per index over the workers' > 1/SLOW, each side with an eighth of the loop or more */
+    bool slow = ran >= n / 8 && w_ran >= n / 8 && (double)work_ns * (double)w_ran * GUARD_SLOW > (double)w_ns * (double)ran;
+    p->slow_caller = slow ? p->slow_caller + 1 : 0;
+    if (p->slow_caller >= GUARD_SLOW_LOOPS) {
+        guard_go_solo(p, end);
+        return;
+    }
+    /* ran == 0: the workers took every piece before the caller got one, which a descheduled worker cannot do */
+    int64_t alone_ns = ran > 0 ? (int64_t)((double)work_ns * (double)n / (double)ran) : work_ns + wait_ns;
+    /* credit up to a quarter of this loop's time alone: a big loop's gain is not clipped by its own size */
+    int64_t b = p->balance_ns + alone_ns - (work_ns + wait_ns);
+    int64_t cap = alone_ns / 4 > GUARD_CREDIT_NS ? alone_ns / 4 : GUARD_CREDIT_NS;
+    cap = p->balance_ns > cap ? p->balance_ns : cap;
+    p->balance_ns = b < cap ? b : cap;
+    if (p->balance_ns < -GUARD_LOSS_NS)
+        guard_go_solo(p, end);
+}
+
 void ref_parallel_for(ref_pool *p, int64_t n, int64_t grain, ref_task_fn fn, void *arg)
 {
     if (n <= 0)
@@ -244,11 +350,18 @@ void ref_parallel_for(ref_pool *p, int64_t n, int64_t grain, ref_task_fn fn, voi
         fn(arg, 0, n, 0);
         return;
     }
+    int64_t t0 = now_ns();
+    if (guard_solo(p, t0)) {
+        fn(arg, 0, n, 0);
+        return;
+    }
     int64_t chunk = (n + threads - 1) / threads;
     if (chunk < grain)
         chunk = grain;
     p->fn = fn;
     p->arg = arg;
+    atomic_store_explicit(&p->worker_ns, 0, memory_order_relaxed);
+    atomic_store_explicit(&p->worker_ran, 0, memory_order_relaxed);
     p->n = n;
     p->chunk = chunk;
     p->grain = grain;
@@ -260,11 +373,15 @@ void ref_parallel_for(ref_pool *p, int64_t n, int64_t grain, ref_task_fn fn, voi
     /* No thread is inside a loop here (the last one closed with none joined), so the word is serial << shift. */
     uint64_t serial = (atomic_load(&p->state) >> STATE_SHIFT) + 1;
     atomic_store(&p->state, serial << STATE_SHIFT | STATE_OPEN); /* seq_cst: ordered before reading sleepers */
-    if (atomic_load(&p->sleepers) > 0) {
+    bool woke = atomic_load(&p->sleepers) > 0;
+    if (woke) {
         pthread_mutex_lock(&p->mu);
         pthread_cond_broadcast(&p->wake);
         pthread_mutex_unlock(&p->mu);
     }
-    run_share(p, 0);
+    int64_t ran = run_share(p, 0);
+    int64_t t1 = now_ns();
     close_loop(p);
+    int64_t t2 = now_ns();
+    guard_book(p, n, ran, t1 - t0, t2 - t1 + (woke ? GUARD_WAKE_NS : 0), t2);
 }
