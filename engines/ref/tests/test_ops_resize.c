@@ -257,11 +257,20 @@ static void test_linear_8bit(void)
     CHECK_OK(resize_q8(REF_DT_UINT8, 2, DIMS(1, 2), xu, sa, "linear", "align_corners", &y), &err);
     check_bytes(&y, REF_DT_UINT8, (const uint8_t[]){0, 127, 255}, 3);
     oh_free_outputs(1, &y);
-    /* What ORT's 8-bit kernel does not compute is refused, not guessed: cubic, rank 3, a scaled channel axis. */
+    /* Trilinear, rank 3: [[0,255]],[[100,-]] as depth 2 x 1 x 2 = {0, 255, 100, 50}, x2 on depth and width,
+     * asymmetric. Depth 0.5, width 0.5: 0.25 * (0 + 255 + 100 + 50) = 101.25 -> 101; depth 0.5, width 0: 50. */
+    uint8_t x3[] = {0, 255, 100, 50};
+    float s3[] = {2, 1, 2};
+    CHECK_OK(resize_q8(REF_DT_UINT8, 3, DIMS(2, 1, 2), x3, s3, "linear", "asymmetric", &y), &err);
+    check_bytes(&y, REF_DT_UINT8, (const uint8_t[]){0, 127, 255, 255, 50, 101, 152, 152,
+                                                    100, 75, 50, 50, 100, 75, 50, 50}, 16);
+    oh_free_outputs(1, &y);
+    /* What ORT's 8-bit kernel does not compute is refused, not guessed: cubic, rank 6, a scaled channel axis. */
     CHECK(resize_q8(REF_DT_UINT8, 2, DIMS(1, 2), xu, s2, "cubic", "half_pixel", &y) == REF_E_UNSUPPORTED);
     CHECK(strstr(err.msg, "uint8") != NULL);
-    float s3[] = {1, 1, 2};
-    CHECK(resize_q8(REF_DT_UINT8, 3, DIMS(1, 1, 2), xu, s3, "linear", "half_pixel", &y) == REF_E_UNSUPPORTED);
+    float s6[] = {1, 1, 1, 1, 1, 2};
+    CHECK(resize_q8(REF_DT_UINT8, 6, DIMS(1, 1, 1, 1, 1, 2), xu, s6, "linear", "half_pixel", &y) ==
+          REF_E_UNSUPPORTED);
     float sc[] = {1, 2, 1, 1};
     CHECK(resize_q8(REF_DT_INT8, 4, DIMS(1, 1, 1, 2), xs, sc, "linear", "half_pixel", &y) == REF_E_UNSUPPORTED);
 }

@@ -215,8 +215,7 @@ static int rz_infer_common(ref_op_ctx *c, bool upsample)
     bool fp = dt == REF_DT_FLOAT || dt == REF_DT_DOUBLE, q8 = dt == REF_DT_UINT8 || dt == REF_DT_INT8;
     if (q8 && p.mode != RZ_NEAREST && !rz_q8_supported(&p))
         return ref_fail(c->err, REF_E_UNSUPPORTED,
-                        "%s input supports nearest mode, or linear mode over the last two axes of a rank-2 or "
-                        "rank-4 tensor without tf_crop_and_resize or half_pixel_symmetric",
+                        RZ_Q8_REFUSAL,
                         ref_dtype_name(dt));
     if (!fp && ((!q8 && p.mode != RZ_NEAREST) || (p.mode == RZ_NEAREST && p.ctm == RZ_TF_CROP_AND_RESIZE)))
         return ref_fail(c->err, REF_E_UNSUPPORTED, "%s input supports nearest mode without tf_crop_and_resize only",
