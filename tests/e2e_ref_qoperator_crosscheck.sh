@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Quantized models in ONNX Runtime's QOperator format (com.microsoft QLinearAdd, QLinearMul, QLinearConcat,
 # QLinear{Global,}AveragePool, QLinearSigmoid, QLinearLeakyRelu, QLinearSoftmax, QLinearWhere, QGemm,
-# MatMulIntegerToFloat, DynamicQuantizeMatMul, com.microsoft Quantize/DequantizeLinear; issue 24) run in the
-# reference engine and give ORT's bytes exactly, every op's output compared; a malformed one is refused naming the
-# node and input. It must never download anything:
+# MatMulIntegerToFloat, DynamicQuantizeMatMul, com.microsoft Quantize/DequantizeLinear, 8-bit linear Resize;
+# issue 24) run in the reference engine and give ORT's bytes exactly, every op's output compared; a malformed one is
+# refused naming the node and input. It must never download anything:
 # without ORT's cache or python3-onnx it prints SKIP and exits 77.
 source "$(dirname "$0")/lib.sh"
 build="${MLK_BUILD_DIR:?MLK_BUILD_DIR must point at the build tree}"
@@ -26,6 +26,11 @@ exact() { # model, then crosscheck arguments: every output equal (rtol 0)
 for model in cnn-u8 cnn-s8 gemm-u8 dyn-mm softmax pool-u8 binary; do
   check "$model: ref equals ORT on every output" exact "$m/$model.onnx"
 done
+# 8-bit linear Resize (uint8 and int8; four coordinate maps, scales and sizes, NCHW, rank 2, trilinear on ranks 5
+# and 3): ORT truncates a float sum of 4 (8) weighted neighbours; the reference must give the same bytes on all 18.
+check "resize-q8: ref equals ORT on every output" exact "$m/resize-q8.onnx"
+check "resize3-q8 (trilinear): ref equals ORT on every output" exact "$m/resize3-q8.onnx"
+check "resize-q8 at 2 ref threads: equal" exact "$m/resize-q8.onnx" --ref-opt threads=2
 exact "$m/cnn-u8.onnx" || true
 check "cnn-u8: the QLinearAdd output (4096 values) is compared" grep -q "(t[0-9]*, 4096 values)" "$work/xc.txt"
 check "cnn-s8 at 2 ref threads, mmap off: equal" exact "$m/cnn-s8.onnx" --ref-opt threads=2 --ref-opt mmap=off

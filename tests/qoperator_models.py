@@ -10,7 +10,8 @@ usage: /usr/bin/python3 tests/qoperator_models.py OUT_DIR
 Writes cnn-u8.onnx, cnn-s8.onnx (a residual conv net ending in quantized outputs), gemm-u8.onnx (QGemm both ways),
 dyn-mm.onnx (the dynamic-quantization products, float output), softmax.onnx (QLinearSoftmax three ways,
 QLinearWhere), pool-u8.onnx (QLinearAveragePool geometries), binary.onnx (QLinearAdd/Mul broadcasting at five
-scale sets). Exit: 0 written, 2 usage.
+scale sets), resize-q8.onnx and resize3-q8.onnx (bi- and trilinear Resize on uint8 and int8). Exit: 0 written,
+2 usage.
 """
 import os
 import sys
@@ -188,6 +189,40 @@ def binary():
     return b, [("x", TensorProto.FLOAT, [4, 1000])], outs
 
 
+def resize(trilinear):
+    """Resize in linear mode on uint8 and int8 (QOperator models resize 8-bit tensors; ORT computes float32 weights
+    and truncates). Bilinear: up, down and fractional scales, a sizes input, four coordinate modes, NCHW and rank 2;
+    trilinear: ranks 5 and 3."""
+    b = Builder(np.random.default_rng(29))
+    empty = b.const("roi", np.zeros(0, np.float32))
+    cases = [([1, 1, 2, 2], "half_pixel"), ([1, 1, 1.7, 2.3], "align_corners"), ([1, 1, 0.6, 1.5], "asymmetric"),
+             ([1, 1, 3, 0.75], "pytorch_half_pixel"), ([1, 1, 1.25, 1], "half_pixel")]
+    outs = []
+    for dt, zp, elem in ((np.uint8, 128, TensorProto.UINT8), (np.int8, 0, TensorProto.INT8)):
+        xs, xz = b.qparams("x%d" % zp, 0.02, zp, dt)
+        q = b.node("QuantizeLinear", ["x", xs, xz], domain="")
+        if trilinear:
+            vol = b.node("Reshape", [q, b.const("vshape%d" % zp, np.array([1, 3, 2, 4, 7], np.int64))], domain="")
+            s5 = b.const("s5_%d" % zp, np.array([1, 1, 2.5, 0.75, 1.3], np.float32))
+            outs.append((b.node("Resize", [vol, empty, s5], domain="", mode="linear"), elem, None))
+            v3 = b.node("Reshape", [q, b.const("v3shape%d" % zp, np.array([3, 8, 7], np.int64))], domain="")
+            s3 = b.const("s3_%d" % zp, np.array([1.7, 0.5, 2], np.float32))
+            outs.append((b.node("Resize", [v3, empty, s3], domain="", mode="linear",
+                                coordinate_transformation_mode="pytorch_half_pixel"), elem, None))
+            continue
+        for i, (sc, ctm) in enumerate(cases):
+            s = b.const("s%d_%d" % (zp, i), np.array(sc, np.float32))
+            outs.append((b.node("Resize", [q, empty, s], domain="", mode="linear",
+                                coordinate_transformation_mode=ctm), elem, None))
+        sz = b.const("sz%d" % zp, np.array([1, 3, 9, 5], np.int64))
+        outs.append((b.node("Resize", [q, empty, "", sz], domain="", mode="linear"), elem, None))
+        flat = b.node("Reshape", [q, b.const("shape%d" % zp, np.array([21, 8], np.int64))], domain="")
+        s2 = b.const("s2_%d" % zp, np.array([1.5, 2.5], np.float32))
+        outs.append((b.node("Resize", [flat, empty, s2], domain="", mode="linear",
+                            coordinate_transformation_mode="align_corners"), elem, None))
+    return b, [("x", TensorProto.FLOAT, [1, 3, 7, 8])], outs
+
+
 def save(b, inputs, outputs, path):
     g = helper.make_graph(b.nodes, os.path.basename(path),
                           [helper.make_tensor_value_info(n, t, s) for n, t, s in inputs],
@@ -211,6 +246,8 @@ def main():
     save(*softmax(), os.path.join(out, "softmax.onnx"))
     save(*pools(), os.path.join(out, "pool-u8.onnx"))
     save(*binary(), os.path.join(out, "binary.onnx"))
+    save(*resize(False), os.path.join(out, "resize-q8.onnx"))
+    save(*resize(True), os.path.join(out, "resize3-q8.onnx"))
     return 0
 
 

@@ -206,6 +206,75 @@ static void test_legacy_and_dtypes(void)
     CHECK(oh_run(n, 13, 3, ini, 1, &y, ALL, 1, &err) == REF_E_UNSUPPORTED);
 }
 
+/* Resize-13 of 8-bit x (dims given) by scales sc in the given mode and map; y is filled. */
+static int resize_q8(int dt, int rank, const int64_t *dims, void *x, float *sc, const char *mode, const char *ctm,
+                     ref_tensor *y)
+{
+    ref_node *n = oh_node(M, "Resize", 3, 1);
+    oh_attr_str(M, n, "mode", mode);
+    oh_attr_str(M, n, "coordinate_transformation_mode", ctm);
+    ref_tensor X = oh_tensor(dt, rank, dims, x), S = oh_tensor(REF_DT_FLOAT, 1, DIMS(rank), sc);
+    const ref_tensor *in[] = {&X, NULL, &S};
+    memset(&err, 0, sizeof err);
+    return oh_run(n, 13, 3, in, 1, y, ALL, 1, &err);
+}
+
+static void check_bytes(const ref_tensor *y, int dt, const void *want, int64_t n)
+{
+    CHECK(y->dtype == dt && ref_tensor_numel(y) == n);
+    if (y->dtype == dt && ref_tensor_numel(y) == n)
+        for (int64_t i = 0; i < n; i++)
+            CHECK(((const uint8_t *)y->data)[i] == ((const uint8_t *)want)[i]);
+}
+
+/* 8-bit linear Resize as ONNX Runtime computes it: float weights, the sum truncated toward zero. */
+static void test_linear_8bit(void)
+{
+    /* [0,255] -> 4, half_pixel: coordinates -0.25 (clamped to 0), 0.25, 0.75, 1.25 (clamped to 1, both taps on
+     * input 1 at 0.5 each): 0, 0.25 * 255 = 63.75 -> 63 (rounding would give 64), 191.25 -> 191, 255. The height
+     * axis (scale 1, one row) blends that row with itself at 0.5 + 0.5, exactly. */
+    uint8_t xu[] = {0, 255};
+    float s2[] = {1, 2};
+    ref_tensor y;
+    CHECK_OK(resize_q8(REF_DT_UINT8, 2, DIMS(1, 2), xu, s2, "linear", "half_pixel", &y), &err);
+    check_bytes(&y, REF_DT_UINT8, (const uint8_t[]){0, 63, 191, 255}, 4);
+    oh_free_outputs(1, &y);
+    /* int8 [-1,-100]: -0.75 - 25 = -25.75 -> -25 and -0.25 - 75 = -75.25 -> -75, toward zero (floor: -26, -76) */
+    int8_t xs[] = {-1, -100};
+    CHECK_OK(resize_q8(REF_DT_INT8, 2, DIMS(1, 2), xs, s2, "linear", "half_pixel", &y), &err);
+    check_bytes(&y, REF_DT_INT8, (const int8_t[]){-1, -25, -75, -100}, 4);
+    oh_free_outputs(1, &y);
+    /* NCHW [[0,100],[200,255]] x2 asymmetric: coordinates 0, 0.5, 1, 1.5 (clamped to 1) on both axes. Row 0.5,
+     * column 0.5: top 50, bottom 227.5, 0.5 * 50 + 0.5 * 227.5 = 138.75 -> 138; row 1 is [200, 227, 255, 255]. */
+    uint8_t x4[] = {0, 100, 200, 255};
+    float s4[] = {1, 1, 2, 2};
+    CHECK_OK(resize_q8(REF_DT_UINT8, 4, DIMS(1, 1, 2, 2), x4, s4, "linear", "asymmetric", &y), &err);
+    check_bytes(&y, REF_DT_UINT8,
+                (const uint8_t[]){0, 50, 100, 100, 100, 138, 177, 177, 200, 227, 255, 255, 200, 227, 255, 255}, 16);
+    oh_free_outputs(1, &y);
+    /* align_corners 2 -> 3 columns: 0, 0.5, 1: 0.5 * 0 + 0.5 * 255 = 127.5 -> 127 */
+    float sa[] = {1, 1.5f};
+    CHECK_OK(resize_q8(REF_DT_UINT8, 2, DIMS(1, 2), xu, sa, "linear", "align_corners", &y), &err);
+    check_bytes(&y, REF_DT_UINT8, (const uint8_t[]){0, 127, 255}, 3);
+    oh_free_outputs(1, &y);
+    /* Trilinear, rank 3: [[0,255]],[[100,-]] as depth 2 x 1 x 2 = {0, 255, 100, 50}, x2 on depth and width,
+     * asymmetric. Depth 0.5, width 0.5: 0.25 * (0 + 255 + 100 + 50) = 101.25 -> 101; depth 0.5, width 0: 50. */
+    uint8_t x3[] = {0, 255, 100, 50};
+    float s3[] = {2, 1, 2};
+    CHECK_OK(resize_q8(REF_DT_UINT8, 3, DIMS(2, 1, 2), x3, s3, "linear", "asymmetric", &y), &err);
+    check_bytes(&y, REF_DT_UINT8, (const uint8_t[]){0, 127, 255, 255, 50, 101, 152, 152,
+                                                    100, 75, 50, 50, 100, 75, 50, 50}, 16);
+    oh_free_outputs(1, &y);
+    /* What ORT's 8-bit kernel does not compute is refused, not guessed: cubic, rank 6, a scaled channel axis. */
+    CHECK(resize_q8(REF_DT_UINT8, 2, DIMS(1, 2), xu, s2, "cubic", "half_pixel", &y) == REF_E_UNSUPPORTED);
+    CHECK(strstr(err.msg, "uint8") != NULL);
+    float s6[] = {1, 1, 1, 1, 1, 2};
+    CHECK(resize_q8(REF_DT_UINT8, 6, DIMS(1, 1, 1, 1, 1, 2), xu, s6, "linear", "half_pixel", &y) ==
+          REF_E_UNSUPPORTED);
+    float sc[] = {1, 2, 1, 1};
+    CHECK(resize_q8(REF_DT_INT8, 4, DIMS(1, 1, 1, 2), xs, sc, "linear", "half_pixel", &y) == REF_E_UNSUPPORTED);
+}
+
 /* Opset 18: axes and keep_aspect_ratio_policy. [1,1,2,4] with sizes [4,4] on axes 2,3: per-axis
  * scales 2 and 1; not_larger takes 1 (shape unchanged), not_smaller takes 2 ([1,1,4,8]). */
 static void test_opset18(void)
@@ -340,6 +409,7 @@ int main(void)
     test_cubic();
     test_crop_and_resize();
     test_legacy_and_dtypes();
+    test_linear_8bit();
     test_opset18();
     test_plane_blocks();
     test_threads();

@@ -212,8 +212,12 @@ static int rz_infer_common(ref_op_ctx *c, bool upsample)
     if (rc)
         return rc;
     int dt = c->in[0]->dtype;
-    bool fp = dt == REF_DT_FLOAT || dt == REF_DT_DOUBLE;
-    if (!fp && (p.mode != RZ_NEAREST || p.ctm == RZ_TF_CROP_AND_RESIZE))
+    bool fp = dt == REF_DT_FLOAT || dt == REF_DT_DOUBLE, q8 = dt == REF_DT_UINT8 || dt == REF_DT_INT8;
+    if (q8 && p.mode != RZ_NEAREST && !rz_q8_supported(&p))
+        return ref_fail(c->err, REF_E_UNSUPPORTED,
+                        RZ_Q8_REFUSAL,
+                        ref_dtype_name(dt));
+    if (!fp && ((!q8 && p.mode != RZ_NEAREST) || (p.mode == RZ_NEAREST && p.ctm == RZ_TF_CROP_AND_RESIZE)))
         return ref_fail(c->err, REF_E_UNSUPPORTED, "%s input supports nearest mode without tf_crop_and_resize only",
                         ref_dtype_name(dt));
     ref_tensor *y = c->out[0];

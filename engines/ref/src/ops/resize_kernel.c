@@ -339,6 +339,8 @@ int rz_run(const rz_params *p, const ref_tensor *x, ref_tensor *y, void *scratch
            ref_error *err)
 {
     bool fp = x->dtype == REF_DT_FLOAT || x->dtype == REF_DT_DOUBLE;
+    if ((x->dtype == REF_DT_UINT8 || x->dtype == REF_DT_INT8) && p->mode != RZ_NEAREST)
+        return rz_run_q8(p, x, y, scratch, err);
     if (!fp && (p->mode != RZ_NEAREST || p->ctm == RZ_TF_CROP_AND_RESIZE))
         return ref_fail(err, REF_E_UNSUPPORTED, "%s input supports nearest mode only", ref_dtype_name(x->dtype));
     if (ref_tensor_numel(y) == 0)

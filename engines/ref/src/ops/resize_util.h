@@ -50,4 +50,19 @@ size_t rz_scratch_bytes(int rank, const int64_t *out_dims);
 int rz_run(const rz_params *p, const ref_tensor *x, ref_tensor *y, void *scratch, ref_pool *pool,
            ref_error *err);
 
+/* Can rz_run_q8 compute p (ORT's 8-bit linear mode: bilinear over a rank-2 tensor or the last two axes of a rank-4
+ * one, trilinear over rank 3 or the last three axes of rank 5, the first two axes of rank 4/5 at scale 1; not
+ * tf_crop_and_resize, not half_pixel_symmetric)? */
+bool rz_q8_supported(const rz_params *p);
+
+/* The refusal of what it cannot compute; one printf argument, the dtype's name. */
+#define RZ_Q8_REFUSAL                                                                                            \
+    "%s input supports nearest mode, or linear mode over ranks 2-5 (the first two axes of rank 4 and 5 at scale " \
+    "1) without tf_crop_and_resize or half_pixel_symmetric"
+
+/* Fill uint8/int8 y from x in linear mode the way ONNX Runtime's CPU kernel does (float32 weights, the
+ * result truncated toward zero), using scratch of rz_scratch_bytes. Fails, writing nothing, when
+ * rz_q8_supported says no. */
+int rz_run_q8(const rz_params *p, const ref_tensor *x, ref_tensor *y, void *scratch, ref_error *err);
+
 #endif
