@@ -282,6 +282,13 @@ static const cv_case conv_cases[] = {
     {"direct groups batch dil", 2, 2, 6, 14, 2, {11, 13}, {3, 3}, {1, 1}, {2, 2}, {2, 1, 0, 2}, NULL, true, {0}, {0}},
     {"direct 1d wide kernel", 1, 1, 3, 5, 1, {70}, {9}, {1}, {1}, {4, 0}, NULL, true, {0}, {0}},
     {"direct deep k", 2, 1, 300, 20, 1, {6, 5}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, NULL, true, {0}, {0}},
+    /* output rows 64 or 128 wide: a GEMM per output row straight into y (whole-row tiles, stride phases, dilation) */
+    {"direct rows 64 wide", 2, 2, 5, 13, 1, {7, 64}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, NULL, true, {0}, {0}},
+    {"direct rows s2 dil", 2, 1, 6, 9, 1, {12, 255}, {3, 3}, {2, 2}, {2, 2}, {2, 2, 1, 2}, NULL, false, {0}, {0}},
+    {"direct rows many tiles", 2, 1, 40, 20, 1, {40, 128}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, NULL, true, {0},
+     {0}},
+    {"direct rows 3d", 3, 1, 3, 7, 1, {3, 4, 64}, {2, 3, 3}, {1, 1, 1}, {1, 1, 1}, {0, 1, 1, 1, 1, 1}, NULL, true,
+     {0}, {0}},
     {"kernel larger than padded", 2, 1, 2, 3, 1, {3, 3}, {3, 3}, {3, 3}, {1, 1}, {0, 0, 0, 0}, NULL, true, {0}, {0}},
 };
 
