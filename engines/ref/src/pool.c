@@ -14,8 +14,11 @@
 #include "pool.h"
 #include "status.h"
 
-/* About 30-60 us of polling on current x86 cores (a pause is tens of cycles). */
-#define REF_POOL_SPINS 4000
+/* About 0.3-0.6 ms of polling on current x86 cores (a pause is tens of cycles): resnet18's convs at 2 threads are
+ * separated by serial steps longer than 60 us, and a worker that slept in between joined each loop a wake later
+ * (refengine run, generated resnet18, 2 threads, quiet: 14.2-20.5 ms with 4000 spins, 11.1-11.3 ms with 40000; 1
+ * thread 20 ms). Beside a busy core the guard sends loops to the caller alone, so the spin is paid once a spell. */
+#define REF_POOL_SPINS 40000
 
 /* The guard. Each loop the caller times its own pieces and its wait for the workers' running pieces, and estimates
  * what the loop would have taken on the caller alone (its own time per index times all indices). The balance adds up
@@ -30,10 +33,9 @@
  * the workers ran ~3% of the indices, no wait showed, and 2 threads were ~1.5 ms an inference slower than 1 (futex
  * calls, a woken worker spinning on the caller's core): 50-65 us a wake. On a quiet machine back-to-back loops find
  * the workers still spinning (1-2 wakes in 30 inferences).
- * And a caller that runs its pieces at under SLOW of the workers' speed for SLOW_LOOPS loops in a row shares its
- * core (beside a busy core the scheduler moves it there while a worker holds the free one): every serial step
- * between loops runs at that speed too, which no loop's clock shows (resnet18-u8: 2t 1.4x 1t), so loops go to the
- * caller alone, the workers sleep, and the scheduler gives the caller the free core.
+ * A rule sending loops solo when the caller ran its pieces slower than the workers (a caller sharing the busy core)
+ * was dropped: on a quiet machine uneven pieces tripped it (quantized mobilenetv2 at 2 threads 3.9 ms without it,
+ * 4.0-8.6 ms with it), and with the longer spin the busy case held without it.
  * The guard never changes a result: a loop on the caller alone is one task over [0, n). */
 #define GUARD_WAKE_NS 50000
 #define GUARD_CREDIT_NS 1000000
@@ -41,8 +43,6 @@
 #define GUARD_SOLO_LOOPS 2
 #define GUARD_SOLO_MIN_NS 50000000
 #define GUARD_SOLO_MAX_NS 1000000000
-#define GUARD_SLOW 0.625
-#define GUARD_SLOW_LOOPS 4
 
 /* The loop word: serial << STATE_SHIFT | OPEN while threads may still join | threads joined and not yet left. The
  * caller rewrites the loop's fields only once it has closed the loop and seen no thread inside, so a worker that
@@ -74,8 +74,6 @@ struct ref_pool {
     int64_t solo_until;   /* and until this time (ns, CLOCK_MONOTONIC) */
     int64_t solo_ns;      /* how long the next solo spell lasts */
     int64_t parallel_since; /* when loops last went back to the workers */
-    int slow_caller;      /* parallel loops in a row where the caller ran under SLOW of the workers' speed */
-    _Atomic int64_t worker_ns, worker_ran; /* this loop: the workers' time in their shares, indices they ran */
 };
 
 #define CURSOR_STRIDE 8 /* int64s: one cache line per cursor */
@@ -185,12 +183,7 @@ static void *worker_main(void *v)
     uint64_t seen = 0;
     while (!atomic_load(&p->stop)) {
         if (try_join(p, &seen)) {
-            int64_t t0 = now_ns();
-            int64_t ran = run_share(p, tid);
-            if (ran > 0) {
-                atomic_fetch_add_explicit(&p->worker_ns, now_ns() - t0, memory_order_relaxed);
-                atomic_fetch_add_explicit(&p->worker_ran, ran, memory_order_relaxed);
-            }
+            run_share(p, tid);
             leave(p);
         }
         wait_for_loop(p, seen);
@@ -309,21 +302,11 @@ static void guard_go_solo(ref_pool *p, int64_t end)
     p->solo_loops = GUARD_SOLO_LOOPS;
     p->solo_until = end + p->solo_ns;
     p->balance_ns = 0;
-    p->slow_caller = 0;
 }
 
 /* Book one parallel loop: the caller ran `ran` of n indices in work_ns, then waited wait_ns for the workers. */
 static void guard_book(ref_pool *p, int64_t n, int64_t ran, int64_t work_ns, int64_t wait_ns, int64_t end)
 {
-    int64_t w_ns = atomic_load_explicit(&p->worker_ns, memory_order_relaxed);
-    int64_t w_ran = atomic_load_explicit(&p->worker_ran, memory_order_relaxed);
-    /* caller's time per index over the workers' > 1/SLOW, each side with an eighth of the loop or more */
-    bool slow = ran >= n / 8 && w_ran >= n / 8 && (double)work_ns * (double)w_ran * GUARD_SLOW > (double)w_ns * (double)ran;
-    p->slow_caller = slow ? p->slow_caller + 1 : 0;
-    if (p->slow_caller >= GUARD_SLOW_LOOPS) {
-        guard_go_solo(p, end);
-        return;
-    }
     /* ran == 0: the workers took every piece before the caller got one, which a descheduled worker cannot do */
     int64_t alone_ns = ran > 0 ? (int64_t)((double)work_ns * (double)n / (double)ran) : work_ns + wait_ns;
     /* credit up to a quarter of this loop's time alone: a big loop's gain is not clipped by its own size */
@@ -360,8 +343,6 @@ void ref_parallel_for(ref_pool *p, int64_t n, int64_t grain, ref_task_fn fn, voi
         chunk = grain;
     p->fn = fn;
     p->arg = arg;
-    atomic_store_explicit(&p->worker_ns, 0, memory_order_relaxed);
-    atomic_store_explicit(&p->worker_ran, 0, memory_order_relaxed);
     p->n = n;
     p->chunk = chunk;
     p->grain = grain;
