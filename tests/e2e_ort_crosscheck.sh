@@ -82,6 +82,10 @@ check "tr-u8, ref at 2 threads: agree" agree "$m/tr-u8.onnx" --ref-opt threads=2
 check "r18-u8: ORT agrees with ref within 1e-2" agree "$m/r18-u8.onnx" --rtol 1e-2
 check "mbv2-u8: 99% of the values within 1e-2 (statistical)" agree "$m/mbv2-u8.onnx" --rtol 1e-2 --within 0.99
 check "mbv2-u8: the statistical line is printed" grep -q "of [0-9]* values within" "$work/xc.txt"
+# The same model against ORT's own sensitivity instead of a hand-set share (crosscheck_basis.sh: ORT on nudged inputs).
+basis() { "$src/tests/crosscheck_basis.sh" "$@" > "$work/basis.txt" 2>&1 && grep -q "outputs agree" "$work/basis.txt" ||
+  { cat "$work/basis.txt"; return 1; }; }
+check "mbv2-u8: within 2x ORT's own nudged difference" basis "$m/mbv2-u8.onnx"
 
 # Every ORT option, one at a time: ORT accepts it and the outputs still agree.
 for o in threads=2 threads=0 inter_threads=2 arena=off mem_pattern=off arena_extend_strategy=pow2 \
