@@ -12,6 +12,7 @@
 
 #include "alloc.h"
 #include "pool.h"
+#include "pool_runs.h"
 #include "status.h"
 
 /* About 0.3-0.6 ms of polling on current x86 cores (a pause is tens of cycles): resnet18's convs at 2 threads are
@@ -74,6 +75,9 @@ struct ref_pool {
     int64_t solo_until;   /* and until this time (ns, CLOCK_MONOTONIC) */
     int64_t solo_ns;      /* how long the next solo spell lasts */
     int64_t parallel_since; /* when loops last went back to the workers */
+    /* the run-level arbiter (pool_runs.h), the caller's alone: runs between ref_pool_run_begin and _end */
+    ref_runs *runs;
+    bool in_run, run_solo;
 };
 
 #define CURSOR_STRIDE 8 /* int64s: one cache line per cursor */
@@ -210,6 +214,11 @@ int ref_pool_new(int n_threads, ref_pool **out, ref_error *err)
         p->cursor = ref_calloc((size_t)n_threads * CURSOR_STRIDE, sizeof *p->cursor);
         if (!p->workers || !p->cursor)
             goto nomem;
+        int runs_rc = ref_runs_new(&p->runs, err);
+        if (runs_rc) {
+            ref_pool_free(p);
+            return runs_rc;
+        }
         for (int t = 1; t < n_threads; t++) {
             worker_arg *a = ref_malloc(sizeof *a);
             if (!a)
@@ -248,10 +257,13 @@ void ref_pool_free(ref_pool *p)
     pthread_cond_destroy(&p->done);
     ref_free(p->workers);
     ref_free((void *)p->cursor);
+    ref_runs_free(p->runs);
     ref_free(p);
 }
 
-int ref_pool_threads(const ref_pool *p) { return p ? p->n_threads : 1; }
+/* A run on the caller alone reports one thread, so every operator splits its loops as a 1-thread pool would (the
+ * same tiles, the same copies): such a run costs what a 1-thread run does. */
+int ref_pool_threads(const ref_pool *p) { return p && !p->run_solo ? p->n_threads : 1; }
 
 void ref_pool_hold_workers(ref_pool *p, bool hold)
 {
@@ -365,4 +377,28 @@ void ref_parallel_for(ref_pool *p, int64_t n, int64_t grain, ref_task_fn fn, voi
     close_loop(p);
     int64_t t2 = now_ns();
     guard_book(p, n, ran, t1 - t0, t2 - t1 + (woke ? GUARD_WAKE_NS : 0), t2);
+}
+
+void ref_pool_run_begin(ref_pool *p, uint64_t kind)
+{
+    if (!p || p->n_threads < 2 || p->in_run)
+        return;
+    p->in_run = true;
+    p->run_solo = ref_runs_begin(p->runs, kind, now_ns()) == REF_RUN_SOLO;
+}
+
+void ref_pool_run_end(ref_pool *p, bool ok)
+{
+    if (!p || !p->in_run)
+        return;
+    ref_runs_end(p->runs, now_ns(), ok);
+    p->in_run = false;
+    p->run_solo = false;
+}
+
+void ref_pool_run_counts(const ref_pool *p, int64_t *workers, int64_t *solo)
+{
+    *workers = *solo = 0;
+    if (p && p->runs)
+        ref_runs_counts(p->runs, workers, solo);
 }

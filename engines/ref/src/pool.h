@@ -14,7 +14,8 @@ typedef struct ref_pool ref_pool;
 int ref_pool_new(int n_threads, ref_pool **out, ref_error *err);
 /* Joins the workers. NULL is fine. */
 void ref_pool_free(ref_pool *p);
-/* Threads a loop runs on; 1 for NULL. */
+/* Threads a loop runs on; 1 for NULL, and during a run the pool sends to the caller alone (ref_pool_run_begin):
+ * operators split their loops by this, so scratch sized for the pool's threads must also fit one. */
 int ref_pool_threads(const ref_pool *p);
 
 /* fn(arg, begin, end, tid) over disjoint ranges covering [0, n), tid in [0, threads): tid indexes
@@ -38,6 +39,15 @@ int ref_pool_threads(const ref_pool *p);
 
 typedef void (*ref_task_fn)(void *arg, int64_t begin, int64_t end, int tid);
 void ref_parallel_for(ref_pool *p, int64_t n, int64_t grain, ref_task_fn fn, void *arg);
+
+/* One top-level inference: between these, the pool times the run and may run all of its loops on the caller alone
+ * (pool_runs.h: per kind of run, whichever of the two modes has been faster lately, the other probed now and then).
+ * kind: runs of the same kind are compared (a hash of the input shapes). ok false: the run failed and is not
+ * timed. Nested begins (a subgraph's run) are ignored; NULL is fine. */
+void ref_pool_run_begin(ref_pool *p, uint64_t kind);
+void ref_pool_run_end(ref_pool *p, bool ok);
+/* Runs timed with the workers and on the caller alone so far (0 and 0 for a pool of one thread). */
+void ref_pool_run_counts(const ref_pool *p, int64_t *workers, int64_t *solo);
 
 /* For tests: while hold is set no worker joins a new loop, as if every worker were descheduled; loops still
  * finish, on the caller. */

@@ -1,8 +1,8 @@
 /* test_pool.c: the intra-op thread pool: every index runs exactly once, thread ids stay in range, a loop
  * dispatched right after creation cannot hang, workers held out of loops (as if descheduled) leave them to
- * the caller instead of holding it up, and a worker that held the caller up sends the next loops to the caller
- * alone, then gets loops again. It must never rely on timing to pass (the one sleep below is 100 ms against a
- * 0.5 ms rule). */
+ * the caller instead of holding it up, a worker that held the caller up sends the next loops to the caller
+ * alone, then gets loops again, and a run the arbiter gives the caller alone uses no worker. It must never rely on
+ * timing to pass (the one sleep below is 100 ms against a 0.5 ms rule). */
 #include <sched.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -98,6 +98,43 @@ static void check_guard(void)
     ref_pool_free(p);
 }
 
+/* Runs between ref_pool_run_begin and _end: whichever mode the arbiter picks, every index runs once; in a run it
+ * sends to the caller alone the pool reports one thread and no worker runs a piece; every run but the first of its
+ * kind is booked in one mode; a failed run is not. */
+static void check_runs(void)
+{
+    ref_pool *p = NULL;
+    ref_error err = {0};
+    CHECK_OK(ref_pool_new(2, &p, &err), &err);
+    int consistent = 1, solo_runs = 0;
+    for (int round = 0; round < 40; round++) {
+        ref_pool_run_begin(p, 42);
+        ref_pool_run_begin(p, 43); /* nested: ignored */
+        int threads = ref_pool_threads(p);
+        solo_runs += threads == 1;
+        run_once(p, 2, N, 1);
+        consistent &= threads == 2 || atomic_load(&arg.worker_calls) == 0;
+        ref_pool_run_end(p, true);
+        ref_pool_run_end(p, true); /* unmatched: ignored */
+        consistent &= ref_pool_threads(p) == 2;
+    }
+    CHECK(consistent);
+    CHECK(solo_runs >= 2); /* the arbiter tries both modes before it settles */
+    int64_t w = 0, s = 0;
+    ref_pool_run_counts(p, &w, &s);
+    CHECK(w + s == 39 && s == solo_runs);
+    ref_pool_run_begin(p, 42);
+    ref_pool_run_end(p, false);
+    int64_t w2 = 0, s2 = 0;
+    ref_pool_run_counts(p, &w2, &s2);
+    CHECK(w2 == w && s2 == s);
+    ref_pool_run_counts(NULL, &w2, &s2);
+    CHECK(w2 == 0 && s2 == 0);
+    ref_pool_run_begin(NULL, 1);
+    ref_pool_run_end(NULL, true);
+    ref_pool_free(p);
+}
+
 int main(void)
 {
     ref_alloc_stats s0, s1;
@@ -133,6 +170,7 @@ int main(void)
         ref_pool_free(p);
     }
     check_guard();
+    check_runs();
     run_once(NULL, 1, N, 16);
     CHECK(ref_pool_threads(NULL) == 1);
     ref_pool_free(NULL);
