@@ -23,10 +23,8 @@ int ref_pool_threads(const ref_pool *p);
  * n/threads share, run first and mostly by that thread); a thread may run several, and which ones varies
  * with timing, so a task's result must depend on its indices alone. The caller runs pieces itself and never
  * waits for a worker that has not started on the loop (one descheduled by a busy machine): it waits only for
- * pieces already running; when such waits (or wakes of workers that then run nothing) cost more than the workers
- * saved, the next loops (at least 2, for at least 50 ms, longer while probes keep losing) run on the caller alone as
- * one task over [0, n). Returns when all are done. Not reentrant: a task must not call ref_parallel_for on the
- * same pool. */
+ * pieces already running. In a run the arbiter gives the caller alone (ref_pool_run_begin) the loop is one task over
+ * [0, n). Returns when all are done. Not reentrant: a task must not call ref_parallel_for on the same pool. */
 /* Work worth a share of a loop, in FLOP of GEMM. A worker still spinning from the previous loop (pool.c, ~80 us) picks
  * a loop up in about a microsecond, so back-to-back operators pay to split from ~0.5 MFLOP a share (a few us); only the
  * first loop after a pause wakes a sleeping worker (60-85 us). Raising it to 4-8 MFLOP left MobileNetV2's small layers
