@@ -381,6 +381,8 @@ int ref_infer(ref_request *r, ref_error *err)
     int rc = ref_inject_step(&r->c->opts, REF_STEP_INFER, err);
     if (rc)
         return rc;
+    if (!r->c->opts.thread_arbiter)
+        return ref_infer_run(r, err);
     ref_pool_run_begin(r->pool, shapes_kind(r));
     rc = ref_infer_run(r, err);
     ref_pool_run_end(r->pool, rc == REF_OK);
