@@ -44,6 +44,10 @@ void ref_parallel_for(ref_pool *p, int64_t n, int64_t grain, ref_task_fn fn, voi
  * timed. Nested begins (a subgraph's run) are ignored; NULL is fine. */
 void ref_pool_run_begin(ref_pool *p, uint64_t kind);
 void ref_pool_run_end(ref_pool *p, bool ok);
+/* ref_pool_run_begin also keeps the workers off the caller's CPU when every thread can have one of its own (a woken
+ * worker otherwise lands on the caller's CPU whenever no CPU is idle, e.g. beside a nice 19 job). For tests: the CPU
+ * they were last kept off, -1 when none. */
+int ref_pool_steered_cpu(const ref_pool *p);
 /* Runs timed with the workers and on the caller alone so far (0 and 0 for a pool of one thread). */
 void ref_pool_run_counts(const ref_pool *p, int64_t *workers, int64_t *solo);
 
