@@ -52,7 +52,8 @@ struct ref_pool {
     /* the run-level arbiter (pool_runs.h), the caller's alone: runs between ref_pool_run_begin and _end */
     ref_runs *runs;
     bool in_run, run_solo;
-    int steer_cpu;               /* the CPU the workers were last kept off (the caller's), -1: none */
+    int steer_cpu;               /* the caller's CPU when the workers' CPUs were last set, -1: never */
+    bool steered;                /* the workers are kept off steer_cpu (else they have the caller's CPUs) */
 };
 
 #define CURSOR_STRIDE 8 /* int64s: one cache line per cursor */
@@ -311,16 +312,19 @@ static void steer_workers(ref_pool *p)
     int cpu = sched_getcpu();
     if (cpu < 0 || cpu == p->steer_cpu || cpu >= CPU_SETSIZE)
         return;
+    p->steer_cpu = cpu; /* not again until the caller moves */
     cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) || !CPU_ISSET(cpu, &set) || CPU_COUNT(&set) < p->n_threads) {
-        p->steer_cpu = cpu; /* not again until the caller moves */
+    if (sched_getaffinity(0, sizeof set, &set))
         return;
-    }
-    CPU_CLR(cpu, &set);
+    bool steer = CPU_ISSET(cpu, &set) && CPU_COUNT(&set) >= p->n_threads;
+    if (!steer && !p->steered)
+        return;
+    if (steer) /* else the caller's CPUs now give no thread a CPU of its own: give the workers all of them back */
+        CPU_CLR(cpu, &set);
     for (int t = 1; t <= p->n_started; t++)
         if (pthread_setaffinity_np(p->workers[t], sizeof set, &set))
-            break; /* a placement hint: the OS keeps its own on failure */
-    p->steer_cpu = cpu;
+            return; /* a placement hint: the OS keeps its own on failure */
+    p->steered = steer;
 }
 
 void ref_pool_run_begin(ref_pool *p, uint64_t kind)
@@ -341,7 +345,7 @@ void ref_pool_run_end(ref_pool *p, bool ok)
     p->run_solo = false;
 }
 
-int ref_pool_steered_cpu(const ref_pool *p) { return p ? p->steer_cpu : -1; }
+int ref_pool_steered_cpu(const ref_pool *p) { return p && p->steered ? p->steer_cpu : -1; }
 
 void ref_pool_run_counts(const ref_pool *p, int64_t *workers, int64_t *solo)
 {
