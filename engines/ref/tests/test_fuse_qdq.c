@@ -1,0 +1,146 @@
+/* test_fuse_qdq.c: the QDQ MatMul rewrite (compile/fuse_qdq.c): two MatMuls reading one DequantizeLinear of a
+ * QuantizeLinear'd input, one with per-column weight scales and zero points, one per tensor, against the integer sums
+ * worked out here; fuse_qdq on and off agree within float rounding; the shared DequantizeLinear is elided and the
+ * float weights freed only when nothing reads them; shapes that do not fit are left alone. It must never take an
+ * expectation from the kernels, nor leave engine bytes allocated. */
+#include <math.h>
+#include <string.h>
+
+#include "check.h"
+#include "compile/compiled.h"
+#include "graph_builder.h"
+#include "op_harness.h"
+
+enum { M = 3, K = 5, N = 4 };
+static ref_error err;
+static const float x[M * K] = {0.5f, -1.25f, 2.0f, 0.0f, 3.1f, -0.2f, 0.7f, 1.5f, -2.5f, 0.05f,
+                               1.0f, 1.0f, -1.0f, 0.3f, -3.0f};
+static const int8_t w[K * N] = {1, -2, 3, 127, -128, 5, 0, 7, 9, -10, 11, 12, 13, 14, -15, 16, 17, 18, 19, -20};
+static const float sx = 0.025f, sw[N] = {0.01f, 0.02f, 0.005f, 0.04f}, sw2 = 0.03f;
+static const uint8_t zx = 120;
+static const int8_t zw[N] = {0, 1, -2, 3}, zw2 = -1;
+
+/* x -> Q -> DQ -> MatMul with DQ(w, sw[], zw[], axis 1) -> y, and MatMul with DQ(w, sw2, zw2) -> y2 */
+static ref_model *build(bool y_dq_output)
+{
+    ref_model *m = gb_model(13);
+    int64_t xd[] = {M, K}, wd[] = {K, N}, nd[] = {N};
+    int rc = gb_input(m, "x", REF_DT_FLOAT, 2, xd, NULL);
+    rc |= gb_init(m, "sx", REF_DT_FLOAT, 0, NULL, &sx) | gb_init(m, "zx", REF_DT_UINT8, 0, NULL, &zx);
+    rc |= gb_init(m, "w", REF_DT_INT8, 2, wd, w) | gb_init(m, "sw", REF_DT_FLOAT, 1, nd, sw);
+    rc |= gb_init(m, "zw", REF_DT_INT8, 1, nd, zw) | gb_init(m, "sw2", REF_DT_FLOAT, 0, NULL, &sw2);
+    rc |= gb_init(m, "zw2", REF_DT_INT8, 0, NULL, &zw2);
+    ref_node *q = gb_node(m, "QuantizeLinear", "x,sx,zx", "xq");
+    ref_node *dx = gb_node(m, "DequantizeLinear", "xq,sx,zx", "xd");
+    ref_node *dw = gb_node(m, "DequantizeLinear", "w,sw,zw", "wd");
+    ref_node *dw2 = gb_node(m, "DequantizeLinear", "w,sw2,zw2", "wd2");
+    ref_node *mm = gb_node(m, "MatMul", "xd,wd", "y"), *mm2 = gb_node(m, "MatMul", "xd,wd2", "y2");
+    if (rc || !q || !dx || !dw || !dw2 || !mm || !mm2) {
+        ref_model_free(m);
+        return NULL;
+    }
+    oh_attr_int(m, dw, "axis", 1);
+    rc = gb_output(m, "y", REF_DT_FLOAT) | gb_output(m, "y2", REF_DT_FLOAT);
+    if (y_dq_output)
+        rc |= gb_output(m, "xd", REF_DT_FLOAT);
+    if (rc) {
+        ref_model_free(m);
+        return NULL;
+    }
+    return m;
+}
+
+/* y and y2 of m compiled with fuse_qdq on or off; *elided: DequantizeLinear nodes elided, *freed: float constants
+ * left without data. */
+static int run(ref_model *m, int fuse, float *y, float *y2, int *elided, int *freed)
+{
+    ref_options o;
+    ref_options_init(&o);
+    o.fuse_qdq = fuse;
+    ref_compiled *c = NULL;
+    ref_request *r = NULL;
+    int64_t xd[] = {M, K};
+    ref_tensor t = oh_tensor(REF_DT_FLOAT, 2, xd, (void *)x), out;
+    int rc = ref_compile(m, &o, &c, &err);
+    if (!rc)
+        rc = ref_request_new(c, &r, &err);
+    if (!rc)
+        rc = ref_request_set_input(r, 0, &t, &err);
+    if (!rc)
+        rc = ref_infer(r, &err);
+    if (!rc && !(rc = ref_request_output(r, 0, &out, &err)))
+        memcpy(y, out.data, sizeof(float) * M * N);
+    if (!rc && !(rc = ref_request_output(r, 1, &out, &err)))
+        memcpy(y2, out.data, sizeof(float) * M * N);
+    if (!rc) {
+        *elided = *freed = 0;
+        for (int k = 0; k < c->n_nodes; k++)
+            *elided += c->nodes[k].elided && ref_exec_is_op(&c->nodes[k], "DequantizeLinear");
+        for (int v = 0; v < c->n_vals; v++)
+            *freed += c->vals[v].kind == REF_VAL_CONST && c->vals[v].t.dtype == REF_DT_FLOAT && !c->vals[v].t.data;
+    }
+    ref_request_free(r);
+    ref_compiled_free(c);
+    return rc;
+}
+
+/* The sums by hand: x quantized (ties to even, saturated), then sum (xq - zx)(w - zw) times the scales. */
+static void expect(float *y, float *y2)
+{
+    int xq[M * K];
+    for (int i = 0; i < M * K; i++) {
+        double v = nearbyint(x[i] / sx) + zx;
+        xq[i] = (int)(v < 0 ? 0 : v > 255 ? 255 : v);
+    }
+    for (int i = 0; i < M; i++)
+        for (int n = 0; n < N; n++) {
+            long s = 0, s2 = 0;
+            for (int k = 0; k < K; k++) {
+                s += (long)(xq[i * K + k] - zx) * (w[k * N + n] - zw[n]);
+                s2 += (long)(xq[i * K + k] - zx) * (w[k * N + n] - zw2);
+            }
+            y[i * N + n] = (float)((double)s * sx * sw[n]);
+            y2[i * N + n] = (float)((double)s2 * sx * sw2);
+        }
+}
+
+static void test_fused_and_not(void)
+{
+    ref_model *m = build(false);
+    CHECK(m != NULL);
+    if (!m)
+        return;
+    float want[M * N], want2[M * N], y[M * N], y2[M * N], u[M * N], u2[M * N];
+    int elided = -1, freed = -1, e0 = -1, f0;
+    expect(want, want2);
+    CHECK_OK(run(m, 1, y, y2, &elided, &freed), &err);
+    CHECK_OK(run(m, 0, u, u2, &e0, &f0), &err);
+    for (int i = 0; i < M * N; i++) {
+        CHECK_NEAR(y[i], want[i], 1e-6 * (1 + fabs(want[i])));
+        CHECK_NEAR(y2[i], want2[i], 1e-6 * (1 + fabs(want2[i])));
+        CHECK_NEAR(u[i], want[i], 1e-5 * (1 + fabs(want[i]))); /* float Q/DQ: each product rounded */
+        CHECK_NEAR(u2[i], want2[i], 1e-5 * (1 + fabs(want2[i])));
+    }
+    CHECK(elided == 1 && freed == 2); /* x's DequantizeLinear once both MatMuls read xq; both weights' float copies */
+    CHECK(e0 == 0); /* unfused, the MatMuls pack and release the float weights themselves */
+    ref_model_free(m);
+
+    /* x's dequantized values are a graph output: that DequantizeLinear still runs, the products still fuse */
+    m = build(true);
+    CHECK(m != NULL);
+    if (!m)
+        return;
+    CHECK_OK(run(m, 1, y, y2, &elided, &freed), &err);
+    CHECK(elided == 0 && freed == 2);
+    CHECK_NEAR(y[5], want[5], 1e-6 * (1 + fabs(want[5])));
+    ref_model_free(m);
+}
+
+int main(void)
+{
+    test_fused_and_not();
+    ref_alloc_stats st;
+    ref_alloc_get_stats(&st);
+    CHECK(st.live_bytes == 0);
+    return check_summary();
+}
