@@ -1,8 +1,8 @@
 /* test_fuse_qdq.c: the QDQ MatMul rewrite (compile/fuse_qdq.c): two MatMuls reading one DequantizeLinear of a
  * QuantizeLinear'd input, one with per-column weight scales and zero points, one per tensor, against the integer sums
  * worked out here; fuse_qdq on and off agree within float rounding; the shared DequantizeLinear is elided and the
- * float weights freed only when nothing reads them; shapes that do not fit are left alone. It must never take an
- * expectation from the kernels, nor leave engine bytes allocated. */
+ * float weights freed only when nothing reads them; a graph output keeps its DequantizeLinear; the OOM loop over compile
+ * and infer. It must never take an expectation from the kernels, nor leave engine bytes allocated. */
 #include <math.h>
 #include <string.h>
 
@@ -136,9 +136,40 @@ static void test_fused_and_not(void)
     ref_model_free(m);
 }
 
+/* SQLite's OOM loop over compile and infer with the rewrite on: every failure a clean REF_E_NOMEM, nothing leaked,
+ * until the whole run succeeds with the same values. */
+static void test_oom_loop(void)
+{
+    float want[M * N], want2[M * N];
+    expect(want, want2);
+    int failures = 0, succeeded = 0;
+    for (int64_t k = 0; k < 5000 && !succeeded; k++) {
+        ref_alloc_stats s0, s1;
+        ref_alloc_get_stats(&s0);
+        ref_model *m = build(false);
+        float y[M * N], y2[M * N];
+        int elided = 0, freed = 0;
+        ref_alloc_fail_after(k, 0);
+        int rc = m ? run(m, 1, y, y2, &elided, &freed) : REF_E_NOMEM;
+        ref_alloc_fail_after(-1, 0);
+        if (rc) {
+            failures++;
+            CHECK(rc == REF_E_NOMEM);
+        } else {
+            succeeded = elided == 1 && fabsf(y[7] - want[7]) <= 1e-6f * (1 + fabsf(want[7]));
+        }
+        ref_model_free(m);
+        ref_alloc_get_stats(&s1);
+        CHECK(s1.live_bytes == s0.live_bytes);
+    }
+    CHECK(succeeded);
+    CHECK(failures > 10);
+}
+
 int main(void)
 {
     test_fused_and_not();
+    test_oom_loop();
     ref_alloc_stats st;
     ref_alloc_get_stats(&st);
     CHECK(st.live_bytes == 0);
