@@ -132,6 +132,8 @@ extern const ref_op ref_ops_gelu_ms[];
  * and SkipSimplifiedLayerNormalization. */
 extern const ref_op ref_ops_norm_rms[];
 extern const ref_op ref_ops_norm_ms[];
+/* attention_ms.c: com.microsoft Attention (no past state). */
+extern const ref_op ref_ops_attention_ms[];
 
 /* Helpers for infer functions. */
 

@@ -1,0 +1,192 @@
+/* attention_ms.c: ONNX Runtime's com.microsoft Attention, as its transformer optimizer writes it into published
+ * float32 and float16 BERT-like models: input [B, S, D] times weights [D, Hq + Hk + Hv] (+ bias) gives Q, K and V,
+ * split into num_heads heads; softmax(scale Q K^T + mask) V per head, the heads side by side in [B, S, Hv]. Masks:
+ * none, key lengths [B], raw 0/1 [B, T] or [B, S, T] (int32), unidirectional (causal), an additive attention_bias
+ * [B or 1, N or 1, S, T]; a masked score gets mask_filter_value added, as ORT does. Float only (float16 graphs reach it
+ * as float). It must never allocate at run time (the products and scores live in planned scratch), and it refuses
+ * what it does not compute (past / present state, other mask layouts) naming the input. */
+#include <math.h>
+#include <string.h>
+
+#include "op.h"
+#include "rows.h"
+#include "sgemm.h"
+
+typedef struct {
+    int64_t B, S, T, D, N, hq, hv, Hq, Hv, Htot;
+    float scale, filter;
+    bool causal;
+    const ref_tensor *mask, *abias;
+} att_geom;
+
+static const ref_tensor *in_at(const ref_op_ctx *c, int i) { return i < c->n_in ? c->in[i] : NULL; }
+
+static int geom(ref_op_ctx *c, att_geom *g)
+{
+    const ref_tensor *x = in_at(c, 0), *w = in_at(c, 1), *b = in_at(c, 2);
+    memset(g, 0, sizeof *g);
+    if (!x || !w || x->dtype != REF_DT_FLOAT || w->dtype != REF_DT_FLOAT || x->rank != 3 || w->rank != 2)
+        return ref_fail(c->err, REF_E_UNSUPPORTED, "Attention: input [B, S, D] and weights [D, 3H] must be float");
+    g->B = x->dims[0], g->S = g->T = x->dims[1], g->D = x->dims[2], g->N = ref_attr_int_or(c->node, "num_heads", 0);
+    g->Htot = w->dims[1];
+    const int64_t *qkv = NULL;
+    if (ref_attr_ints(c->node, "qkv_hidden_sizes", &qkv) == 3) {
+        if (qkv[0] != qkv[1] || qkv[0] + qkv[1] + qkv[2] != g->Htot)
+            return ref_fail(c->err, REF_E_SHAPE, "Attention: qkv_hidden_sizes (%lld, %lld, %lld) against weights' %lld",
+                            (long long)qkv[0], (long long)qkv[1], (long long)qkv[2], (long long)g->Htot);
+        g->Hq = qkv[0], g->Hv = qkv[2];
+    } else {
+        g->Hq = g->Hv = g->Htot / 3;
+    }
+    if (w->dims[0] != g->D || g->N <= 0 || g->Hq % g->N || g->Hv % g->N || g->Hq * 2 + g->Hv != g->Htot)
+        return ref_fail(c->err, REF_E_SHAPE, "Attention: weights [%lld, %lld] for input width %lld and %lld heads",
+                        (long long)w->dims[0], (long long)g->Htot, (long long)g->D, (long long)g->N);
+    if (b && (b->dtype != REF_DT_FLOAT || ref_tensor_numel(b) != g->Htot))
+        return ref_fail(c->err, REF_E_SHAPE, "Attention: input 2 (bias) must be float [%lld]", (long long)g->Htot);
+    if (in_at(c, 4) || (c->n_out > 1 && c->out[1]))
+        return ref_fail(c->err, REF_E_UNSUPPORTED, "Attention: input 4 (past) and output 1 (present) are not supported");
+    g->hq = g->Hq / g->N, g->hv = g->Hv / g->N;
+    float s = ref_attr_float_or(c->node, "scale", 0.0f);
+    g->scale = s != 0.0f ? s : 1.0f / sqrtf((float)g->hq);
+    g->filter = ref_attr_float_or(c->node, "mask_filter_value", -10000.0f);
+    g->causal = ref_attr_int_or(c->node, "unidirectional", 0) != 0;
+    const ref_tensor *m = g->mask = in_at(c, 3);
+    if (m && (m->dtype != REF_DT_INT32 || !((m->rank == 1 && m->dims[0] == g->B) ||
+                                           (m->rank == 2 && m->dims[0] == g->B && m->dims[1] == g->T) ||
+                                           (m->rank == 3 && m->dims[0] == g->B && m->dims[1] == g->S &&
+                                            m->dims[2] == g->T)))) {
+        char s1[96];
+        return ref_fail(c->err, REF_E_UNSUPPORTED,
+                        "Attention: input 3 (mask_index) %s %s: only int32 [B] lengths, [B, T] or [B, S, T] 0/1",
+                        ref_dtype_name(m->dtype), ref_shape_str(m, s1, sizeof s1));
+    }
+    const ref_tensor *ab = g->abias = in_at(c, 5);
+    if (ab && (ab->dtype != REF_DT_FLOAT || ab->rank != 4 || (ab->dims[0] != 1 && ab->dims[0] != g->B) ||
+               (ab->dims[1] != 1 && ab->dims[1] != g->N) || ab->dims[2] != g->S || ab->dims[3] != g->T))
+        return ref_fail(c->err, REF_E_SHAPE, "Attention: input 5 (attention_bias) must be float [B or 1, N or 1, S, T]");
+    return REF_OK;
+}
+
+static int att_infer(ref_op_ctx *c)
+{
+    att_geom g;
+    int rc = geom(c, &g);
+    if (rc)
+        return rc;
+    c->out[0]->dtype = REF_DT_FLOAT;
+    ref_tensor_set_shape(c->out[0], 3, (int64_t[]){g.B, g.S, g.Hv});
+    return REF_OK;
+}
+
+/* Scratch: Q, K and V for every token, the projection's GEMM scratch, then per thread a score matrix and the GEMM
+ * scratch of the larger of the two per-head products. */
+static size_t per_thread(const att_geom *g)
+{
+    size_t a = ref_sgemm_scratch_bytes(g->S, g->T, g->hq, false, false, 1);
+    size_t b = ref_sgemm_scratch_bytes(g->S, g->hv, g->T, false, false, 1);
+    return ((size_t)(g->S * g->T) * sizeof(float) + 63) / 64 * 64 + ((a > b ? a : b) + 63) / 64 * 64;
+}
+
+static size_t qkv_bytes(const att_geom *g) { return ((size_t)(g->B * g->S * g->Htot) * sizeof(float) + 63) / 64 * 64; }
+
+static size_t att_scratch(const ref_op_ctx *c)
+{
+    att_geom g;
+    ref_error quiet = {0};
+    ref_op_ctx q = *c;
+    q.err = &quiet;
+    if (geom(&q, &g))
+        return 0;
+    size_t proj = ref_sgemm_scratch_bytes(g.B * g.S, g.Htot, g.D, false, false, c->n_threads);
+    size_t heads = per_thread(&g) * (size_t)(c->n_threads > 0 ? c->n_threads : 1);
+    return qkv_bytes(&g) + (proj > heads ? proj : heads);
+}
+
+typedef struct {
+    const att_geom *g;
+    const float *qkv;
+    float *y;
+    char *scratch; /* per thread */
+    int rc;
+} att_task;
+
+/* Score row i of batch b, head n, after scale Q K^T: the mask's and the bias's terms. */
+static void mask_row(const att_geom *g, int64_t b, int64_t n, int64_t i, float *row)
+{
+    const ref_tensor *m = g->mask, *ab = g->abias;
+    const int32_t *md = m ? m->data : NULL;
+    for (int64_t j = 0; j < g->T; j++) {
+        bool off = g->causal && j > i;
+        if (m && m->rank == 1)
+            off |= j >= md[b];
+        else if (m && m->rank == 2)
+            off |= md[b * g->T + j] == 0;
+        else if (m)
+            off |= md[(b * g->S + i) * g->T + j] == 0;
+        if (off)
+            row[j] += g->filter;
+    }
+    if (ab) {
+        const float *a = (const float *)ab->data +
+                         (((ab->dims[0] == 1 ? 0 : b) * ab->dims[1] + (ab->dims[1] == 1 ? 0 : n)) * g->S + i) * g->T;
+        for (int64_t j = 0; j < g->T; j++)
+            row[j] += a[j];
+    }
+}
+
+static void head_fn(void *arg, int64_t begin, int64_t end, int tid)
+{
+    att_task *t = arg;
+    const att_geom *g = t->g;
+    size_t pt = per_thread(g), sc = ((size_t)(g->S * g->T) * sizeof(float) + 63) / 64 * 64;
+    float *scores = (float *)(t->scratch + pt * (size_t)tid);
+    void *gs = (char *)scores + sc;
+    ref_rows_softmax_fn softmax = ref_rows_softmax();
+    for (int64_t p = begin; p < end; p++) {
+        int64_t b = p / g->N, n = p % g->N;
+        const float *q = t->qkv + b * g->S * g->Htot + n * g->hq, *k = q + g->Hq, *v = t->qkv + b * g->S * g->Htot +
+                                                                                    2 * g->Hq + n * g->hv;
+        ref_sgemm_operand A = {.data = q, .ld = g->Htot}, Bk = {.data = k, .ld = g->Htot, .trans = true};
+        ref_error err = {0};
+        int rc = ref_sgemm(NULL, g->S, g->T, g->hq, g->scale, &A, &Bk, 0.0f, scores, g->T, gs, pt - sc, &err);
+        for (int64_t i = 0; !rc && i < g->S; i++) {
+            mask_row(g, b, n, i, scores + i * g->T);
+            softmax(scores + i * g->T, scores + i * g->T, g->T);
+        }
+        ref_sgemm_operand P = {.data = scores, .ld = g->T}, V = {.data = v, .ld = g->Htot};
+        if (!rc)
+            rc = ref_sgemm(NULL, g->S, g->hv, g->T, 1.0f, &P, &V, 0.0f, t->y + b * g->S * g->Hv + n * g->hv, g->Hv, gs,
+                           pt - sc, &err);
+        if (rc)
+            t->rc = rc; /* only a scratch mis-sizing: every thread would see the same */
+    }
+}
+
+static int att_run(ref_op_ctx *c)
+{
+    att_geom g;
+    int rc = geom(c, &g);
+    if (rc)
+        return rc;
+    if (c->scratch_bytes < att_scratch(c))
+        return ref_fail(c->err, REF_E_STATE, "Attention: scratch too small");
+    float *qkv = c->scratch;
+    char *rest = (char *)c->scratch + qkv_bytes(&g);
+    size_t rest_bytes = c->scratch_bytes - qkv_bytes(&g);
+    const ref_tensor *b = in_at(c, 2);
+    ref_sgemm_operand X = {.data = c->in[0]->data, .ld = g.D}, W = {.data = c->in[1]->data, .ld = g.Htot};
+    int64_t M = g.B * g.S;
+    if (b) /* the bias seeds every row, then beta 1 adds the product */
+        for (int64_t r = 0; r < M; r++)
+            memcpy(qkv + r * g.Htot, b->data, sizeof(float) * (size_t)g.Htot);
+    if ((rc = ref_sgemm(c->pool, M, g.Htot, g.D, 1.0f, &X, &W, b ? 1.0f : 0.0f, qkv, g.Htot, rest, rest_bytes, c->err)))
+        return rc;
+    att_task t = {.g = &g, .qkv = qkv, .y = c->out[0]->data, .scratch = rest};
+    ref_parallel_for(c->pool, g.B * g.N, 1, head_fn, &t);
+    return t.rc ? ref_fail(c->err, REF_E_STATE, "Attention: scratch too small for a head") : REF_OK;
+}
+
+const ref_op ref_ops_attention_ms[] = {
+    {.name = "Attention", .infer = att_infer, .run = att_run, .scratch_bytes = att_scratch},
+    {.name = NULL},
+};

@@ -1,0 +1,98 @@
+#!/usr/bin/python3
+"""transformer_ms_models.py: writes small models with the fused operators ONNX Runtime's transformer optimizer puts
+into published BERT-like models (com.microsoft Attention, SkipLayerNormalization, SkipSimplifiedLayerNormalization,
+FastGelu, BiasGelu, Gelu, QuickGelu; SimplifiedLayerNormalization and ONNX Gelu in the default domain), each in
+float32 and in float16 (weights, inputs and outputs), with seeded random weights, for comparing the reference engine
+with ONNX Runtime. Test-only (Debian's python3-onnx); it must never write outside OUT_DIR.
+
+usage: /usr/bin/python3 tests/transformer_ms_models.py OUT_DIR
+Writes encoder.onnx and encoder-f16.onnx (input x [batch, seq, 32], mask [batch, seq] int32: two encoder layers of
+Attention, SkipLayerNormalization, FastGelu with bias, BiasGelu, then the other norms and activations), causal.onnx
+and causal-f16.onnx (unidirectional Attention with qkv_hidden_sizes and an attention bias). Exit: 0 written, 2 usage.
+"""
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+MS = "com.microsoft"
+D, HEADS, FF = 32, 4, 64
+
+
+def encoder(rng):
+    inits, nodes = [], []
+
+    def const(name, *shape, scale=0.3):
+        inits.append(numpy_helper.from_array((rng.standard_normal(shape) * scale).astype(np.float32), name))
+        return name
+
+    h = "x"
+    for layer in range(2):
+        p = "l%d_" % layer
+        nodes.append(helper.make_node("Attention", [h, const(p + "qkv_w", D, 3 * D), const(p + "qkv_b", 3 * D, scale=0.1),
+                                                    "mask"], [p + "att"], domain=MS, num_heads=HEADS))
+        nodes.append(helper.make_node("MatMul", [p + "att", const(p + "o_w", D, D)], [p + "o"]))
+        nodes.append(helper.make_node("SkipLayerNormalization", [p + "o", h, const(p + "g1", D, scale=1.0),
+                                                                 const(p + "b1", D, scale=0.1),
+                                                                 const(p + "ob", D, scale=0.1)],
+                                      [p + "ln1"], domain=MS, epsilon=1e-5))
+        nodes.append(helper.make_node("MatMul", [p + "ln1", const(p + "f1_w", D, FF)], [p + "f1"]))
+        gelu = "FastGelu" if layer == 0 else "BiasGelu"
+        nodes.append(helper.make_node(gelu, [p + "f1", const(p + "f1_b", FF, scale=0.1)], [p + "act"], domain=MS))
+        nodes.append(helper.make_node("MatMul", [p + "act", const(p + "f2_w", FF, D, scale=0.2)], [p + "f2"]))
+        nodes.append(helper.make_node("SkipLayerNormalization", [p + "f2", p + "ln1", const(p + "g2", D, scale=1.0),
+                                                                 const(p + "b2", D, scale=0.1)],
+                                      [p + "out"], domain=MS, epsilon=1e-5))
+        h = p + "out"
+    nodes.append(helper.make_node("Gelu", [h], ["g"], domain=MS))
+    nodes.append(helper.make_node("QuickGelu", ["g"], ["q"], domain=MS, alpha=1.5))
+    nodes.append(helper.make_node("SkipSimplifiedLayerNormalization", ["q", h, const("g3", D, scale=1.0)], ["s"],
+                                  domain=MS, epsilon=1e-6))
+    nodes.append(helper.make_node("SimplifiedLayerNormalization", ["s", const("g4", D, scale=1.0)], ["r"],
+                                  epsilon=1e-6))
+    nodes.append(helper.make_node("Gelu", ["r"], ["y"], approximate="tanh"))
+    inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", "seq", D]),
+              helper.make_tensor_value_info("mask", TensorProto.INT32, ["batch", "seq"])]
+    return helper.make_graph(nodes, "encoder", inputs, [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                             inits)
+
+
+def causal(rng):
+    w = numpy_helper.from_array((rng.standard_normal([D, 80]) * 0.3).astype(np.float32), "w")
+    b = numpy_helper.from_array((rng.standard_normal([80]) * 0.1).astype(np.float32), "b")
+    node = helper.make_node("Attention", ["x", "w", "b", "", "", "ab"], ["y"], domain=MS, num_heads=HEADS,
+                            unidirectional=1, qkv_hidden_sizes=[32, 32, 16])
+    inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", "seq", D]),
+              helper.make_tensor_value_info("ab", TensorProto.FLOAT, [1, HEADS, "seq", "seq"])]
+    return helper.make_graph([node], "causal", inputs, [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                             [w, b])
+
+
+def save(graph, path, half):
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20), helper.make_opsetid(MS, 1)])
+    m.ir_version = 9
+    if half:
+        for t in m.graph.initializer:
+            t.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(t).astype(np.float16), t.name))
+        for v in list(m.graph.input) + list(m.graph.output):
+            if v.type.tensor_type.elem_type == TensorProto.FLOAT:
+                v.type.tensor_type.elem_type = TensorProto.FLOAT16
+    onnx.save(m, path)
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.stderr.write(__doc__)
+        sys.exit(2)
+    out = sys.argv[1]
+    os.makedirs(out, exist_ok=True)
+    for name, build, seed in (("encoder", encoder, 7), ("causal", causal, 8)):
+        for half in (False, True):
+            save(build(np.random.default_rng(seed)), os.path.join(out, name + ("-f16" if half else "") + ".onnx"),
+                 half)
+
+
+if __name__ == "__main__":
+    main()
