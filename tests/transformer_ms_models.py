@@ -1,13 +1,14 @@
 #!/usr/bin/python3
 """transformer_ms_models.py: writes small models with the fused operators ONNX Runtime's transformer optimizer puts
-into published BERT-like models (com.microsoft Attention, SkipLayerNormalization, SkipSimplifiedLayerNormalization,
+into published BERT-like models (com.microsoft EmbedLayerNormalization, Attention, SkipLayerNormalization, SkipSimplifiedLayerNormalization,
 FastGelu, BiasGelu, Gelu, QuickGelu; SimplifiedLayerNormalization and ONNX Gelu in the default domain), each in
 float32 and in float16 (weights, inputs and outputs), with seeded random weights, for comparing the reference engine
 with ONNX Runtime. Test-only (Debian's python3-onnx); it must never write outside OUT_DIR.
 
 usage: /usr/bin/python3 tests/transformer_ms_models.py OUT_DIR
-Writes encoder.onnx and encoder-f16.onnx (input x [batch, seq, 32], mask [batch, seq] int32: two encoder layers of
-Attention, SkipLayerNormalization, FastGelu with bias, BiasGelu, then the other norms and activations), causal.onnx
+Writes encoder.onnx and encoder-f16.onnx (int32 input_ids, segment_ids and mask [batch, seq]: EmbedLayerNormalization,
+then two encoder layers of Attention (the first with the mask index, the second with the raw mask),
+SkipLayerNormalization, FastGelu with bias, BiasGelu, then the other norms and activations), causal.onnx
 and causal-f16.onnx (unidirectional Attention with qkv_hidden_sizes and an attention bias). Exit: 0 written, 2 usage.
 """
 import os
@@ -28,11 +29,16 @@ def encoder(rng):
         inits.append(numpy_helper.from_array((rng.standard_normal(shape) * scale).astype(np.float32), name))
         return name
 
+    nodes.append(helper.make_node("EmbedLayerNormalization",
+                                  ["input_ids", "segment_ids", const("word", 6, D), const("pos", 20, D),
+                                   const("seg", 4, D), const("eg", D, scale=1.0), const("eb", D, scale=0.1), "mask"],
+                                  ["x", "mask_index"], domain=MS, epsilon=1e-5))
     h = "x"
     for layer in range(2):
         p = "l%d_" % layer
         nodes.append(helper.make_node("Attention", [h, const(p + "qkv_w", D, 3 * D), const(p + "qkv_b", 3 * D, scale=0.1),
-                                                    "mask"], [p + "att"], domain=MS, num_heads=HEADS))
+                                                    "mask_index" if layer == 0 else "mask"], [p + "att"], domain=MS,
+                                      num_heads=HEADS))
         nodes.append(helper.make_node("MatMul", [p + "att", const(p + "o_w", D, D)], [p + "o"]))
         nodes.append(helper.make_node("SkipLayerNormalization", [p + "o", h, const(p + "g1", D, scale=1.0),
                                                                  const(p + "b1", D, scale=0.1),
@@ -53,10 +59,11 @@ def encoder(rng):
     nodes.append(helper.make_node("SimplifiedLayerNormalization", ["s", const("g4", D, scale=1.0)], ["r"],
                                   epsilon=1e-6))
     nodes.append(helper.make_node("Gelu", ["r"], ["y"], approximate="tanh"))
-    inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", "seq", D]),
-              helper.make_tensor_value_info("mask", TensorProto.INT32, ["batch", "seq"])]
-    return helper.make_graph(nodes, "encoder", inputs, [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
-                             inits)
+    inputs = [helper.make_tensor_value_info(n, TensorProto.INT32, ["batch", "seq"])
+              for n in ("input_ids", "segment_ids", "mask")]
+    outputs = [helper.make_tensor_value_info("y", TensorProto.FLOAT, None),
+               helper.make_tensor_value_info("mask_index", TensorProto.INT32, None)]
+    return helper.make_graph(nodes, "encoder", inputs, outputs, inits)
 
 
 def causal(rng):

@@ -134,6 +134,8 @@ extern const ref_op ref_ops_norm_rms[];
 extern const ref_op ref_ops_norm_ms[];
 /* attention_ms.c: com.microsoft Attention (no past state). */
 extern const ref_op ref_ops_attention_ms[];
+/* embed_ms.c: com.microsoft EmbedLayerNormalization. */
+extern const ref_op ref_ops_embed_ms[];
 
 /* Helpers for infer functions. */
 
