@@ -9,7 +9,9 @@ usage: /usr/bin/python3 tests/transformer_ms_models.py OUT_DIR
 Writes encoder.onnx and encoder-f16.onnx (int32 input_ids, segment_ids and mask [batch, seq]: EmbedLayerNormalization,
 then two encoder layers of Attention (the first with the mask index, the second with the raw mask),
 SkipLayerNormalization, FastGelu with bias, BiasGelu, then the other norms and activations), causal.onnx
-and causal-f16.onnx (unidirectional Attention with qkv_hidden_sizes and an attention bias). Exit: 0 written, 2 usage.
+and causal-f16.onnx (unidirectional Attention with qkv_hidden_sizes and an attention bias), fused.onnx (float32 only,
+as ORT runs these on CPU: FusedConv with each activation and a Z input, FusedGemm, FusedMatMul with alpha and transA
+or transB; input x [batch, 3, 12, 12], run it with batch 3). Exit: 0 written, 2 usage.
 """
 import os
 import sys
@@ -77,6 +79,35 @@ def causal(rng):
                              [w, b])
 
 
+def fused(rng):
+    def c(name, *shape, scale=0.3):
+        return numpy_helper.from_array((rng.standard_normal(shape) * scale).astype(np.float32), name)
+
+    inits = [c("w1", 8, 3, 3, 3), c("b1", 8, scale=0.1), c("w2", 8, 8, 3, 3), c("b2", 8, scale=0.1),
+             c("w3", 8, 8, 1, 1), c("gw", 10, 8 * 36), c("gb", 10, scale=0.1), c("mb", 2, 3, 12),
+             numpy_helper.from_array(np.array([0], dtype=np.int64), "ax")]
+    nodes = [
+        helper.make_node("FusedConv", ["x", "w1", "b1"], ["c1"], domain=MS, activation="Relu", pads=[1, 1, 1, 1],
+                         strides=[2, 2], kernel_shape=[3, 3]),
+        helper.make_node("FusedConv", ["c1", "w2", "b2"], ["c2"], domain=MS, activation="LeakyRelu",
+                         activation_params=[0.2], pads=[1, 1, 1, 1]),
+        helper.make_node("FusedConv", ["c2", "w3", "", "c1"], ["c3"], domain=MS, activation="Sigmoid"),
+        helper.make_node("FusedConv", ["c3", "w3"], ["c4"], domain=MS, activation="Clip", activation_params=[0.1, 0.6]),
+        helper.make_node("FusedConv", ["c4", "w3"], ["c5"], domain=MS, activation="HardSigmoid",
+                         activation_params=[0.3, 0.4]),
+        helper.make_node("Flatten", ["c5"], ["f"]),
+        helper.make_node("FusedGemm", ["f", "gw", "gb"], ["g"], domain=MS, transB=1, activation="LeakyRelu",
+                         activation_alpha=0.1),
+        helper.make_node("Unsqueeze", ["g", "ax"], ["g3"]),
+        helper.make_node("FusedMatMul", ["g3", "mb"], ["m1"], domain=MS, alpha=0.5, transA=1),
+        helper.make_node("FusedMatMul", ["m1", "m1"], ["y"], domain=MS, transB=1, alpha=2.0),
+    ]
+    inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 3, 12, 12])]
+    outputs = [helper.make_tensor_value_info("y", TensorProto.FLOAT, None),
+               helper.make_tensor_value_info("c3", TensorProto.FLOAT, None)]
+    return helper.make_graph(nodes, "fused", inputs, outputs, inits)
+
+
 def save(graph, path, half):
     m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20), helper.make_opsetid(MS, 1)])
     m.ir_version = 9
@@ -95,8 +126,8 @@ def main():
         sys.exit(2)
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
-    for name, build, seed in (("encoder", encoder, 7), ("causal", causal, 8)):
-        for half in (False, True):
+    for name, build, seed in (("encoder", encoder, 7), ("causal", causal, 8), ("fused", fused, 9)):
+        for half in (False, True) if name != "fused" else (False,):
             save(build(np.random.default_rng(seed)), os.path.join(out, name + ("-f16" if half else "") + ".onnx"),
                  half)
 

@@ -136,6 +136,8 @@ extern const ref_op ref_ops_norm_ms[];
 extern const ref_op ref_ops_attention_ms[];
 /* embed_ms.c: com.microsoft EmbedLayerNormalization. */
 extern const ref_op ref_ops_embed_ms[];
+/* fused_ms.c: com.microsoft FusedConv, FusedGemm, FusedMatMul. */
+extern const ref_op ref_ops_fused_ms[];
 
 /* Helpers for infer functions. */
 
