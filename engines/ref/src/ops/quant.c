@@ -449,15 +449,34 @@ typedef struct {
     int64_t n_bs, N;
 } mmif_out;
 
+/* Row r's N sums into floats: one loop per case so each vectorizes (with the scale's per-column lookup and the bias
+ * test inside one loop it stayed scalar, 8% of a QDQ Whisper-tiny encoder). No FMA contraction, so both clones give
+ * the same bits. */
+__attribute__((target_clones("avx2", "default"), optimize("tree-vectorize", "fp-contract=off"))) static void
+store_row(float *y, const int32_t *acc, int64_t N, float as, const float *bs, bool per_col, const float *bias)
+{
+    if (!per_col) {
+        const float s = as * bs[0];
+        if (bias)
+            for (int64_t col = 0; col < N; col++)
+                y[col] = (float)acc[col] * s + bias[col];
+        else
+            for (int64_t col = 0; col < N; col++)
+                y[col] = (float)acc[col] * s;
+    } else if (bias) {
+        for (int64_t col = 0; col < N; col++)
+            y[col] = (float)acc[col] * (as * bs[col]) + bias[col];
+    } else {
+        for (int64_t col = 0; col < N; col++)
+            y[col] = (float)acc[col] * (as * bs[col]);
+    }
+}
+
 static void store_f(void *arg, int64_t off, const int32_t *acc, int64_t n)
 {
     const mmif_out *q = arg;
-    float *y = q->y + off;
     for (int64_t r = 0; r < n / q->N; r++)
-        for (int64_t col = 0; col < q->N; col++) {
-            float v = (float)acc[r * q->N + col] * (q->as * q->bs[q->n_bs == 1 ? 0 : col]);
-            y[r * q->N + col] = q->bias ? v + q->bias[col] : v;
-        }
+        store_row(q->y + off + r * q->N, acc + r * q->N, q->N, q->as, q->bs, q->n_bs != 1, q->bias);
 }
 
 int ref_quant_mmif_run(ref_op_ctx *c)
