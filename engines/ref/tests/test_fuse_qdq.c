@@ -1,8 +1,9 @@
-/* test_fuse_qdq.c: the QDQ MatMul rewrite (compile/fuse_qdq.c): two MatMuls reading one DequantizeLinear of a
+/* test_fuse_qdq.c: the QDQ rewrites (compile/fuse_qdq.c): two MatMuls reading one DequantizeLinear of a
  * QuantizeLinear'd input, one with per-column weight scales and zero points, one per tensor, against the integer sums
  * worked out here; fuse_qdq on and off agree within float rounding; the shared DequantizeLinear is elided and the
- * float weights freed only when nothing reads them; a graph output keeps its DequantizeLinear; the OOM loop over compile
- * and infer. It must never take an expectation from the kernels, nor leave engine bytes allocated. */
+ * float weights freed only when nothing reads them; a graph output keeps its DequantizeLinear; a QDQ Conv (per-channel
+ * weights, int32 bias, Relu, QuantizeLinear) becomes QLinearConv with values by hand, not when the bias scale is off;
+ * the OOM loop over compile and infer. It must never take an expectation from the kernels, nor leave engine bytes allocated. */
 #include <math.h>
 #include <string.h>
 
@@ -136,6 +137,114 @@ static void test_fused_and_not(void)
     ref_model_free(m);
 }
 
+/* x [1, 2, 2, 2] -> Q/DQ (scale 0.05, zp 128) -> Conv 1x1 to 3 channels, weights DQ'd per channel (axis 0), bias DQ'd
+ * from int32 at x's times w's scale (bias_scale_ok) or at another one -> Relu -> Q (scale 0.1, zp 0) -> DQ -> y */
+static ref_model *build_conv(bool bias_scale_ok)
+{
+    static const int8_t cw[6] = {50, -20, 127, 3, -90, 60};
+    static const float cws[3] = {0.01f, 0.02f, 0.005f};
+    static const int8_t cwz[3] = {0, 0, 0};
+    static const int32_t cb[3] = {100, -2000, 37};
+    float bs[3];
+    for (int i = 0; i < 3; i++)
+        bs[i] = 0.05f * cws[i] * (bias_scale_ok ? 1.0f : 1.5f);
+    static const float s_in = 0.05f, s_out = 0.1f;
+    static const uint8_t z_in = 128, z_out = 0;
+    ref_model *m = gb_model(13);
+    int64_t xd[] = {1, 2, 2, 2}, wd[] = {3, 2, 1, 1}, cd[] = {3};
+    int rc = gb_input(m, "x", REF_DT_FLOAT, 4, xd, NULL);
+    rc |= gb_init(m, "s_in", REF_DT_FLOAT, 0, NULL, &s_in) | gb_init(m, "z_in", REF_DT_UINT8, 0, NULL, &z_in);
+    rc |= gb_init(m, "s_out", REF_DT_FLOAT, 0, NULL, &s_out) | gb_init(m, "z_out", REF_DT_UINT8, 0, NULL, &z_out);
+    rc |= gb_init(m, "w", REF_DT_INT8, 4, wd, cw) | gb_init(m, "ws", REF_DT_FLOAT, 1, cd, cws);
+    rc |= gb_init(m, "wz", REF_DT_INT8, 1, cd, cwz) | gb_init(m, "b", REF_DT_INT32, 1, cd, cb);
+    rc |= gb_init(m, "bs", REF_DT_FLOAT, 1, cd, bs);
+    ref_node *n[7] = {gb_node(m, "QuantizeLinear", "x,s_in,z_in", "xq"), gb_node(m, "DequantizeLinear", "xq,s_in,z_in", "xd"),
+                      gb_node(m, "DequantizeLinear", "w,ws,wz", "wf"), gb_node(m, "DequantizeLinear", "b,bs", "bf"),
+                      gb_node(m, "Conv", "xd,wf,bf", "c"), gb_node(m, "Relu", "c", "r"),
+                      gb_node(m, "QuantizeLinear", "r,s_out,z_out", "yq")};
+    ref_node *last = gb_node(m, "DequantizeLinear", "yq,s_out,z_out", "y");
+    for (int i = 0; i < 7; i++)
+        rc |= !n[i];
+    if (rc || !last) {
+        ref_model_free(m);
+        return NULL;
+    }
+    oh_attr_int(m, n[2], "axis", 0);
+    oh_attr_int(m, n[3], "axis", 0);
+    if (gb_output(m, "y", REF_DT_FLOAT)) {
+        ref_model_free(m);
+        return NULL;
+    }
+    return m;
+}
+
+/* y of the conv model, and how many nodes were elided */
+static int run_conv(ref_model *m, int fuse, float *y, int *elided)
+{
+    static const float cx[8] = {0.3f, -0.7f, 1.2f, 0.05f, -1.5f, 0.9f, 0.45f, -0.2f};
+    ref_options o;
+    ref_options_init(&o);
+    o.fuse_qdq = fuse;
+    ref_compiled *c = NULL;
+    ref_request *r = NULL;
+    ref_tensor t = oh_tensor(REF_DT_FLOAT, 4, (int64_t[]){1, 2, 2, 2}, (void *)cx), out;
+    int rc = ref_compile(m, &o, &c, &err);
+    if (!rc)
+        rc = ref_request_new(c, &r, &err);
+    if (!rc)
+        rc = ref_request_set_input(r, 0, &t, &err);
+    if (!rc)
+        rc = ref_infer(r, &err);
+    if (!rc && !(rc = ref_request_output(r, 0, &out, &err)))
+        memcpy(y, out.data, sizeof(float) * 12);
+    if (!rc) {
+        *elided = 0;
+        for (int k = 0; k < c->n_nodes; k++)
+            *elided += c->nodes[k].elided;
+    }
+    ref_request_free(r);
+    ref_compiled_free(c);
+    return rc;
+}
+
+static void test_conv(void)
+{
+    /* by hand: xq = rint(x / 0.05) + 128 -> (134, 114, 152, 129, 98, 146, 137, 124); for output channel o at pixel p,
+     * sum = (xq[0][p] - 128) w[o][0] + (xq[1][p] - 128) w[o][1] + b[o], y = clamp(rint(sum 0.05 ws[o] / 0.1), 0, 255) 0.1 */
+    static const int xq[8] = {134, 114, 152, 129, 98, 146, 137, 124};
+    static const int cw[6] = {50, -20, 127, 3, -90, 60}, cb[3] = {100, -2000, 37};
+    static const double cws[3] = {0.01, 0.02, 0.005};
+    float want[12], y[12], u[12];
+    for (int o = 0; o < 3; o++)
+        for (int p = 0; p < 4; p++) {
+            double sum = (double)(xq[p] - 128) * cw[2 * o] + (double)(xq[4 + p] - 128) * cw[2 * o + 1] + cb[o];
+            double q = nearbyint(sum * (0.05f * (float)cws[o]) / 0.1f);
+            want[o * 4 + p] = (float)((q < 0 ? 0 : q > 255 ? 255 : q) * 0.1f);
+        }
+    ref_model *m = build_conv(true);
+    CHECK(m != NULL);
+    if (!m)
+        return;
+    int elided = -1, e0 = -1;
+    CHECK_OK(run_conv(m, 1, y, &elided), &err);
+    CHECK_OK(run_conv(m, 0, u, &e0), &err);
+    for (int i = 0; i < 12; i++) {
+        CHECK_NEAR(y[i], want[i], 1e-6);
+        CHECK_NEAR(u[i], want[i], 0.1f + 1e-6); /* the float path may land one step away */
+    }
+    CHECK(elided == 3); /* x's DequantizeLinear, the Relu and the QuantizeLinear: QLinearConv writes yq */
+    CHECK(e0 == 1); /* unfused, only the Relu (into the Conv, fuse_act) */
+    ref_model_free(m);
+    /* a bias at another scale than x's times w's: left alone, the float path runs (the Relu still fuse_act's) */
+    m = build_conv(false);
+    CHECK(m != NULL);
+    if (!m)
+        return;
+    CHECK_OK(run_conv(m, 1, y, &elided), &err);
+    CHECK(elided == 1);
+    ref_model_free(m);
+}
+
 /* SQLite's OOM loop over compile and infer with the rewrite on: every failure a clean REF_E_NOMEM, nothing leaked,
  * until the whole run succeeds with the same values. */
 static void test_oom_loop(void)
@@ -169,6 +278,7 @@ static void test_oom_loop(void)
 int main(void)
 {
     test_fused_and_not();
+    test_conv();
     test_oom_loop();
     ref_alloc_stats st;
     ref_alloc_get_stats(&st);

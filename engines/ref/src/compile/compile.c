@@ -107,8 +107,8 @@ static int compile_graph(ref_compiled *c, ref_error *err)
     /* The first plan gives pre-packing its shapes; the second sizes scratch for what was packed. */
     if ((rc = ref_fold_constants(c, err)) || (rc = ref_readers_build(c, err)) ||
         (c->opts.fold_bn && (rc = ref_fold_affine(c, err))) ||
-        (c->opts.fold_bn && (rc = ref_fuse_activations(c, err))) ||
-        (c->opts.fuse_qdq && (rc = ref_fuse_qdq(c, err))))
+        (c->opts.fuse_qdq && (rc = ref_fuse_qdq(c, err))) || /* before fuse_act: a Relu before a Q is its to drop */
+        (c->opts.fold_bn && (rc = ref_fuse_activations(c, err))))
         return rc;
     ref_release_unread_mapped(c); /* weights folded into new ones: their pages need not stay resident */
     if ((rc = default_plan(c, true, err)) || (rc = ref_prepack(c, c->default_plan, err)) ||

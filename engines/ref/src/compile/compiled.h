@@ -123,7 +123,9 @@ int ref_only_consumer(const ref_compiled *c, int v);
  * freed and REF_E_NOMEM returned. */
 int ref_compile_keep(ref_compiled *c, void *p, ref_error *err);
 /* fuse_qdq.c: MatMul(DequantizeLinear(8-bit activation), DequantizeLinear(8-bit constant weights)) becomes
- * com.microsoft MatMulIntegerToFloat on the 8-bit values (integer GEMM); the dequantized copies go when unread. */
+ * com.microsoft MatMulIntegerToFloat on the 8-bit values (integer GEMM); Conv of the same (int32 bias at the product
+ * scale) read only by a QuantizeLinear (maybe through a redundant Relu) becomes QLinearConv writing its output; the
+ * dequantized copies go when unread. Runs before ref_fuse_activations. */
 int ref_fuse_qdq(ref_compiled *c, ref_error *err);
 /* fuse_act.c: a Relu or Clip (constant bounds) that alone reads a float Conv's output is fused into the Conv, which
  * then clamps as it writes (ref_exec_node.act), and elided. */
