@@ -18,7 +18,7 @@
 #     the float QuantizeLinear/DequantizeLinear it runs unfused, as the reference engine does); an output agrees when
 #     either basis accepts it. On pipecat's smart-turn-v3.2 (QDQ int8 Whisper-tiny encoder, 8 clips) the nudge moved
 #     ORT by a mean 0.00023 and ref sat at 0.00115, while ORT unfused sat at 0.00091 from itself.
-#   float16 (any float16 weight or declared tensor): D is ORT on the model's float32 twin (onnx_float16_to_float32.py:
+#   float16 (any float16 weight, Constant, Cast target or declared tensor): D is ORT on the model's float32 twin (onnx_float16_to_float32.py:
 #     weights exactly widened, float32 arithmetic, every tensor the model declares float16 rounded to float16, as the
 #     model and the reference engine store it) against ORT on the model; max|ref - ORT| <= 2 max D per output: ref
 #     and the twin do the same arithmetic, so ref's distance from the twin is of D's order, and the triangle gives
@@ -65,7 +65,10 @@ for g in graphs(m.graph):
         kind = "quantized"
         break
     typed = list(g.input) + list(g.output) + list(g.value_info)
-    if any(t.data_type == half for t in g.initializer) or any(
+    # float16 Constant nodes and Casts to float16 count too: exporters put a float32 model's float16 islands there
+    consts = [a.t for n in g.node if n.op_type == "Constant" for a in n.attribute if a.name == "value"]
+    casts = [a.i for n in g.node if n.op_type == "Cast" for a in n.attribute if a.name == "to"]
+    if any(t.data_type == half for t in list(g.initializer) + consts) or half in casts or any(
             v.type.WhichOneof("value") == "tensor_type" and v.type.tensor_type.elem_type == half for v in typed):
         kind = "float16"
 print(kind)
