@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The fusions ONNX Runtime's optimizer writes into published models (com.microsoft EmbedLayerNormalization, Attention
-# with the mask index, a raw mask, and causal with an attention bias, SkipLayerNormalization,
+# with the mask index, a raw mask, and causal with an attention bias, MultiHeadAttention, SkipLayerNormalization,
 # SkipSimplifiedLayerNormalization, FastGelu, BiasGelu, Gelu, QuickGelu, FusedConv, FusedGemm, FusedMatMul;
 # SimplifiedLayerNormalization and ONNX Gelu; issue 24) in small float32 and float16 models: the reference engine
 # agrees with ORT, float32 element-wise (rtol 1e-4 of each output's max) and float16 within 2x ORT's own
@@ -38,6 +38,10 @@ check "causal-f16: ORT agrees within its own float16 difference" \
   based "$m/causal-f16.onnx" float16 --opt dim.batch=2 --opt dim.seq=9
 check "fused (FusedConv with 5 activations and Z, FusedGemm, FusedMatMul transA/transB/alpha): ORT agrees" \
   based "$m/fused.onnx" float --opt dim.batch=3
+check "mha (MultiHeadAttention: cross with bias and key padding mask, causal self with attention bias): ORT agrees" \
+  based "$m/mha.onnx" float --opt dim.batch=2 --opt dim.seq=5 --opt dim.mlen=7
+check "mha-f16: ORT agrees within its own float16 difference" \
+  based "$m/mha-f16.onnx" float16 --opt dim.batch=2 --opt dim.seq=5 --opt dim.mlen=7
 check "encoder at 2 ref threads: ORT agrees" \
   based "$m/encoder.onnx" float --opt dim.batch=2 --opt dim.seq=7 --ref-opt threads=2
 finish

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """transformer_ms_models.py: writes small models with the fused operators ONNX Runtime's transformer optimizer puts
-into published BERT-like models (com.microsoft EmbedLayerNormalization, Attention, SkipLayerNormalization, SkipSimplifiedLayerNormalization,
+into published BERT-like models (com.microsoft EmbedLayerNormalization, Attention, MultiHeadAttention, SkipLayerNormalization, SkipSimplifiedLayerNormalization,
 FastGelu, BiasGelu, Gelu, QuickGelu; SimplifiedLayerNormalization and ONNX Gelu in the default domain), each in
 float32 and in float16 (weights, inputs and outputs), with seeded random weights, for comparing the reference engine
 with ONNX Runtime. Test-only (Debian's python3-onnx); it must never write outside OUT_DIR.
@@ -11,7 +11,9 @@ then two encoder layers of Attention (the first with the mask index, the second 
 SkipLayerNormalization, FastGelu with bias, BiasGelu, then the other norms and activations), causal.onnx
 and causal-f16.onnx (unidirectional Attention with qkv_hidden_sizes and an attention bias), fused.onnx (float32 only,
 as ORT runs these on CPU: FusedConv with each activation and a Z input, FusedGemm, FusedMatMul with alpha and transA
-or transB; input x [batch, 3, 12, 12], run it with batch 3). Exit: 0 written, 2 usage.
+or transB; input x [batch, 3, 12, 12], run it with batch 3), mha.onnx and mha-f16.onnx (MultiHeadAttention across
+x [batch, seq, 32] and mem [batch, mlen, 32] with a bias and an int32 key padding mask, then causal self-attention
+with an attention bias ab [1, 2, seq, seq]). Exit: 0 written, 2 usage.
 """
 import os
 import sys
@@ -108,6 +110,25 @@ def fused(rng):
     return helper.make_graph(nodes, "fused", inputs, outputs, inits)
 
 
+def mha(rng):
+    def c(name, *shape, scale=0.3):
+        return numpy_helper.from_array((rng.standard_normal(shape) * scale).astype(np.float32), name)
+
+    nodes = [helper.make_node("MatMul", ["x", "wq"], ["q"]), helper.make_node("MatMul", ["mem", "wk"], ["k"]),
+             helper.make_node("MatMul", ["mem", "wv"], ["v"]),
+             helper.make_node("MultiHeadAttention", ["q", "k", "v", "b", "kpm"], ["y1"], domain=MS, num_heads=HEADS),
+             helper.make_node("MultiHeadAttention", ["y1", "y1", "y1", "", "", "ab"], ["y"], domain=MS, num_heads=2,
+                              unidirectional=1)]
+    inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", "seq", D]),
+              helper.make_tensor_value_info("mem", TensorProto.FLOAT, ["batch", "mlen", D]),
+              helper.make_tensor_value_info("kpm", TensorProto.INT32, ["batch", "mlen"]),
+              helper.make_tensor_value_info("ab", TensorProto.FLOAT, [1, 2, "seq", "seq"])]
+    outputs = [helper.make_tensor_value_info("y", TensorProto.FLOAT, None),
+               helper.make_tensor_value_info("y1", TensorProto.FLOAT, None)]
+    return helper.make_graph(nodes, "mha", inputs, outputs,
+                             [c("wq", D, D), c("wk", D, D), c("wv", D, 16), c("b", 2 * D + 16, scale=0.1)])
+
+
 def save(graph, path, half):
     m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20), helper.make_opsetid(MS, 1)])
     m.ir_version = 9
@@ -126,7 +147,7 @@ def main():
         sys.exit(2)
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
-    for name, build, seed in (("encoder", encoder, 7), ("causal", causal, 8), ("fused", fused, 9)):
+    for name, build, seed in (("encoder", encoder, 7), ("causal", causal, 8), ("fused", fused, 9), ("mha", mha, 10)):
         for half in (False, True) if name != "fused" else (False,):
             save(build(np.random.default_rng(seed)), os.path.join(out, name + ("-f16" if half else "") + ".onnx"),
                  half)

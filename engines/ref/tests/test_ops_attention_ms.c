@@ -1,6 +1,7 @@
-/* test_ops_attention_ms.c: com.microsoft Attention on a hand-sized case (weights that make Q = K = V = x, so every
+/* test_ops_attention_ms.c: com.microsoft Attention and MultiHeadAttention on a hand-sized case (weights that make Q = K = V = x, so every
  * output is a softmax-weighted sum of input rows worked out here in double): no mask, a raw 0/1 mask, key lengths,
- * causal, an attention bias, unequal V width, one and two threads, and the refusals that name the input. It must
+ * causal, an attention bias, unequal V width, one and two threads, MultiHeadAttention's key padding mask and bias, and
+ * the refusals that name the input. It must
  * never take an expectation from the kernels, nor leave engine bytes allocated. */
 #include <math.h>
 #include <string.h>
@@ -128,11 +129,49 @@ static void test_two_heads_narrow_v(void)
     oh_free_outputs(1, &y);
 }
 
+static void test_multi_head(void)
+{
+    ref_error errs, *err = &errs;
+    /* MultiHeadAttention with query = key = value = x, one head: the rows above; a [B, T] key padding mask without
+     * token 1; a bias of 0.5 on every value column moves every output by 0.5 (softmax weights sum to 1) */
+    ref_tensor x = oh_tensor(REF_DT_FLOAT, 3, (int64_t[]){1, 3, 2}, xv), y;
+    const bool all[3][3] = {{1, 1, 1}, {1, 1, 1}, {1, 1, 1}}, no1[3][3] = {{1, 0, 1}, {1, 0, 1}, {1, 0, 1}};
+    int32_t raw[] = {1, 0, 1};
+    float bias[] = {0, 0, 0, 0, 0.5f, 0.5f};
+    ref_tensor traw = oh_tensor(REF_DT_INT32, 2, (int64_t[]){1, 3}, raw), tb = oh_tensor(REF_DT_FLOAT, 1, (int64_t[]){6}, bias);
+    const ref_tensor *in[8] = {&x, &x, &x};
+    ref_node *n = oh_node(m, "MultiHeadAttention", 3, 1);
+    n->domain = "com.microsoft";
+    oh_attr_int(m, n, "num_heads", 1);
+    CHECK_OK(oh_run(n, 17, 3, in, 1, &y, 0, 1, err), err);
+    check_rows(&y, all, NULL);
+    oh_free_outputs(1, &y);
+    in[4] = &traw;
+    CHECK_OK(oh_run(n, 17, 5, in, 1, &y, 0, 2, err), err);
+    check_rows(&y, no1, NULL);
+    oh_free_outputs(1, &y);
+    in[3] = &tb;
+    in[4] = NULL;
+    CHECK_OK(oh_run(n, 17, 4, in, 1, &y, 0, 1, err), err);
+    for (int i = 0; i < 3; i++) {
+        double want[2];
+        expect_row(i, all, NULL, want);
+        for (int d = 0; d < 2; d++)
+            CHECK_NEAR(((float *)y.data)[2 * i + d], want[d] + 0.5, 1e-6);
+    }
+    oh_free_outputs(1, &y);
+    in[3] = NULL;
+    in[6] = &x; /* past_key */
+    CHECK(oh_run(n, 17, 7, in, 1, &y, 0, 1, err) == REF_E_UNSUPPORTED);
+    CHECK(strstr(err->msg, "past_key") != NULL);
+}
+
 int main(void)
 {
     m = ref_model_new();
     test_masks();
     test_two_heads_narrow_v();
+    test_multi_head();
     ref_model_free(m);
     ref_alloc_stats st;
     ref_alloc_get_stats(&st);

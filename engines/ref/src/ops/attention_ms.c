@@ -1,10 +1,12 @@
-/* attention_ms.c: ONNX Runtime's com.microsoft Attention, as its transformer optimizer writes it into published
- * float32 and float16 BERT-like models: input [B, S, D] times weights [D, Hq + Hk + Hv] (+ bias) gives Q, K and V,
- * split into num_heads heads; softmax(scale Q K^T + mask) V per head, the heads side by side in [B, S, Hv]. Masks:
- * none, key lengths [B], raw 0/1 [B, T] or [B, S, T] (int32), unidirectional (causal), an additive attention_bias
- * [B or 1, N or 1, S, T]; a masked score gets mask_filter_value added, as ORT does. Float only (float16 graphs reach it
- * as float). It must never allocate at run time (the products and scores live in planned scratch), and it refuses
- * what it does not compute (past / present state, other mask layouts) naming the input. */
+/* attention_ms.c: ONNX Runtime's com.microsoft Attention and MultiHeadAttention, as its transformer optimizer writes
+ * them into published float32 and float16 models. Attention: input [B, S, D] times weights [D, Hq + Hk + Hv] (+ bias)
+ * gives Q, K and V; MultiHeadAttention takes query [B, S, Hq], key [B, T, Hq] and value [B, T, Hv] (+ bias). Both split
+ * them into num_heads heads; softmax(scale Q K^T + mask) V per head, the heads side by side in [B, S, Hv]. Masks:
+ * none, key lengths [B], raw 0/1 [B, T] or (Attention) [B, S, T] (int32), unidirectional (causal), an additive
+ * attention_bias [B or 1, N or 1, S, T]; a masked score gets mask_filter_value added, as ORT does. Float only (float16
+ * graphs reach it as float). It must never allocate at run time (the products and scores live in planned scratch),
+ * and it refuses what it does not compute (past / present state, packed or BNSH key and value, other mask layouts)
+ * naming the input. */
 #include <math.h>
 #include <string.h>
 
@@ -17,9 +19,38 @@ typedef struct {
     float scale, filter;
     bool causal;
     const ref_tensor *mask, *abias;
+    /* where the heads read Q, K and V: base pointers, row strides, batch strides (set by each op's run) */
+    const float *q, *k, *v;
+    int64_t ldq, ldk, ldv, bq, bk, bv;
 } att_geom;
 
 static const ref_tensor *in_at(const ref_op_ctx *c, int i) { return i < c->n_in ? c->in[i] : NULL; }
+
+/* What both ops share once B, S, T, N, Hq and Hv are known: scale, mask (input mi) and attention bias (input bi). */
+static int masks(ref_op_ctx *c, att_geom *g, int mi, const char *mname, int bi)
+{
+    const char *op = c->node->op_type;
+    g->hq = g->Hq / g->N, g->hv = g->Hv / g->N;
+    float s = ref_attr_float_or(c->node, "scale", 0.0f);
+    g->scale = s != 0.0f ? s : 1.0f / sqrtf((float)g->hq);
+    g->filter = ref_attr_float_or(c->node, "mask_filter_value", -10000.0f);
+    g->causal = ref_attr_int_or(c->node, "unidirectional", 0) != 0;
+    const ref_tensor *m = g->mask = in_at(c, mi);
+    if (m && (m->dtype != REF_DT_INT32 || !((m->rank == 1 && m->dims[0] == g->B) ||
+                                           (m->rank == 2 && m->dims[0] == g->B && m->dims[1] == g->T) ||
+                                           (m->rank == 3 && mi == 3 && m->dims[0] == g->B && m->dims[1] == g->S &&
+                                            m->dims[2] == g->T)))) {
+        char s1[96];
+        return ref_fail(c->err, REF_E_UNSUPPORTED, "%s: input %d (%s) %s %s: only int32 [B] lengths or [B, T]%s 0/1",
+                        op, mi, mname, ref_dtype_name(m->dtype), ref_shape_str(m, s1, sizeof s1),
+                        mi == 3 ? " or [B, S, T]" : "");
+    }
+    const ref_tensor *ab = g->abias = in_at(c, bi);
+    if (ab && (ab->dtype != REF_DT_FLOAT || ab->rank != 4 || (ab->dims[0] != 1 && ab->dims[0] != g->B) ||
+               (ab->dims[1] != 1 && ab->dims[1] != g->N) || ab->dims[2] != g->S || ab->dims[3] != g->T))
+        return ref_fail(c->err, REF_E_SHAPE, "%s: input %d (attention_bias) must be float [B or 1, N or 1, S, T]", op, bi);
+    return REF_OK;
+}
 
 static int geom(ref_op_ctx *c, att_geom *g)
 {
@@ -45,26 +76,7 @@ static int geom(ref_op_ctx *c, att_geom *g)
         return ref_fail(c->err, REF_E_SHAPE, "Attention: input 2 (bias) must be float [%lld]", (long long)g->Htot);
     if (in_at(c, 4) || (c->n_out > 1 && c->out[1]))
         return ref_fail(c->err, REF_E_UNSUPPORTED, "Attention: input 4 (past) and output 1 (present) are not supported");
-    g->hq = g->Hq / g->N, g->hv = g->Hv / g->N;
-    float s = ref_attr_float_or(c->node, "scale", 0.0f);
-    g->scale = s != 0.0f ? s : 1.0f / sqrtf((float)g->hq);
-    g->filter = ref_attr_float_or(c->node, "mask_filter_value", -10000.0f);
-    g->causal = ref_attr_int_or(c->node, "unidirectional", 0) != 0;
-    const ref_tensor *m = g->mask = in_at(c, 3);
-    if (m && (m->dtype != REF_DT_INT32 || !((m->rank == 1 && m->dims[0] == g->B) ||
-                                           (m->rank == 2 && m->dims[0] == g->B && m->dims[1] == g->T) ||
-                                           (m->rank == 3 && m->dims[0] == g->B && m->dims[1] == g->S &&
-                                            m->dims[2] == g->T)))) {
-        char s1[96];
-        return ref_fail(c->err, REF_E_UNSUPPORTED,
-                        "Attention: input 3 (mask_index) %s %s: only int32 [B] lengths, [B, T] or [B, S, T] 0/1",
-                        ref_dtype_name(m->dtype), ref_shape_str(m, s1, sizeof s1));
-    }
-    const ref_tensor *ab = g->abias = in_at(c, 5);
-    if (ab && (ab->dtype != REF_DT_FLOAT || ab->rank != 4 || (ab->dims[0] != 1 && ab->dims[0] != g->B) ||
-               (ab->dims[1] != 1 && ab->dims[1] != g->N) || ab->dims[2] != g->S || ab->dims[3] != g->T))
-        return ref_fail(c->err, REF_E_SHAPE, "Attention: input 5 (attention_bias) must be float [B or 1, N or 1, S, T]");
-    return REF_OK;
+    return masks(c, g, 3, "mask_index", 5);
 }
 
 static int att_infer(ref_op_ctx *c)
@@ -104,7 +116,6 @@ static size_t att_scratch(const ref_op_ctx *c)
 
 typedef struct {
     const att_geom *g;
-    const float *qkv;
     float *y;
     char *scratch; /* per thread */
     int rc;
@@ -144,16 +155,15 @@ static void head_fn(void *arg, int64_t begin, int64_t end, int tid)
     ref_rows_softmax_fn softmax = ref_rows_softmax();
     for (int64_t p = begin; p < end; p++) {
         int64_t b = p / g->N, n = p % g->N;
-        const float *q = t->qkv + b * g->S * g->Htot + n * g->hq, *k = q + g->Hq, *v = t->qkv + b * g->S * g->Htot +
-                                                                                    2 * g->Hq + n * g->hv;
-        ref_sgemm_operand A = {.data = q, .ld = g->Htot}, Bk = {.data = k, .ld = g->Htot, .trans = true};
+        const float *q = g->q + b * g->bq + n * g->hq, *k = g->k + b * g->bk + n * g->hq, *v = g->v + b * g->bv + n * g->hv;
+        ref_sgemm_operand A = {.data = q, .ld = g->ldq}, Bk = {.data = k, .ld = g->ldk, .trans = true};
         ref_error err = {0};
         int rc = ref_sgemm(NULL, g->S, g->T, g->hq, g->scale, &A, &Bk, 0.0f, scores, g->T, gs, pt - sc, &err);
         for (int64_t i = 0; !rc && i < g->S; i++) {
             mask_row(g, b, n, i, scores + i * g->T);
             softmax(scores + i * g->T, scores + i * g->T, g->T);
         }
-        ref_sgemm_operand P = {.data = scores, .ld = g->T}, V = {.data = v, .ld = g->Htot};
+        ref_sgemm_operand P = {.data = scores, .ld = g->T}, V = {.data = v, .ld = g->ldv};
         if (!rc)
             rc = ref_sgemm(NULL, g->S, g->hv, g->T, 1.0f, &P, &V, 0.0f, t->y + b * g->S * g->Hv + n * g->hv, g->Hv, gs,
                            pt - sc, &err);
@@ -181,12 +191,100 @@ static int att_run(ref_op_ctx *c)
             memcpy(qkv + r * g.Htot, b->data, sizeof(float) * (size_t)g.Htot);
     if ((rc = ref_sgemm(c->pool, M, g.Htot, g.D, 1.0f, &X, &W, b ? 1.0f : 0.0f, qkv, g.Htot, rest, rest_bytes, c->err)))
         return rc;
-    att_task t = {.g = &g, .qkv = qkv, .y = c->out[0]->data, .scratch = rest};
+    g.q = qkv, g.k = qkv + g.Hq, g.v = qkv + 2 * g.Hq, g.ldq = g.ldk = g.ldv = g.Htot;
+    g.bq = g.bk = g.bv = g.S * g.Htot;
+    att_task t = {.g = &g, .y = c->out[0]->data, .scratch = rest};
     ref_parallel_for(c->pool, g.B * g.N, 1, head_fn, &t);
     return t.rc ? ref_fail(c->err, REF_E_STATE, "Attention: scratch too small for a head") : REF_OK;
 }
 
+/* ---- MultiHeadAttention: query, key, value, bias, key_padding_mask, attention_bias (past_key, past_value: refused) */
+
+static int mha_geom(ref_op_ctx *c, att_geom *g)
+{
+    const ref_tensor *q = in_at(c, 0), *k = in_at(c, 1), *v = in_at(c, 2), *b = in_at(c, 3);
+    memset(g, 0, sizeof *g);
+    if (!q || !k || !v || q->rank != 3 || k->rank != 3 || v->rank != 3 || q->dtype != REF_DT_FLOAT ||
+        k->dtype != REF_DT_FLOAT || v->dtype != REF_DT_FLOAT)
+        return ref_fail(c->err, REF_E_UNSUPPORTED,
+                        "MultiHeadAttention: only float query [B, S, D], key [B, T, D] and value [B, T, Dv]");
+    g->B = q->dims[0], g->S = q->dims[1], g->T = k->dims[1], g->Hq = q->dims[2], g->Hv = v->dims[2];
+    g->N = ref_attr_int_or(c->node, "num_heads", 0), g->Htot = 2 * g->Hq + g->Hv;
+    if (k->dims[0] != g->B || v->dims[0] != g->B || v->dims[1] != g->T || k->dims[2] != g->Hq || g->N <= 0 ||
+        g->Hq % g->N || g->Hv % g->N)
+        return ref_fail(c->err, REF_E_SHAPE, "MultiHeadAttention: query, key and value do not fit %lld heads",
+                        (long long)g->N);
+    if (b && (b->dtype != REF_DT_FLOAT || ref_tensor_numel(b) != g->Htot))
+        return ref_fail(c->err, REF_E_SHAPE, "MultiHeadAttention: input 3 (bias) must be float [%lld]",
+                        (long long)g->Htot);
+    if (in_at(c, 6) || in_at(c, 7) || (c->n_out > 1 && c->out[1]) || (c->n_out > 2 && c->out[2]))
+        return ref_fail(c->err, REF_E_UNSUPPORTED,
+                        "MultiHeadAttention: inputs 6, 7 (past_key, past_value) and present outputs are not supported");
+    return masks(c, g, 4, "key_padding_mask", 5);
+}
+
+static int mha_infer(ref_op_ctx *c)
+{
+    att_geom g;
+    int rc = mha_geom(c, &g);
+    if (rc)
+        return rc;
+    c->out[0]->dtype = REF_DT_FLOAT;
+    ref_tensor_set_shape(c->out[0], 3, (int64_t[]){g.B, g.S, g.Hv});
+    return REF_OK;
+}
+
+/* Scratch: biased copies of query, key and value when there is a bias, then the per-thread head buffers. */
+static size_t mha_copy_bytes(const att_geom *g, bool bias)
+{
+    return bias ? ((size_t)(g->B * (g->S * g->Hq + g->T * (g->Hq + g->Hv))) * sizeof(float) + 63) / 64 * 64 : 0;
+}
+
+static size_t mha_scratch(const ref_op_ctx *c)
+{
+    att_geom g;
+    ref_error quiet = {0};
+    ref_op_ctx q = *c;
+    q.err = &quiet;
+    if (mha_geom(&q, &g))
+        return 0;
+    return mha_copy_bytes(&g, in_at(c, 3) != NULL) + per_thread(&g) * (size_t)(c->n_threads > 0 ? c->n_threads : 1);
+}
+
+/* dst[r][h] = src[r][h] + bias[h] for rows r < n of width w. */
+static void add_rows(float *dst, const float *src, const float *bias, int64_t n, int64_t w)
+{
+    for (int64_t r = 0; r < n; r++)
+        for (int64_t h = 0; h < w; h++)
+            dst[r * w + h] = src[r * w + h] + bias[h];
+}
+
+static int mha_run(ref_op_ctx *c)
+{
+    att_geom g;
+    int rc = mha_geom(c, &g);
+    if (rc)
+        return rc;
+    if (c->scratch_bytes < mha_scratch(c))
+        return ref_fail(c->err, REF_E_STATE, "MultiHeadAttention: scratch too small");
+    const ref_tensor *b = in_at(c, 3);
+    g.q = c->in[0]->data, g.k = c->in[1]->data, g.v = c->in[2]->data;
+    if (b) { /* ORT adds the bias to each before the heads split */
+        float *q = c->scratch, *k = q + g.B * g.S * g.Hq, *v = k + g.B * g.T * g.Hq;
+        const float *bd = b->data;
+        add_rows(q, g.q, bd, g.B * g.S, g.Hq);
+        add_rows(k, g.k, bd + g.Hq, g.B * g.T, g.Hq);
+        add_rows(v, g.v, bd + 2 * g.Hq, g.B * g.T, g.Hv);
+        g.q = q, g.k = k, g.v = v;
+    }
+    g.ldq = g.ldk = g.Hq, g.ldv = g.Hv, g.bq = g.S * g.Hq, g.bk = g.T * g.Hq, g.bv = g.T * g.Hv;
+    att_task t = {.g = &g, .y = c->out[0]->data, .scratch = (char *)c->scratch + mha_copy_bytes(&g, b != NULL)};
+    ref_parallel_for(c->pool, g.B * g.N, 1, head_fn, &t);
+    return t.rc ? ref_fail(c->err, REF_E_STATE, "MultiHeadAttention: scratch too small for a head") : REF_OK;
+}
+
 const ref_op ref_ops_attention_ms[] = {
     {.name = "Attention", .infer = att_infer, .run = att_run, .scratch_bytes = att_scratch},
+    {.name = "MultiHeadAttention", .infer = mha_infer, .run = mha_run, .scratch_bytes = mha_scratch},
     {.name = NULL},
 };
