@@ -13,7 +13,9 @@ and causal-f16.onnx (unidirectional Attention with qkv_hidden_sizes and an atten
 as ORT runs these on CPU: FusedConv with each activation and a Z input, FusedGemm, FusedMatMul with alpha and transA
 or transB; input x [batch, 3, 12, 12], run it with batch 3), mha.onnx and mha-f16.onnx (MultiHeadAttention across
 x [batch, seq, 32] and mem [batch, mlen, 32] with a bias and an int32 key padding mask, then causal self-attention
-with an attention bias ab [1, 2, seq, seq]). Exit: 0 written, 2 usage.
+with an attention bias ab [1, 2, seq, seq]), nbits.onnx (MatMulNBits on x [batch, seq, 40]: 4-bit blocks of 16 with
+packed, default and float zero points, 4-bit blocks of 32, 8-bit blocks, a partial last block, biases). Exit: 0
+written, 2 usage.
 """
 import os
 import sys
@@ -129,6 +131,47 @@ def mha(rng):
                              [c("wq", D, D), c("wk", D, D), c("wv", D, 16), c("b", 2 * D + 16, scale=0.1)])
 
 
+def nbits(rng):
+    nodes, inits, outs = [], [], []
+
+    def one(name, K, N, bs, bits, zp_kind, bias):
+        nb = (K + bs - 1) // bs
+        w = (rng.standard_normal([N, nb * bs]) * 0.2).astype(np.float32)
+        w[:, K:] = 0
+        wb = w.reshape(N, nb, bs)
+        qmax = (1 << bits) - 1
+        lo, hi = np.minimum(wb.min(2), 0), np.maximum(wb.max(2), 0)
+        scale = ((hi - lo) / qmax).astype(np.float32)
+        scale[scale == 0] = 1
+        zp = np.full([N, nb], 1 << (bits - 1)) if zp_kind == "none" else \
+            np.clip(np.round(-lo / scale), 0, qmax).astype(np.int64)
+        q = np.clip(np.round(wb / scale[:, :, None]) + zp[:, :, None], 0, qmax).astype(np.uint8)
+        blob = (q[:, :, 0::2] | (q[:, :, 1::2] << 4)).astype(np.uint8) if bits == 4 else q
+        inits.extend([numpy_helper.from_array(blob, name + "_B"), numpy_helper.from_array(scale.reshape(-1), name + "_s")])
+        ins = ["x", name + "_B", name + "_s", ""]
+        if zp_kind == "packed":
+            pad = np.zeros([N, (nb + 1) // 2 * 2], np.uint8)
+            pad[:, :nb] = zp
+            zpk = (pad[:, 0::2] | (pad[:, 1::2] << 4)).astype(np.uint8) if bits == 4 else zp.astype(np.uint8)
+            inits.append(numpy_helper.from_array(zpk.reshape(-1), name + "_z"))
+            ins[3] = name + "_z"
+        elif zp_kind == "float":
+            inits.append(numpy_helper.from_array(zp.astype(np.float32).reshape(-1), name + "_z"))
+            ins[3] = name + "_z"
+        if bias:
+            ins += ["", name + "_bias"]
+            inits.append(numpy_helper.from_array((rng.standard_normal(N) * 0.1).astype(np.float32), name + "_bias"))
+        nodes.append(helper.make_node("MatMulNBits", ins, [name + "_y"], domain=MS, K=K, N=N, bits=bits, block_size=bs))
+        outs.append(helper.make_tensor_value_info(name + "_y", TensorProto.FLOAT, None))
+
+    one("a", 40, 24, 16, 4, "packed", True)
+    one("b", 40, 12, 32, 4, "none", False)
+    one("c", 40, 20, 16, 8, "packed", True)
+    one("d", 40, 8, 16, 4, "float", False)
+    inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", "seq", 40])]
+    return helper.make_graph(nodes, "nbits", inputs, outs, inits)
+
+
 def save(graph, path, half):
     m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20), helper.make_opsetid(MS, 1)])
     m.ir_version = 9
@@ -147,8 +190,8 @@ def main():
         sys.exit(2)
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
-    for name, build, seed in (("encoder", encoder, 7), ("causal", causal, 8), ("fused", fused, 9), ("mha", mha, 10)):
-        for half in (False, True) if name != "fused" else (False,):
+    for name, build, seed in (("encoder", encoder, 7), ("causal", causal, 8), ("fused", fused, 9), ("mha", mha, 10), ("nbits", nbits, 11)):
+        for half in (False, True) if name not in ("fused", "nbits") else (False,):
             save(build(np.random.default_rng(seed)), os.path.join(out, name + ("-f16" if half else "") + ".onnx"),
                  half)
 

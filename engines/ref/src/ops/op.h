@@ -138,6 +138,8 @@ extern const ref_op ref_ops_attention_ms[];
 extern const ref_op ref_ops_embed_ms[];
 /* fused_ms.c: com.microsoft FusedConv, FusedGemm, FusedMatMul. */
 extern const ref_op ref_ops_fused_ms[];
+/* matmul_nbits_ms.c: com.microsoft MatMulNBits (4- and 8-bit blockwise weights). */
+extern const ref_op ref_ops_matmul_nbits_ms[];
 
 /* Helpers for infer functions. */
 

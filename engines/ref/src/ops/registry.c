@@ -27,7 +27,7 @@ const ref_op *ref_op_find(const char *domain, const char *op_type)
     if (domain && !strcmp(domain, "com.microsoft")) {
         static const ref_op *const ms[] = {ref_ops_quant_ms, ref_ops_quant_ms_gemm, ref_ops_quant_ms_pool,
                                            ref_ops_gelu_ms,  ref_ops_norm_ms,       ref_ops_attention_ms,
-                                           ref_ops_embed_ms, ref_ops_fused_ms};
+                                           ref_ops_embed_ms, ref_ops_fused_ms,      ref_ops_matmul_nbits_ms};
         for (size_t f = 0; f < sizeof ms / sizeof ms[0]; f++)
             for (const ref_op *op = ms[f]; op->name; op++)
                 if (!strcmp(op->name, op_type))
