@@ -208,27 +208,36 @@ opt() { echo "CASE WHEN $1 IS NULL THEN '-' ELSE printf('%.2f', $1) END"; } # pr
     echo "## Contention: one busy loop pinned to CPU $busy_cpu while a cell runs (its threads unpinned)"
     echo
     echo "Median infer ms over the rounds; quiet is the same round's cell without the loop (- when infer was not run)."
-    echo "A second thread must never cost time: busy 2t/1t is each engine's 2-thread over its own 1-thread median."
+    echo "A second thread must never cost time: busy 2t/1t is each engine's 2-thread over its own 1-thread median;"
+    echo "The last column is ref's 2t/1t in each round, its lowest and highest: how much the busy machine moves it."
     echo
     echo "| model | threads | ref quiet | ref busy | ORT quiet | ORT busy | busy ref/ORT | busy ref 2t/1t |" \
-      "busy ORT 2t/1t |"
-    echo "|---|---|---|---|---|---|---|---|---|"
+      "busy ORT 2t/1t | busy ref 2t/1t per round (min-max) |"
+    echo "|---|---|---|---|---|---|---|---|---|---|"
     # f: one row per cell with its mode; m: the median cell per model, engine, threads and mode
     rows "WITH f AS (SELECT substr(r.scenario_name, 1, instr(r.scenario_name, '-') - 1) AS mode,
              substr(r.scenario_name, instr(r.scenario_name, '-') + 5) AS name, cells.engine AS engine,
-             CAST(json_extract(cells.axes, '\$.threads') AS INTEGER) AS t, $(stat infer wall_ms_median) AS ms
+             CAST(json_extract(cells.axes, '\$.threads') AS INTEGER) AS t, $(stat infer wall_ms_median) AS ms,
+             r.id AS run
            FROM cells JOIN runs r ON r.id = cells.run_id
            WHERE r.scenario_name LIKE 'infer-%' OR r.scenario_name LIKE 'busy-%'),
          k AS (SELECT *, row_number() OVER (PARTITION BY mode, name, engine, t ORDER BY ms) AS rn,
+                 row_number() OVER (PARTITION BY mode, name, engine, t ORDER BY run) AS round,
                  count(*) OVER (PARTITION BY mode, name, engine, t) AS cnt FROM f),
-         m AS (SELECT mode, name, engine, t, ms FROM k WHERE rn = (cnt + 1) / 2)
+         m AS (SELECT mode, name, engine, t, ms FROM k WHERE rn = (cnt + 1) / 2),
+         p AS (SELECT a.name, min(a.ms / b.ms) AS lo, max(a.ms / b.ms) AS hi FROM k a JOIN k b
+                 ON a.mode = 'busy' AND b.mode = 'busy' AND a.engine = 'ref' AND b.engine = 'ref'
+                   AND b.name = a.name AND b.round = a.round AND a.t = 2 AND b.t = 1
+               GROUP BY a.name)
          SELECT rb.name, rb.t, $(opt rq.ms), printf('%.2f', rb.ms), $(opt oq.ms), printf('%.2f', ob.ms),
-           printf('%.2f', rb.ms / ob.ms), $(opt "rb.ms / r1.ms"), $(opt "ob.ms / o1.ms")
+           printf('%.2f', rb.ms / ob.ms), $(opt "rb.ms / r1.ms"), $(opt "ob.ms / o1.ms"),
+           CASE WHEN rb.t > 1 AND p.lo IS NOT NULL THEN printf('%.2f-%.2f', p.lo, p.hi) ELSE '-' END
          FROM m rb JOIN m ob ON ob.mode = 'busy' AND ob.engine = 'ort' AND ob.name = rb.name AND ob.t = rb.t
            LEFT JOIN m rq ON rq.mode = 'infer' AND rq.engine = 'ref' AND rq.name = rb.name AND rq.t = rb.t
            LEFT JOIN m oq ON oq.mode = 'infer' AND oq.engine = 'ort' AND oq.name = rb.name AND oq.t = rb.t
            LEFT JOIN m r1 ON r1.mode = 'busy' AND r1.engine = 'ref' AND r1.name = rb.name AND r1.t = 1 AND rb.t > 1
            LEFT JOIN m o1 ON o1.mode = 'busy' AND o1.engine = 'ort' AND o1.name = rb.name AND o1.t = 1 AND rb.t > 1
+           LEFT JOIN p ON p.name = rb.name
          WHERE rb.mode = 'busy' AND rb.engine = 'ref'
          ORDER BY rb.name, rb.t"
   fi

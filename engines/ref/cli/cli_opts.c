@@ -14,6 +14,8 @@ const char ref_cli_engine_help[] =
     "  --arena on|off         one activation arena per request (default on)\n"
     "  --arena-growth pow2|exact   arena growth when input shapes change (default pow2)\n"
     "  --mem-pattern on|off   cache plans per input shape (default on)\n"
+    "  --thread-arbiter on|off  with --threads > 1, run each infer on the caller alone when that has been\n"
+    "                         faster lately, e.g. beside a busy core (default on)\n"
     "  --dim NAME=VALUE       value of a symbolic dimension (default 1)\n"
     "  --option KEY=VALUE     any engine option, e.g. inject_leak_bytes=4096\n";
 
@@ -23,7 +25,7 @@ static const struct {
     {"--threads", "threads"},         {"--compile-threads", "compile_threads"},
     {"--mmap", "mmap"},               {"--planner", "planner"},
     {"--arena", "arena"},             {"--arena-growth", "arena_growth"},
-    {"--mem-pattern", "mem_pattern"},
+    {"--mem-pattern", "mem_pattern"}, {"--thread-arbiter", "thread_arbiter"},
 };
 
 static int set_pair(const char *cmd, const char *pair, const char *prefix, ref_options *o)

@@ -151,6 +151,9 @@ typedef struct ref_options {
     int n_shapes;
     int plan_cache;      /* plans a request keeps for input shapes other than the compiled one (LRU). Default 8. */
     int fold_bn;         /* 1: fold BatchNormalization and Mul/Add by constants into the Conv/Gemm before. Default 1. */
+    int thread_arbiter;  /* with threads > 1, 1: each infer runs on the threads or on the caller alone, whichever has
+                          * been faster lately for its input shapes (the other probed now and then); 0: always on the
+                          * threads. Default 1. */
 
     /* Fault injection, all off by default. They exist to validate the harness against planted truths. */
     int64_t inject_leak_bytes;            /* each call of inject_leak_step leaks this many touched bytes */

@@ -1,48 +1,30 @@
 /* pool.c: a fixed pool of worker threads; each loop gives every thread a home range, which it runs in a large first
  * piece and a few small ones, and a thread done early takes the pieces another has not started. The caller never waits
- * for a worker that has not joined a loop (a descheduled vCPU costs nothing), only for pieces already running; when
- * those waits cost more than the workers save (a worker descheduled mid-piece by a busy core), loops run on the caller
- * alone for a while (the guard below). Workers spin a while after a loop before they sleep; a small loop while they
- * sleep runs on the caller alone. It must never allocate while dispatching, and never leave a worker running after
- * ref_pool_free. */
+ * for a worker that has not joined a loop (a descheduled vCPU costs nothing), only for pieces already running. Whole
+ * runs go to the caller alone when that has been faster lately (pool_runs.h). Workers spin a while after a loop before
+ * they sleep; a small loop while they sleep runs on the caller alone. It must never allocate while dispatching, and
+ * never leave a worker running after ref_pool_free. */
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <time.h>
 
 #include "alloc.h"
 #include "pool.h"
+#include "pool_runs.h"
 #include "status.h"
 
 /* About 0.3-0.6 ms of polling on current x86 cores (a pause is tens of cycles): resnet18's convs at 2 threads are
  * separated by serial steps longer than 60 us, and a worker that slept in between joined each loop a wake later
  * (refengine run, generated resnet18, 2 threads, quiet: 14.2-20.5 ms with 4000 spins, 11.1-11.3 ms with 40000; 1
- * thread 20 ms). Beside a busy core the guard sends loops to the caller alone, so the spin is paid once a spell. */
+ * thread 20 ms). Beside a busy core the arbiter sends whole runs to the caller alone, and the workers then sleep. */
 #define REF_POOL_SPINS 40000
 
-/* The guard. Each loop the caller times its own pieces and its wait for the workers' running pieces, and estimates
- * what the loop would have taken on the caller alone (its own time per index times all indices). The balance adds up
- * time saved minus time lost, capped at a small credit so a long good past cannot hide a bad present; below -LOSS
- * the pool runs loops on the caller alone for SOLO_LOOPS loops and at least solo_ns, then probes with workers again.
- * A worker descheduled holding a piece costs the caller a scheduler slice (1-4 ms); on a quiet machine a loop's tail
- * wait is one small piece, far below the time the workers save, so the guard stays off. solo_ns doubles each time a
- * probe loses again soon (up to SOLO_MAX_NS: a failed probe then costs well under 1% of the time) and falls back to
- * SOLO_MIN_NS after a second of parallel loops without a loss.
- * A loop that woke a sleeping worker also books WAKE_NS lost, a cost the caller's clock does not see. Beside a busy
- * core the worker sleeps between loops and wakes a slice later: transformer-u8 there woke it 23 times an inference,
- * the workers ran ~3% of the indices, no wait showed, and 2 threads were ~1.5 ms an inference slower than 1 (futex
- * calls, a woken worker spinning on the caller's core): 50-65 us a wake. On a quiet machine back-to-back loops find
- * the workers still spinning (1-2 wakes in 30 inferences).
- * A rule sending loops solo when the caller ran its pieces slower than the workers (a caller sharing the busy core)
- * was dropped: on a quiet machine uneven pieces tripped it (quantized mobilenetv2 at 2 threads 3.9 ms without it,
- * 4.0-8.6 ms with it), and with the longer spin the busy case held without it.
- * The guard never changes a result: a loop on the caller alone is one task over [0, n). */
-#define GUARD_WAKE_NS 50000
-#define GUARD_CREDIT_NS 1000000
-#define GUARD_LOSS_NS 500000
-#define GUARD_SOLO_LOOPS 2
-#define GUARD_SOLO_MIN_NS 50000000
-#define GUARD_SOLO_MAX_NS 1000000000
+/* The loop guard that stood here (per loop, the time the workers saved against the time waited for them; below a
+ * loss, solo spells of 50 ms to 1 s) is gone: a cold first run on a quiet machine could trip it, and its spells then
+ * kept a 2-thread process at 1-thread speed (memleak-run, generated resnet18, 2 threads, 8 iterations: 2 of 12 cells
+ * ran every infer at 20 ms instead of 12, none of 12 without it). The run-level arbiter sees what it saw, and more. */
 
 /* The loop word: serial << STATE_SHIFT | OPEN while threads may still join | threads joined and not yet left. The
  * caller rewrites the loop's fields only once it has closed the loop and seen no thread inside, so a worker that
@@ -67,13 +49,11 @@ struct ref_pool {
     void *arg;
     int64_t n, chunk, grain;
     _Atomic int64_t *cursor; /* per thread, CURSOR_STRIDE apart: the next unclaimed index of its home range */
-    /* the guard, the caller's alone (loops are not reentrant) */
-    int64_t balance_ns;   /* time the workers saved minus time waited for them, at most GUARD_CREDIT_NS */
-    bool solo;            /* loops run on the caller alone until both of: */
-    int64_t solo_loops;   /* loops still to run on the caller alone */
-    int64_t solo_until;   /* and until this time (ns, CLOCK_MONOTONIC) */
-    int64_t solo_ns;      /* how long the next solo spell lasts */
-    int64_t parallel_since; /* when loops last went back to the workers */
+    /* the run-level arbiter (pool_runs.h), the caller's alone: runs between ref_pool_run_begin and _end */
+    ref_runs *runs;
+    bool in_run, run_solo;
+    int steer_cpu;               /* the caller's CPU when the workers' CPUs were last set, -1: never */
+    bool steered;                /* the workers are kept off steer_cpu (else they have the caller's CPUs) */
 };
 
 #define CURSOR_STRIDE 8 /* int64s: one cache line per cursor */
@@ -101,9 +81,8 @@ static void home_of(const ref_pool *p, int t, int64_t *start, int64_t *end)
  * quarters of a range when none of it is taken yet, an eighth after (never under grain), so a thread alone runs its
  * range in three calls. Which thread runs which index never changes a result (every operator's tasks are
  * independent), only how long the loop takes. */
-static int64_t run_share(ref_pool *p, int tid)
+static void run_share(ref_pool *p, int tid)
 {
-    int64_t ran = 0;
     for (int k = 0; k < p->n_threads; k++) {
         int o = (tid + k) % p->n_threads;
         int64_t start, end;
@@ -117,12 +96,10 @@ static int64_t run_share(ref_pool *p, int tid)
             stop = stop < end ? stop : end;
             if (atomic_compare_exchange_weak(cur, &at, stop)) {
                 p->fn(p->arg, at, stop, tid);
-                ran += stop - at;
                 at = atomic_load(cur);
             }
         }
     }
-    return ran;
 }
 
 /* Join the open loop in the state word, if any: true when this thread is now inside it. */
@@ -201,7 +178,7 @@ int ref_pool_new(int n_threads, ref_pool **out, ref_error *err)
     if (!p)
         return ref_fail(err, REF_E_NOMEM, "thread pool: out of memory");
     p->n_threads = n_threads;
-    p->solo_ns = GUARD_SOLO_MIN_NS;
+    p->steer_cpu = -1;
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->wake, NULL);
     pthread_cond_init(&p->done, NULL);
@@ -210,6 +187,11 @@ int ref_pool_new(int n_threads, ref_pool **out, ref_error *err)
         p->cursor = ref_calloc((size_t)n_threads * CURSOR_STRIDE, sizeof *p->cursor);
         if (!p->workers || !p->cursor)
             goto nomem;
+        int runs_rc = ref_runs_new(&p->runs, err);
+        if (runs_rc) {
+            ref_pool_free(p);
+            return runs_rc;
+        }
         for (int t = 1; t < n_threads; t++) {
             worker_arg *a = ref_malloc(sizeof *a);
             if (!a)
@@ -248,10 +230,13 @@ void ref_pool_free(ref_pool *p)
     pthread_cond_destroy(&p->done);
     ref_free(p->workers);
     ref_free((void *)p->cursor);
+    ref_runs_free(p->runs);
     ref_free(p);
 }
 
-int ref_pool_threads(const ref_pool *p) { return p ? p->n_threads : 1; }
+/* A run on the caller alone reports one thread, so every operator splits its loops as a 1-thread pool would (the
+ * same tiles, the same copies): such a run costs what a 1-thread run does. */
+int ref_pool_threads(const ref_pool *p) { return p && !p->run_solo ? p->n_threads : 1; }
 
 void ref_pool_hold_workers(ref_pool *p, bool hold)
 {
@@ -277,47 +262,6 @@ static void close_loop(ref_pool *p)
     pthread_mutex_unlock(&p->mu);
 }
 
-/* While the guard says so, true: the loop runs on the caller alone. */
-static bool guard_solo(ref_pool *p, int64_t now)
-{
-    if (p->solo_loops == 0 && now >= p->solo_until) {
-        if (p->solo) {
-            p->solo = false; /* this loop probes the workers */
-            p->parallel_since = now;
-        }
-        return false;
-    }
-    p->solo_loops -= p->solo_loops > 0;
-    return true;
-}
-
-static void guard_go_solo(ref_pool *p, int64_t end)
-{
-    /* lost again within a second of the last probe: the machine is still busy, wait longer */
-    if (end - p->parallel_since < GUARD_SOLO_MAX_NS)
-        p->solo_ns = p->solo_ns * 2 < GUARD_SOLO_MAX_NS ? p->solo_ns * 2 : GUARD_SOLO_MAX_NS;
-    else
-        p->solo_ns = GUARD_SOLO_MIN_NS;
-    p->solo = true;
-    p->solo_loops = GUARD_SOLO_LOOPS;
-    p->solo_until = end + p->solo_ns;
-    p->balance_ns = 0;
-}
-
-/* Book one parallel loop: the caller ran `ran` of n indices in work_ns, then waited wait_ns for the workers. */
-static void guard_book(ref_pool *p, int64_t n, int64_t ran, int64_t work_ns, int64_t wait_ns, int64_t end)
-{
-    /* ran == 0: the workers took every piece before the caller got one, which a descheduled worker cannot do */
-    int64_t alone_ns = ran > 0 ? (int64_t)((double)work_ns * (double)n / (double)ran) : work_ns + wait_ns;
-    /* credit up to a quarter of this loop's time alone: a big loop's gain is not clipped by its own size */
-    int64_t b = p->balance_ns + alone_ns - (work_ns + wait_ns);
-    int64_t cap = alone_ns / 4 > GUARD_CREDIT_NS ? alone_ns / 4 : GUARD_CREDIT_NS;
-    cap = p->balance_ns > cap ? p->balance_ns : cap;
-    p->balance_ns = b < cap ? b : cap;
-    if (p->balance_ns < -GUARD_LOSS_NS)
-        guard_go_solo(p, end);
-}
-
 void ref_parallel_for(ref_pool *p, int64_t n, int64_t grain, ref_task_fn fn, void *arg)
 {
     if (n <= 0)
@@ -330,11 +274,6 @@ void ref_parallel_for(ref_pool *p, int64_t n, int64_t grain, ref_task_fn fn, voi
     if (threads == 1 || n < 2 * grain ||
         (n < REF_POOL_WAKE_SHARES * grain &&
          atomic_load_explicit(&p->sleepers, memory_order_relaxed) == p->n_started)) {
-        fn(arg, 0, n, 0);
-        return;
-    }
-    int64_t t0 = now_ns();
-    if (guard_solo(p, t0)) {
         fn(arg, 0, n, 0);
         return;
     }
@@ -354,15 +293,63 @@ void ref_parallel_for(ref_pool *p, int64_t n, int64_t grain, ref_task_fn fn, voi
     /* No thread is inside a loop here (the last one closed with none joined), so the word is serial << shift. */
     uint64_t serial = (atomic_load(&p->state) >> STATE_SHIFT) + 1;
     atomic_store(&p->state, serial << STATE_SHIFT | STATE_OPEN); /* seq_cst: ordered before reading sleepers */
-    bool woke = atomic_load(&p->sleepers) > 0;
-    if (woke) {
+    if (atomic_load(&p->sleepers) > 0) {
         pthread_mutex_lock(&p->mu);
         pthread_cond_broadcast(&p->wake);
         pthread_mutex_unlock(&p->mu);
     }
-    int64_t ran = run_share(p, 0);
-    int64_t t1 = now_ns();
+    run_share(p, 0);
     close_loop(p);
-    int64_t t2 = now_ns();
-    guard_book(p, n, ran, t1 - t0, t2 - t1 + (woke ? GUARD_WAKE_NS : 0), t2);
+}
+
+/* Keep the workers off the CPU the caller runs on, within the CPUs the process may use. A sleeping worker is woken
+ * onto the waker's CPU when no CPU is idle, and a CPU running only a nice 19 job is not idle: the worker then shares
+ * the caller's core while the other one runs the background job (refengine run, generated resnet18, 2 threads,
+ * beside `nice -n 19` busy loop on CPU 1: 21 ms in the runs where both threads sat on CPU 0, 12 where they did not;
+ * 1 thread 20 ms). Only when every thread can have a CPU of its own; the caller is never moved. */
+static void steer_workers(ref_pool *p)
+{
+    int cpu = sched_getcpu();
+    if (cpu < 0 || cpu == p->steer_cpu || cpu >= CPU_SETSIZE)
+        return;
+    p->steer_cpu = cpu; /* not again until the caller moves */
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set))
+        return;
+    bool steer = CPU_ISSET(cpu, &set) && CPU_COUNT(&set) >= p->n_threads;
+    if (!steer && !p->steered)
+        return;
+    if (steer) /* else the caller's CPUs now give no thread a CPU of its own: give the workers all of them back */
+        CPU_CLR(cpu, &set);
+    for (int t = 1; t <= p->n_started; t++)
+        if (pthread_setaffinity_np(p->workers[t], sizeof set, &set))
+            return; /* a placement hint: the OS keeps its own on failure */
+    p->steered = steer;
+}
+
+void ref_pool_run_begin(ref_pool *p, uint64_t kind)
+{
+    if (!p || p->n_threads < 2 || p->in_run)
+        return;
+    steer_workers(p);
+    p->in_run = true;
+    p->run_solo = ref_runs_begin(p->runs, kind, now_ns()) == REF_RUN_SOLO;
+}
+
+void ref_pool_run_end(ref_pool *p, bool ok)
+{
+    if (!p || !p->in_run)
+        return;
+    ref_runs_end(p->runs, now_ns(), ok);
+    p->in_run = false;
+    p->run_solo = false;
+}
+
+int ref_pool_steered_cpu(const ref_pool *p) { return p && p->steered ? p->steer_cpu : -1; }
+
+void ref_pool_run_counts(const ref_pool *p, int64_t *workers, int64_t *solo)
+{
+    *workers = *solo = 0;
+    if (p && p->runs)
+        ref_runs_counts(p->runs, workers, solo);
 }

@@ -14,7 +14,8 @@ typedef struct ref_pool ref_pool;
 int ref_pool_new(int n_threads, ref_pool **out, ref_error *err);
 /* Joins the workers. NULL is fine. */
 void ref_pool_free(ref_pool *p);
-/* Threads a loop runs on; 1 for NULL. */
+/* Threads a loop runs on; 1 for NULL, and during a run the pool sends to the caller alone (ref_pool_run_begin):
+ * operators split their loops by this, so scratch sized for the pool's threads must also fit one. */
 int ref_pool_threads(const ref_pool *p);
 
 /* fn(arg, begin, end, tid) over disjoint ranges covering [0, n), tid in [0, threads): tid indexes
@@ -22,10 +23,8 @@ int ref_pool_threads(const ref_pool *p);
  * n/threads share, run first and mostly by that thread); a thread may run several, and which ones varies
  * with timing, so a task's result must depend on its indices alone. The caller runs pieces itself and never
  * waits for a worker that has not started on the loop (one descheduled by a busy machine): it waits only for
- * pieces already running; when such waits (or wakes of workers that then run nothing) cost more than the workers
- * saved, the next loops (at least 2, for at least 50 ms, longer while probes keep losing) run on the caller alone as
- * one task over [0, n). Returns when all are done. Not reentrant: a task must not call ref_parallel_for on the
- * same pool. */
+ * pieces already running. In a run the arbiter gives the caller alone (ref_pool_run_begin) the loop is one task over
+ * [0, n). Returns when all are done. Not reentrant: a task must not call ref_parallel_for on the same pool. */
 /* Work worth a share of a loop, in FLOP of GEMM. A worker still spinning from the previous loop (pool.c, ~80 us) picks
  * a loop up in about a microsecond, so back-to-back operators pay to split from ~0.5 MFLOP a share (a few us); only the
  * first loop after a pause wakes a sleeping worker (60-85 us). Raising it to 4-8 MFLOP left MobileNetV2's small layers
@@ -38,6 +37,19 @@ int ref_pool_threads(const ref_pool *p);
 
 typedef void (*ref_task_fn)(void *arg, int64_t begin, int64_t end, int tid);
 void ref_parallel_for(ref_pool *p, int64_t n, int64_t grain, ref_task_fn fn, void *arg);
+
+/* One top-level inference: between these, the pool times the run and may run all of its loops on the caller alone
+ * (pool_runs.h: per kind of run, whichever of the two modes has been faster lately, the other probed now and then).
+ * kind: runs of the same kind are compared (a hash of the input shapes). ok false: the run failed and is not
+ * timed. Nested begins (a subgraph's run) are ignored; NULL is fine. */
+void ref_pool_run_begin(ref_pool *p, uint64_t kind);
+void ref_pool_run_end(ref_pool *p, bool ok);
+/* ref_pool_run_begin also keeps the workers off the caller's CPU when every thread can have one of its own (a woken
+ * worker otherwise lands on the caller's CPU whenever no CPU is idle, e.g. beside a nice 19 job). For tests: the CPU
+ * they were last kept off, -1 when none. */
+int ref_pool_steered_cpu(const ref_pool *p);
+/* Runs timed with the workers and on the caller alone so far (0 and 0 for a pool of one thread). */
+void ref_pool_run_counts(const ref_pool *p, int64_t *workers, int64_t *solo);
 
 /* For tests: while hold is set no worker joins a new loop, as if every worker were descheduled; loops still
  * finish, on the caller. */

@@ -1,5 +1,6 @@
 /* test_runtime.c: compile and run whole small graphs: results against a hand-written reference, the arena
- * contract (infer allocates nothing), arena growth, the plan cache, I/O binding, threads, dynamic shapes.
+ * contract (infer allocates nothing), arena growth, the plan cache, I/O binding, threads and the thread arbiter,
+ * dynamic shapes.
  * It must never pass on a result it did not compare element by element. */
 #include <math.h>
 #include <stdlib.h>
@@ -7,6 +8,8 @@
 
 #include "check.h"
 #include "graph_builder.h"
+#include "pool.h"
+#include "runtime/request.h"
 
 #define D 64
 
@@ -210,6 +213,55 @@ static void test_threads_identical(void)
     CHECK(!memcmp(y1, y2, sizeof y1));
 }
 
+/* thread_arbiter: at 2 threads every infer gives the 1-thread result bit for bit whichever mode the arbiter picks,
+ * two input shapes alternating; a warm infer allocates nothing; with the arbiter off no run is timed at all. */
+static void test_thread_arbiter(void)
+{
+    float x[8 * D], want8[8 * D], want3[3 * D];
+    fill(x, 8 * D, 11);
+    ref_model *m = mlp_model();
+    for (int threads = 1; threads <= 2; threads++)
+        for (int arbiter = 1; arbiter >= 0; arbiter--) {
+            ref_options o;
+            ref_options_init(&o);
+            ref_error err = {0};
+            CHECK_OK(ref_options_set(&o, "threads", threads == 1 ? "1" : "2", &err), &err);
+            CHECK_OK(ref_options_set(&o, "thread_arbiter", arbiter ? "on" : "off", &err), &err);
+            ref_compiled *c = NULL;
+            ref_request *r = NULL;
+            CHECK_OK(ref_compile(m, &o, &c, &err), &err);
+            CHECK_OK(ref_request_new(c, &r, &err), &err);
+            int same = 1;
+            for (int i = 0; i < 40; i++) {
+                int batch = i % 2 ? 3 : 8;
+                ref_tensor t = input(x, batch), out;
+                CHECK_OK(ref_request_set_input(r, 0, &t, &err), &err);
+                CHECK_OK(ref_infer(r, &err), &err);
+                CHECK_OK(ref_request_output(r, 0, &out, &err), &err);
+                float *want = batch == 8 ? want8 : want3;
+                if (threads == 1 && arbiter && i < 2)
+                    memcpy(want, out.data, sizeof(float) * (size_t)(batch * D));
+                else
+                    same &= !memcmp(want, out.data, sizeof(float) * (size_t)(batch * D));
+            }
+            CHECK(same);
+            ref_tensor t = input(x, 8);
+            CHECK_OK(ref_request_set_input(r, 0, &t, &err), &err);
+            ref_alloc_stats s0, s1;
+            ref_alloc_get_stats(&s0);
+            CHECK_OK(ref_infer(r, &err), &err);
+            ref_alloc_get_stats(&s1);
+            CHECK(s1.n_allocs == s0.n_allocs);
+            int64_t w = 0, solo = 0;
+            ref_pool_run_counts(r->pool, &w, &solo);
+            /* 41 infers of two kinds, the first of each not booked */
+            CHECK(threads == 1 || !arbiter ? w + solo == 0 : w + solo == 39);
+            ref_request_free(r);
+            ref_compiled_free(c);
+        }
+    ref_model_free(m);
+}
+
 int main(void)
 {
     ref_alloc_stats before, after;
@@ -221,6 +273,7 @@ int main(void)
                 run_config(arena, mp, growth, 1 + growth);
     test_io_binding();
     test_threads_identical();
+    test_thread_arbiter();
     ref_alloc_get_stats(&after);
     CHECK(after.live_bytes == before.live_bytes);
     return check_summary();

@@ -173,7 +173,15 @@ static int infer_node(const ref_compiled *c, ref_plan *p, int k, ref_node_io *io
     if (c->prepacked && !e->prepared && (rc = ref_prepare_lazy((ref_compiled *)c, k, in, err)))
         return rc;
     ctx.state = e->state;
-    p->scratch_bytes[k] = e->op->scratch_bytes ? e->op->scratch_bytes(&ctx) : 0;
+    /* A run may split its loops for one thread however many the pool has (pool.h, ref_pool_run_begin), and an
+     * operator's tiles, so its scratch, can be larger so split: room for both. */
+    p->scratch_bytes[k] = 0;
+    if (e->op->scratch_bytes) {
+        size_t many = e->op->scratch_bytes(&ctx);
+        ctx.n_threads = 1;
+        size_t one = c->opts.threads > 1 ? e->op->scratch_bytes(&ctx) : many;
+        p->scratch_bytes[k] = one > many ? one : many;
+    }
     return REF_OK;
 }
 

@@ -364,6 +364,16 @@ static int ensure_arena(ref_request *r, size_t need, ref_error *err)
     return REF_OK;
 }
 
+/* The kind of run the pool times apart (ref_pool_run_begin): the inputs' shapes, FNV-1a over their dims. */
+static uint64_t shapes_kind(const ref_request *r)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (int i = 0; i < r->c->n_inputs; i++)
+        for (int d = -1; d < r->in[i].rank; d++)
+            h = (h ^ (uint64_t)(d < 0 ? r->in[i].rank : r->in[i].dims[d])) * 1099511628211ull;
+    return h;
+}
+
 int ref_infer(ref_request *r, ref_error *err)
 {
     if (!r)
@@ -371,7 +381,12 @@ int ref_infer(ref_request *r, ref_error *err)
     int rc = ref_inject_step(&r->c->opts, REF_STEP_INFER, err);
     if (rc)
         return rc;
-    return ref_infer_run(r, err);
+    if (!r->c->opts.thread_arbiter)
+        return ref_infer_run(r, err);
+    ref_pool_run_begin(r->pool, shapes_kind(r));
+    rc = ref_infer_run(r, err);
+    ref_pool_run_end(r->pool, rc == REF_OK);
+    return rc;
 }
 
 int ref_infer_run(ref_request *r, ref_error *err)
