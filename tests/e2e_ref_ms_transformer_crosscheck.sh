@@ -2,10 +2,10 @@
 # The fusions ONNX Runtime's optimizer writes into published models (com.microsoft EmbedLayerNormalization, Attention
 # with the mask index, a raw mask, and causal with an attention bias, MultiHeadAttention, SkipLayerNormalization,
 # SkipSimplifiedLayerNormalization, FastGelu, BiasGelu, Gelu, QuickGelu, FusedConv, FusedGemm, FusedMatMul,
-# MatMulNBits; SimplifiedLayerNormalization and ONNX Gelu; issue 24) in small float32 and float16 models: the
-# reference engine agrees with ORT, float32 element-wise (rtol 1e-4 of each output's max) and float16 within 2x ORT's own
-# float32-vs-float16 difference (tests/crosscheck_basis.sh picks both). It must never download anything: without
-# ORT or python3-onnx it prints SKIP and exits 77.
+# MatMulNBits, QAttention; SimplifiedLayerNormalization and ONNX Gelu; issue 24) in small float32 and float16
+# models: the reference engine agrees with ORT, float32 element-wise (rtol 1e-4 of each output's max), float16 within
+# 2x ORT's own float32-vs-float16 difference, quantized by the statistical bases (tests/crosscheck_basis.sh picks
+# each). It must never download anything: without ORT or python3-onnx it prints SKIP and exits 77.
 source "$(dirname "$0")/lib.sh"
 build="${MLK_BUILD_DIR:?MLK_BUILD_DIR must point at the build tree}"
 if [ ! -f "$build/lib/engine_ort.so" ] || [ ! -x "$build/tests/ort_crosscheck" ]; then
@@ -44,6 +44,8 @@ check "mha-f16: ORT agrees within its own float16 difference" \
   based "$m/mha-f16.onnx" float16 --opt dim.batch=2 --opt dim.seq=5 --opt dim.mlen=7
 check "nbits (MatMulNBits: 4-bit with packed, default, float zero points, 8-bit, partial block, bias): ORT agrees" \
   based "$m/nbits.onnx" float --opt dim.batch=2 --opt dim.seq=3
+check "qattention (DynamicQuantizeLinear + QAttention, three weight forms, mask): ORT agrees (quantized basis)" \
+  based "$m/qattention.onnx" quantized --opt dim.batch=2 --opt dim.seq=6
 check "encoder at 2 ref threads: ORT agrees" \
   based "$m/encoder.onnx" float --opt dim.batch=2 --opt dim.seq=7 --ref-opt threads=2
 finish

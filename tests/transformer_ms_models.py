@@ -14,8 +14,9 @@ as ORT runs these on CPU: FusedConv with each activation and a Z input, FusedGem
 or transB; input x [batch, 3, 12, 12], run it with batch 3), mha.onnx and mha-f16.onnx (MultiHeadAttention across
 x [batch, seq, 32] and mem [batch, mlen, 32] with a bias and an int32 key padding mask, then causal self-attention
 with an attention bias ab [1, 2, seq, seq]), nbits.onnx (MatMulNBits on x [batch, seq, 40]: 4-bit blocks of 16 with
-packed, default and float zero points, 4-bit blocks of 32, 8-bit blocks, a partial last block, biases). Exit: 0
-written, 2 usage.
+packed, default and float zero points, 4-bit blocks of 32, 8-bit blocks, a partial last block, biases), qattention.onnx
+(DynamicQuantizeLinear then QAttention, as quantize_dynamic writes it: int8 weights per tensor and per column, uint8
+weights, an int32 mask). Exit: 0 written, 2 usage.
 """
 import os
 import sys
@@ -172,6 +173,27 @@ def nbits(rng):
     return helper.make_graph(nodes, "nbits", inputs, outs, inits)
 
 
+def qattention(rng):
+    w = (rng.standard_normal([D, 3 * D]) * 0.3).astype(np.float32)
+    nodes = [helper.make_node("DynamicQuantizeLinear", ["x"], ["xq", "xs", "xz"])]
+    inits, outs = [], []
+    for name, per_col, unsigned in (("a", False, False), ("b", True, False), ("c", False, True)):
+        ws = (np.abs(w).max(0) if per_col else np.abs(w).max()) / 127
+        ws = np.asarray(ws, np.float32)
+        q = np.round(w / ws)
+        wq = (np.clip(q + 128, 0, 255).astype(np.uint8) if unsigned else np.clip(q, -127, 127).astype(np.int8))
+        wz = np.full(ws.shape, 128 if unsigned else 0, np.uint8 if unsigned else np.int8)
+        inits += [numpy_helper.from_array(wq, name + "_w"), numpy_helper.from_array(ws, name + "_ws"),
+                  numpy_helper.from_array(wz, name + "_wz"),
+                  numpy_helper.from_array((rng.standard_normal(3 * D) * 0.1).astype(np.float32), name + "_b")]
+        nodes.append(helper.make_node("QAttention", ["xq", name + "_w", name + "_b", "xs", name + "_ws", "mask", "xz",
+                                                     name + "_wz"], [name + "_y"], domain=MS, num_heads=HEADS))
+        outs.append(helper.make_tensor_value_info(name + "_y", TensorProto.FLOAT, None))
+    inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", "seq", D]),
+              helper.make_tensor_value_info("mask", TensorProto.INT32, ["batch", "seq"])]
+    return helper.make_graph(nodes, "qattention", inputs, outs, inits)
+
+
 def save(graph, path, half):
     m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20), helper.make_opsetid(MS, 1)])
     m.ir_version = 9
@@ -190,8 +212,9 @@ def main():
         sys.exit(2)
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
-    for name, build, seed in (("encoder", encoder, 7), ("causal", causal, 8), ("fused", fused, 9), ("mha", mha, 10), ("nbits", nbits, 11)):
-        for half in (False, True) if name not in ("fused", "nbits") else (False,):
+    for name, build, seed in (("encoder", encoder, 7), ("causal", causal, 8), ("fused", fused, 9), ("mha", mha, 10), ("nbits", nbits, 11),
+                              ("qattention", qattention, 12)):
+        for half in (False, True) if name not in ("fused", "nbits", "qattention") else (False,):
             save(build(np.random.default_rng(seed)), os.path.join(out, name + ("-f16" if half else "") + ".onnx"),
                  half)
 

@@ -1,7 +1,7 @@
 /* test_ops_attention_ms.c: com.microsoft Attention and MultiHeadAttention on a hand-sized case (weights that make Q = K = V = x, so every
  * output is a softmax-weighted sum of input rows worked out here in double): no mask, a raw 0/1 mask, key lengths,
- * causal, an attention bias, unequal V width, one and two threads, MultiHeadAttention's key padding mask and bias, and
- * the refusals that name the input. It must
+ * causal, an attention bias, unequal V width, one and two threads, MultiHeadAttention's key padding mask and bias,
+ * QAttention on 8-bit values that dequantize to the same, and the refusals that name the input. It must
  * never take an expectation from the kernels, nor leave engine bytes allocated. */
 #include <math.h>
 #include <string.h>
@@ -166,9 +166,38 @@ static void test_multi_head(void)
     CHECK(strstr(err->msg, "past_key") != NULL);
 }
 
+static void test_quantized(void)
+{
+    ref_error errs, *err = &errs;
+    /* QAttention: x as uint8 with scale 0.5 and zero point 10 gives back xv (1, 0 -> 12, 10; 0, 2 -> 10, 14; ...);
+     * weights [I I I] as int8 with scale 0.25 and zero point 0 are 4s: Q = K = V = x again, so the same rows */
+    uint8_t xq[6];
+    for (int i = 0; i < 6; i++)
+        xq[i] = (uint8_t)(xv[i] / 0.5f + 10);
+    int8_t wq[] = {4, 0, 4, 0, 4, 0, 0, 4, 0, 4, 0, 4};
+    float xs = 0.5f, ws = 0.25f;
+    uint8_t xz = 10;
+    int8_t wz = 0;
+    ref_tensor x = oh_tensor(REF_DT_UINT8, 3, (int64_t[]){1, 3, 2}, xq), w = oh_tensor(REF_DT_INT8, 2, (int64_t[]){2, 6}, wq);
+    ref_tensor txs = oh_tensor(REF_DT_FLOAT, 0, NULL, &xs), tws = oh_tensor(REF_DT_FLOAT, 0, NULL, &ws);
+    ref_tensor txz = oh_tensor(REF_DT_UINT8, 0, NULL, &xz), twz = oh_tensor(REF_DT_INT8, 0, NULL, &wz), y;
+    const bool all[3][3] = {{1, 1, 1}, {1, 1, 1}, {1, 1, 1}};
+    const ref_tensor *in[9] = {&x, &w, NULL, &txs, &tws, NULL, &txz, &twz};
+    ref_node *n = oh_node(m, "QAttention", 8, 1);
+    n->domain = "com.microsoft";
+    oh_attr_int(m, n, "num_heads", 1);
+    CHECK_OK(oh_run(n, 17, 8, in, 1, &y, 0, 1, err), err);
+    check_rows(&y, all, NULL);
+    oh_free_outputs(1, &y);
+    in[6] = &twz; /* an int8 zero point for uint8 x: refused */
+    CHECK(oh_run(n, 17, 8, in, 1, &y, 0, 1, err) == REF_E_SHAPE);
+    CHECK(strstr(err->msg, "input_zero_point") != NULL);
+}
+
 int main(void)
 {
     m = ref_model_new();
+    test_quantized();
     test_masks();
     test_two_heads_narrow_v();
     test_multi_head();

@@ -1,5 +1,6 @@
 /* attention_ms.c: ONNX Runtime's com.microsoft Attention and MultiHeadAttention, as its transformer optimizer writes
- * them into published float32 and float16 models. Attention: input [B, S, D] times weights [D, Hq + Hk + Hv] (+ bias)
+ * them into published float32 and float16 models, and QAttention, what quantize_dynamic makes of Attention (8-bit
+ * input and weights with their scales and zero points, dequantized to float first). Attention: input [B, S, D] times weights [D, Hq + Hk + Hv] (+ bias)
  * gives Q, K and V; MultiHeadAttention takes query [B, S, Hq], key [B, T, Hq] and value [B, T, Hv] (+ bias). Both split
  * them into num_heads heads; softmax(scale Q K^T + mask) V per head, the heads side by side in [B, S, Hv]. Masks:
  * none, key lengths [B], raw 0/1 [B, T] or (Attention) [B, S, T] (int32), unidirectional (causal), an additive
@@ -45,19 +46,39 @@ static int masks(ref_op_ctx *c, att_geom *g, int mi, const char *mname, int bi)
                         op, mi, mname, ref_dtype_name(m->dtype), ref_shape_str(m, s1, sizeof s1),
                         mi == 3 ? " or [B, S, T]" : "");
     }
-    const ref_tensor *ab = g->abias = in_at(c, bi);
+    const ref_tensor *ab = g->abias = bi >= 0 ? in_at(c, bi) : NULL;
     if (ab && (ab->dtype != REF_DT_FLOAT || ab->rank != 4 || (ab->dims[0] != 1 && ab->dims[0] != g->B) ||
                (ab->dims[1] != 1 && ab->dims[1] != g->N) || ab->dims[2] != g->S || ab->dims[3] != g->T))
         return ref_fail(c->err, REF_E_SHAPE, "%s: input %d (attention_bias) must be float [B or 1, N or 1, S, T]", op, bi);
     return REF_OK;
 }
 
+static bool is_q(const ref_op_ctx *c) { return !strcmp(c->node->op_type, "QAttention"); }
+
+static bool is8(const ref_tensor *t) { return t && (t->dtype == REF_DT_UINT8 || t->dtype == REF_DT_INT8); }
+
+/* QAttention's scales and zero points (inputs 3, 4, 6, 7): x's one of each, w's one or one per column. */
+static int qparams(ref_op_ctx *c, const att_geom *g)
+{
+    const ref_tensor *xs = in_at(c, 3), *ws = in_at(c, 4), *xz = in_at(c, 6), *wz = in_at(c, 7);
+    if (!xs || xs->dtype != REF_DT_FLOAT || ref_tensor_numel(xs) != 1 || !ws || ws->dtype != REF_DT_FLOAT ||
+        (ref_tensor_numel(ws) != 1 && ref_tensor_numel(ws) != g->Htot) ||
+        (xz && (xz->dtype != c->in[0]->dtype || ref_tensor_numel(xz) != 1)) ||
+        (wz && (wz->dtype != c->in[1]->dtype || (ref_tensor_numel(wz) != 1 && ref_tensor_numel(wz) != g->Htot))))
+        return ref_fail(c->err, REF_E_SHAPE, "QAttention: input_scale and input_zero_point one value of x's type, "
+                        "weight_scale and weight_zero_point one or %lld of w's", (long long)g->Htot);
+    return REF_OK;
+}
+
 static int geom(ref_op_ctx *c, att_geom *g)
 {
     const ref_tensor *x = in_at(c, 0), *w = in_at(c, 1), *b = in_at(c, 2);
+    bool q = is_q(c);
     memset(g, 0, sizeof *g);
-    if (!x || !w || x->dtype != REF_DT_FLOAT || w->dtype != REF_DT_FLOAT || x->rank != 3 || w->rank != 2)
-        return ref_fail(c->err, REF_E_UNSUPPORTED, "Attention: input [B, S, D] and weights [D, 3H] must be float");
+    if (!x || !w || x->rank != 3 || w->rank != 2 || (q ? !is8(x) || !is8(w) : x->dtype != REF_DT_FLOAT ||
+                                                                           w->dtype != REF_DT_FLOAT))
+        return ref_fail(c->err, REF_E_UNSUPPORTED, "%s: input [B, S, D] and weights [D, 3H] must be %s",
+                        c->node->op_type, q ? "8-bit" : "float");
     g->B = x->dims[0], g->S = g->T = x->dims[1], g->D = x->dims[2], g->N = ref_attr_int_or(c->node, "num_heads", 0);
     g->Htot = w->dims[1];
     const int64_t *qkv = NULL;
@@ -74,9 +95,11 @@ static int geom(ref_op_ctx *c, att_geom *g)
                         (long long)w->dims[0], (long long)g->Htot, (long long)g->D, (long long)g->N);
     if (b && (b->dtype != REF_DT_FLOAT || ref_tensor_numel(b) != g->Htot))
         return ref_fail(c->err, REF_E_SHAPE, "Attention: input 2 (bias) must be float [%lld]", (long long)g->Htot);
-    if (in_at(c, 4) || (c->n_out > 1 && c->out[1]))
-        return ref_fail(c->err, REF_E_UNSUPPORTED, "Attention: input 4 (past) and output 1 (present) are not supported");
-    return masks(c, g, 3, "mask_index", 5);
+    if (in_at(c, q ? 8 : 4) || (c->n_out > 1 && c->out[1]))
+        return ref_fail(c->err, REF_E_UNSUPPORTED, "%s: input %d (past) and output 1 (present) are not supported",
+                        c->node->op_type, q ? 8 : 4);
+    int rc = q ? qparams(c, g) : REF_OK;
+    return rc ? rc : masks(c, g, q ? 5 : 3, "mask_index", q ? -1 : 5);
 }
 
 static int att_infer(ref_op_ctx *c)
@@ -101,6 +124,12 @@ static size_t per_thread(const att_geom *g)
 
 static size_t qkv_bytes(const att_geom *g) { return ((size_t)(g->B * g->S * g->Htot) * sizeof(float) + 63) / 64 * 64; }
 
+/* QAttention: the float input and weights it dequantizes before the same products. */
+static size_t deq_bytes(const ref_op_ctx *c, const att_geom *g)
+{
+    return is_q(c) ? ((size_t)(g->B * g->S * g->D + g->D * g->Htot) * sizeof(float) + 127) / 64 * 64 : 0;
+}
+
 static size_t att_scratch(const ref_op_ctx *c)
 {
     att_geom g;
@@ -111,7 +140,7 @@ static size_t att_scratch(const ref_op_ctx *c)
         return 0;
     size_t proj = ref_sgemm_scratch_bytes(g.B * g.S, g.Htot, g.D, false, false, c->n_threads);
     size_t heads = per_thread(&g) * (size_t)(c->n_threads > 0 ? c->n_threads : 1);
-    return qkv_bytes(&g) + (proj > heads ? proj : heads);
+    return deq_bytes(c, &g) + qkv_bytes(&g) + (proj > heads ? proj : heads);
 }
 
 typedef struct {
@@ -172,6 +201,20 @@ static void head_fn(void *arg, int64_t begin, int64_t end, int tid)
     }
 }
 
+/* f = (t - z) * s over t's elements, z and s one value or one per column of `cols` columns. */
+static void deq(const ref_tensor *t, const ref_tensor *s, const ref_tensor *z, int64_t cols, float *f)
+{
+    const float *sd = s->data;
+    int64_t n = ref_tensor_numel(t), ns = ref_tensor_numel(s), nz = z ? ref_tensor_numel(z) : 0;
+    bool s8 = t->dtype == REF_DT_INT8;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t col = i % cols;
+        int v = s8 ? ((const int8_t *)t->data)[i] : ((const uint8_t *)t->data)[i];
+        int zv = !z ? 0 : s8 ? ((const int8_t *)z->data)[nz == 1 ? 0 : col] : ((const uint8_t *)z->data)[nz == 1 ? 0 : col];
+        f[i] = (float)(v - zv) * sd[ns == 1 ? 0 : col];
+    }
+}
+
 static int att_run(ref_op_ctx *c)
 {
     att_geom g;
@@ -180,11 +223,18 @@ static int att_run(ref_op_ctx *c)
         return rc;
     if (c->scratch_bytes < att_scratch(c))
         return ref_fail(c->err, REF_E_STATE, "Attention: scratch too small");
-    float *qkv = c->scratch;
-    char *rest = (char *)c->scratch + qkv_bytes(&g);
-    size_t rest_bytes = c->scratch_bytes - qkv_bytes(&g);
+    size_t dq = deq_bytes(c, &g);
+    float *qkv = (float *)((char *)c->scratch + dq);
+    char *rest = (char *)qkv + qkv_bytes(&g);
+    size_t rest_bytes = c->scratch_bytes - dq - qkv_bytes(&g);
     const ref_tensor *b = in_at(c, 2);
     ref_sgemm_operand X = {.data = c->in[0]->data, .ld = g.D}, W = {.data = c->in[1]->data, .ld = g.Htot};
+    if (dq) { /* QAttention: x and w dequantized (products of integers below 2^24 are exact in float) */
+        float *xf = c->scratch, *wf = xf + g.B * g.S * g.D;
+        deq(c->in[0], in_at(c, 3), in_at(c, 6), 1, xf);
+        deq(c->in[1], in_at(c, 4), in_at(c, 7), g.Htot, wf);
+        X.data = xf, W.data = wf;
+    }
     int64_t M = g.B * g.S;
     if (b) /* the bias seeds every row, then beta 1 adds the product */
         for (int64_t r = 0; r < M; r++)
@@ -285,6 +335,7 @@ static int mha_run(ref_op_ctx *c)
 
 const ref_op ref_ops_attention_ms[] = {
     {.name = "Attention", .infer = att_infer, .run = att_run, .scratch_bytes = att_scratch},
+    {.name = "QAttention", .infer = att_infer, .run = att_run, .scratch_bytes = att_scratch},
     {.name = "MultiHeadAttention", .infer = mha_infer, .run = mha_run, .scratch_bytes = mha_scratch},
     {.name = NULL},
 };
