@@ -11,6 +11,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "../alloc.h"
 #include "op.h"
 #include "rows.h"
 #include "sgemm.h"
@@ -124,10 +125,11 @@ static size_t per_thread(const att_geom *g)
 
 static size_t qkv_bytes(const att_geom *g) { return ((size_t)(g->B * g->S * g->Htot) * sizeof(float) + 63) / 64 * 64; }
 
-/* QAttention: the float input and weights it dequantizes before the same products. */
+/* QAttention: the float input and (unless prepare dequantized them once) weights before the same products. */
 static size_t deq_bytes(const ref_op_ctx *c, const att_geom *g)
 {
-    return is_q(c) ? ((size_t)(g->B * g->S * g->D + g->D * g->Htot) * sizeof(float) + 127) / 64 * 64 : 0;
+    int64_t w = c->state ? 0 : g->D * g->Htot;
+    return is_q(c) ? ((size_t)(g->B * g->S * g->D + w) * sizeof(float) + 127) / 64 * 64 : 0;
 }
 
 static size_t att_scratch(const ref_op_ctx *c)
@@ -215,6 +217,27 @@ static void deq(const ref_tensor *t, const ref_tensor *s, const ref_tensor *z, i
     }
 }
 
+/* QAttention with constant weights, scales and zero points: the float weights once (the state is the float array). */
+static int qatt_prepare(ref_op_ctx *c, void **state)
+{
+    const ref_tensor *w = in_at(c, 1), *ws = in_at(c, 4), *wz = in_at(c, 7);
+    att_geom g;
+    ref_error quiet = {0};
+    ref_op_ctx q = *c;
+    q.err = &quiet;
+    if (geom(&q, &g) || !w->data || !ws->data || (wz && !wz->data))
+        return REF_OK; /* infer says what is wrong; or dequantized per run */
+    float *f = ref_aligned_alloc((size_t)(g.D * g.Htot) * sizeof(float));
+    if (!f)
+        return ref_fail(c->err, REF_E_NOMEM, "QAttention: out of memory for %lld x %lld float weights", (long long)g.D,
+                        (long long)g.Htot);
+    deq(w, ws, wz, g.Htot, f);
+    *state = f;
+    return REF_OK;
+}
+
+static void qatt_state_free(void *s) { ref_free(s); }
+
 static int att_run(ref_op_ctx *c)
 {
     att_geom g;
@@ -230,9 +253,10 @@ static int att_run(ref_op_ctx *c)
     const ref_tensor *b = in_at(c, 2);
     ref_sgemm_operand X = {.data = c->in[0]->data, .ld = g.D}, W = {.data = c->in[1]->data, .ld = g.Htot};
     if (dq) { /* QAttention: x and w dequantized (products of integers below 2^24 are exact in float) */
-        float *xf = c->scratch, *wf = xf + g.B * g.S * g.D;
+        float *xf = c->scratch, *wf = c->state ? c->state : xf + g.B * g.S * g.D;
         deq(c->in[0], in_at(c, 3), in_at(c, 6), 1, xf);
-        deq(c->in[1], in_at(c, 4), in_at(c, 7), g.Htot, wf);
+        if (!c->state)
+            deq(c->in[1], in_at(c, 4), in_at(c, 7), g.Htot, wf);
         X.data = xf, W.data = wf;
     }
     int64_t M = g.B * g.S;
@@ -335,7 +359,8 @@ static int mha_run(ref_op_ctx *c)
 
 const ref_op ref_ops_attention_ms[] = {
     {.name = "Attention", .infer = att_infer, .run = att_run, .scratch_bytes = att_scratch},
-    {.name = "QAttention", .infer = att_infer, .run = att_run, .scratch_bytes = att_scratch},
+    {.name = "QAttention", .infer = att_infer, .run = att_run, .scratch_bytes = att_scratch, .prepare = qatt_prepare,
+     .state_free = qatt_state_free},
     {.name = "MultiHeadAttention", .infer = mha_infer, .run = mha_run, .scratch_bytes = mha_scratch},
     {.name = NULL},
 };
