@@ -217,7 +217,21 @@ static void deq(const ref_tensor *t, const ref_tensor *s, const ref_tensor *z, i
     }
 }
 
-/* QAttention with constant weights, scales and zero points: the float weights once (the state is the float array). */
+/* QAttention with constant weights, scales and zero points: the float weights once. */
+typedef struct {
+    float *w;
+    size_t bytes;
+} qatt_state;
+
+static void qatt_state_free(void *s)
+{
+    if (s)
+        ref_free(((qatt_state *)s)->w);
+    ref_free(s);
+}
+
+static size_t qatt_state_bytes(const void *s) { return s ? ((const qatt_state *)s)->bytes : 0; }
+
 static int qatt_prepare(ref_op_ctx *c, void **state)
 {
     const ref_tensor *w = in_at(c, 1), *ws = in_at(c, 4), *wz = in_at(c, 7);
@@ -227,16 +241,20 @@ static int qatt_prepare(ref_op_ctx *c, void **state)
     q.err = &quiet;
     if (geom(&q, &g) || !w->data || !ws->data || (wz && !wz->data))
         return REF_OK; /* infer says what is wrong; or dequantized per run */
-    float *f = ref_aligned_alloc((size_t)(g.D * g.Htot) * sizeof(float));
-    if (!f)
+    qatt_state *st = ref_calloc(1, sizeof *st);
+    if (st) {
+        st->bytes = (size_t)(g.D * g.Htot) * sizeof(float);
+        st->w = ref_aligned_alloc(st->bytes);
+    }
+    if (!st || !st->w) {
+        qatt_state_free(st);
         return ref_fail(c->err, REF_E_NOMEM, "QAttention: out of memory for %lld x %lld float weights", (long long)g.D,
                         (long long)g.Htot);
-    deq(w, ws, wz, g.Htot, f);
-    *state = f;
+    }
+    deq(w, ws, wz, g.Htot, st->w);
+    *state = st;
     return REF_OK;
 }
-
-static void qatt_state_free(void *s) { ref_free(s); }
 
 static int att_run(ref_op_ctx *c)
 {
@@ -253,7 +271,7 @@ static int att_run(ref_op_ctx *c)
     const ref_tensor *b = in_at(c, 2);
     ref_sgemm_operand X = {.data = c->in[0]->data, .ld = g.D}, W = {.data = c->in[1]->data, .ld = g.Htot};
     if (dq) { /* QAttention: x and w dequantized (products of integers below 2^24 are exact in float) */
-        float *xf = c->scratch, *wf = c->state ? c->state : xf + g.B * g.S * g.D;
+        float *xf = c->scratch, *wf = c->state ? ((const qatt_state *)c->state)->w : xf + g.B * g.S * g.D;
         deq(c->in[0], in_at(c, 3), in_at(c, 6), 1, xf);
         if (!c->state)
             deq(c->in[1], in_at(c, 4), in_at(c, 7), g.Htot, wf);
@@ -360,7 +378,7 @@ static int mha_run(ref_op_ctx *c)
 const ref_op ref_ops_attention_ms[] = {
     {.name = "Attention", .infer = att_infer, .run = att_run, .scratch_bytes = att_scratch},
     {.name = "QAttention", .infer = att_infer, .run = att_run, .scratch_bytes = att_scratch, .prepare = qatt_prepare,
-     .state_free = qatt_state_free},
+     .state_free = qatt_state_free, .state_bytes = qatt_state_bytes},
     {.name = "MultiHeadAttention", .infer = mha_infer, .run = mha_run, .scratch_bytes = mha_scratch},
     {.name = NULL},
 };
