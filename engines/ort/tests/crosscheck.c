@@ -3,7 +3,7 @@
  *
  * usage: ort_crosscheck [--lib-dir DIR] [--rtol X] [--opt k=v] [--ref-opt k=v] [--ort-opt k=v] [--maps FILE]
  *                       [--metrics] [--infers N] [--within F] [--basis-model FILE | --basis-nudge N|auto]
- *                       [--basis-k K] MODEL
+ *                       [--basis-ort-opt k=v] [--basis-k K] MODEL
  * --opt goes to both engines, --ref-opt / --ort-opt to one. --maps FILE prints how many KiB of FILE each engine
  * has mapped after read_model, compile_model and infer (what mmap on/off means, read from /proc/self/maps);
  * --metrics prints each engine's metrics after the last infer.
@@ -20,6 +20,9 @@
  * rtol * max|ref| when larger); with --within, the share of values within rtol * max|ref| at least ORT's own
  * divided by K, the share outside at most K times ORT's own, the fraction F (0 allowed with a basis) at least, and
  * the mean |ort - ref| at most K times ORT's own mean, unless every value is within. K is 2 by default.
+ * --basis-ort-opt k=v (repeatable) is another basis: ORT with these options too (graph_optimization=disable: its fused
+ * integer kernels against the float Quantize/Dequantize it runs unfused, two readings of one quantized model) against
+ * ORT. Given beside --basis-model or --basis-nudge, an output agrees when either basis accepts it.
  * Exit 0 agree, 1 disagree, 2 usage or error. */
 #include <dlfcn.h>
 #include <math.h>
@@ -319,9 +322,15 @@ static int compare_one(const run_outputs *ref, const run_outputs *ort, const bas
     return !ok;
 }
 
-static int compare(const run_outputs *ref, const run_outputs *ort, const basis *bs, double rtol, double within)
+/* Every output against ort, by the basis bs (or, when bs2 has outputs, by whichever of the two accepts it). */
+static int compare(const run_outputs *ref, const run_outputs *ort, const basis *bs, const basis *bs2, double rtol,
+                   double within)
 {
     int bad = 0;
+    if (bs2->out && bs2->out->n_out != ort->n_out) {
+        printf("FAIL: ort has %zu outputs, the basis %zu (%s)\n", ort->n_out, bs2->out->n_out, bs2->what);
+        return 1;
+    }
     if (ref->n_out != ort->n_out || (bs->out && bs->out->n_out != ort->n_out)) {
         printf("FAIL: ref has %zu outputs, ort %zu, the basis %zu\n", ref->n_out, ort->n_out,
                bs->out ? bs->out->n_out : ort->n_out);
@@ -335,8 +344,10 @@ static int compare(const run_outputs *ref, const run_outputs *ort, const basis *
         } else if (bs->out && !same_dims(b, &bs->out->info[i])) { /* a float32 basis of a float16 model */
             printf("FAIL: output %zu (%s): its shape differs between ort and the basis (%s)\n", i, a->name, bs->what);
             bad = 1;
-        } else {
-            bad |= compare_one(ref, ort, bs, i, rtol, within);
+        } else if (compare_one(ref, ort, bs, i, rtol, within)) {
+            if (bs2->out && bs->out) /* the second basis may still accept it */
+                printf("  output %zu: by the other basis:\n", i);
+            bad |= !(bs2->out && bs->out) || compare_one(ref, ort, bs2, i, rtol, within);
         }
     }
     return bad;
@@ -365,12 +376,14 @@ typedef struct {
     int n_infers, show_metrics, nudge;
     int n_owned;
     char *owned[MAX_OPTS]; /* copies made for --opt, so each engine splits its own string */
+    int n_alt;
+    char *alt[MAX_OPTS]; /* --basis-ort-opt, split when the basis engine is made */
 } xc_args;
 
 #define XC_USAGE                                                                                                   \
     "usage: ort_crosscheck [--lib-dir DIR] [--rtol X] [--opt k=v] [--ref-opt k=v] [--ort-opt k=v] [--maps FILE]\n" \
     "                      [--metrics] [--infers N] [--within F] [--basis-model FILE | --basis-nudge N|auto]\n"        \
-    "                      [--basis-k K] MODEL\n"
+    "                      [--basis-ort-opt k=v] [--basis-k K] MODEL\n"
 
 static int parse_args(int argc, char **argv, xc_args *x, engine_run *ref, engine_run *ort)
 {
@@ -397,6 +410,10 @@ static int parse_args(int argc, char **argv, xc_args *x, engine_run *ref, engine
             x->nudge = !strcmp(v, "auto") ? NUDGE_AUTO : (int)strtol(v, &end, 10);
             if (strcmp(v, "auto") && (*end || x->nudge < 1))
                 bad = "--basis-nudge takes 1 to 1000 (steps of the input's type) or auto";
+        } else if (!strcmp(argv[i], "--basis-ort-opt") && more && x->n_alt < MAX_OPTS) {
+            if (!strchr(argv[++i], '='))
+                bad = "--basis-ort-opt takes key=value";
+            x->alt[x->n_alt++] = argv[i];
         } else if (!strcmp(argv[i], "--basis-k") && more)
             x->k = atof(argv[++i]);
         else if (!strcmp(argv[i], "--opt") && more && x->n_owned < MAX_OPTS) {
@@ -421,7 +438,8 @@ static int parse_args(int argc, char **argv, xc_args *x, engine_run *ref, engine
     const char *bad = !x->model || x->n_infers < 1 ? "a model is required (and --infers >= 1)"
                       : x->basis_model && x->nudge ? "--basis-model and --basis-nudge are two bases: give one"
                       : x->within > 1 || (x->within < 0 && x->within != -1) ? "--within takes a fraction, 0 to 1"
-                      : x->within == 0 && !x->basis_model && !x->nudge ? "--within 0 accepts anything without a basis"
+                      : x->within == 0 && !x->basis_model && !x->nudge && !x->n_alt
+                          ? "--within 0 accepts anything without a basis"
                       : x->nudge < NUDGE_AUTO || x->nudge > 1000
                           ? "--basis-nudge takes 1 to 1000 (steps of the input's type) or auto"
                       : !(x->k >= 1) ? "--basis-k must be at least 1 (a tighter bound would fail ORT itself)"
@@ -463,13 +481,33 @@ static int run_basis(const engine_run *ort, const xc_args *x, const run_outputs 
     return 0;
 }
 
+/* --basis-ort-opt: ORT once more, on the model and inputs, with those options after the others (later ones win). */
+static int run_alt(const engine_run *ort, const xc_args *x, run_outputs *alt_out, char *what, size_t len)
+{
+    engine_run alt = *ort;
+    char copies[MAX_OPTS][256];
+    size_t at = (size_t)snprintf(what, len, "ORT with");
+    for (int i = 0; i < x->n_alt; i++) {
+        snprintf(copies[i], sizeof copies[i], "%s", x->alt[i]);
+        if (at < len)
+            at += (size_t)snprintf(what + at, len - at, " %s", x->alt[i]);
+        if (add_opt(&alt, copies[i])) {
+            fprintf(stderr, "crosscheck: --basis-ort-opt %s: more than %d options in all\n", x->alt[i], MAX_OPTS);
+            return -1;
+        }
+    }
+    if (at < len)
+        snprintf(what + at, len - at, " against ORT");
+    return run_engine(&alt, x->model, alt_out, 0, NULL, 1, 0);
+}
+
 int main(int argc, char **argv)
 {
     engine_run ref = {.which = "ref"}, ort = {.which = "ort"};
-    run_outputs ref_out = {0}, ort_out = {0}, own_out = {0};
+    run_outputs ref_out = {0}, ort_out = {0}, own_out = {0}, alt_out = {0};
     xc_args x = {.rtol = 1e-4, .within = -1, .k = 2, .n_infers = 1};
-    char self[4000], what[600];
-    basis bs = {.what = what};
+    char self[4000], what[600], alt_what[600] = "";
+    basis bs = {.what = what}, bs2 = {.what = alt_what};
     int rc = 2;
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
     if (n > 0) {
@@ -481,14 +519,17 @@ int main(int argc, char **argv)
     }
     if (parse_args(argc, argv, &x, &ref, &ort))
         goto out;
-    bs.k = x.k;
+    bs.k = bs2.k = x.k;
     if (!open_engine(&ref, x.lib_dir) && !open_engine(&ort, x.lib_dir) &&
         !run_engine(&ref, x.model, &ref_out, 0, x.maps, x.n_infers, x.show_metrics) &&
         !run_engine(&ort, x.model, &ort_out, 0, x.maps, x.n_infers, x.show_metrics)) {
         int based = x.basis_model || x.nudge;
-        if (!based || !run_basis(&ort, &x, &ort_out, &own_out, what, sizeof what)) {
+        if ((!based || !run_basis(&ort, &x, &ort_out, &own_out, what, sizeof what)) &&
+            (!x.n_alt || !run_alt(&ort, &x, &alt_out, alt_what, sizeof alt_what))) {
             bs.out = based ? &own_out : NULL;
-            rc = compare(&ref_out, &ort_out, &bs, x.rtol, x.within);
+            if (x.n_alt) /* the only basis, or the second */
+                *(based ? &bs2 : &bs) = (basis){.out = &alt_out, .what = alt_what, .k = x.k};
+            rc = compare(&ref_out, &ort_out, &bs, &bs2, x.rtol, x.within);
         }
     }
     printf("%s: %s\n", x.model, rc == 0 ? "outputs agree" : rc == 1 ? "outputs DISAGREE" : "error");
@@ -496,6 +537,7 @@ out:
     outputs_free(&ref_out);
     outputs_free(&ort_out);
     outputs_free(&own_out);
+    outputs_free(&alt_out);
     for (int i = 0; i < x.n_owned; i++)
         free(x.owned[i]);
     mlk_plugin_deinit(&ref.plugin);

@@ -169,6 +169,10 @@ typedef struct ref_options {
     /* Largest tensor (bytes; zero dims counted as one) a shape may ask for; a bigger one is refused naming the node
      * or input. 0 (the default): the machine's physical memory, or RLIMIT_AS / RLIMIT_DATA when lower. */
     int64_t max_tensor_bytes;
+    /* 1: MatMul(DequantizeLinear, DequantizeLinear of 8-bit constants) runs as an integer GEMM scaled once, and such a
+     * Conv followed by QuantizeLinear as QLinearConv, as ONNX Runtime fuses them; 0: the float arithmetic of the Q/DQ
+     * nodes as written. Default 1. */
+    int fuse_qdq;
 } ref_options;
 
 /* Fill o with the defaults above. */

@@ -43,6 +43,7 @@ void ref_options_init(ref_options *o)
     o->mem_pattern = 1;
     o->plan_cache = 8;
     o->fold_bn = 1;
+    o->fuse_qdq = 1;
     o->thread_arbiter = 1;
     o->inject_leak_step = REF_STEP_INFER;
     o->inject_retention_step = REF_STEP_INFER;
@@ -53,7 +54,7 @@ void ref_options_init(ref_options *o)
 const char *ref_options_keys(void)
 {
     return "mmap, threads, compile_threads, planner, arena, arena_growth, mem_pattern, plan_cache, fold_bn, "
-           "thread_arbiter, max_tensor_bytes, "
+           "fuse_qdq, thread_arbiter, max_tensor_bytes, "
            "dim.NAME, shape.NAME, "
            "inject_leak_bytes, inject_leak_step, inject_retention_bytes, inject_retention_cap, "
            "inject_retention_step, inject_crash_at, inject_crash_step, inject_thread_leak, "
@@ -185,6 +186,8 @@ int ref_options_set(ref_options *o, const char *key, const char *v, ref_error *e
         return parse_bool(key, v, &o->mem_pattern, err);
     if (!strcmp(key, "fold_bn"))
         return parse_bool(key, v, &o->fold_bn, err);
+    if (!strcmp(key, "fuse_qdq"))
+        return parse_bool(key, v, &o->fuse_qdq, err);
     if (!strcmp(key, "thread_arbiter"))
         return parse_bool(key, v, &o->thread_arbiter, err);
     if (!strcmp(key, "plan_cache")) {

@@ -133,7 +133,7 @@ static int add_const(ref_compiled *c, int like, const ref_tensor *shape, void *d
 }
 
 /* Keep a buffer until the compiled model is freed. */
-static int keep_extra(ref_compiled *c, void *p, ref_error *err)
+int ref_compile_keep(ref_compiled *c, void *p, ref_error *err)
 {
     if (c->n_extra == c->cap_extra) {
         int cap = c->cap_extra ? 2 * c->cap_extra : 8;
@@ -183,7 +183,7 @@ static int apply(ref_compiled *c, int k, bool gemm, int64_t n_ch, const affine_m
     ref_tensor bshape = {.dtype = REF_DT_FLOAT, .rank = 1, .dims = {n_ch}};
     int wid, bid, rc;
     memcpy(in, e->in, sizeof(int) * (size_t)(e->n_in < 3 ? e->n_in : 3));
-    if ((rc = keep_extra(c, in, err))) {
+    if ((rc = ref_compile_keep(c, in, err))) {
         ref_free(nw);
         ref_free(nb);
         return rc;

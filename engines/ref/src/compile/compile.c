@@ -107,6 +107,7 @@ static int compile_graph(ref_compiled *c, ref_error *err)
     /* The first plan gives pre-packing its shapes; the second sizes scratch for what was packed. */
     if ((rc = ref_fold_constants(c, err)) || (rc = ref_readers_build(c, err)) ||
         (c->opts.fold_bn && (rc = ref_fold_affine(c, err))) ||
+        (c->opts.fuse_qdq && (rc = ref_fuse_qdq(c, err))) || /* before fuse_act: a Relu before a Q is its to drop */
         (c->opts.fold_bn && (rc = ref_fuse_activations(c, err))))
         return rc;
     ref_release_unread_mapped(c); /* weights folded into new ones: their pages need not stay resident */
@@ -171,6 +172,7 @@ int ref_compile_sub(const ref_compiled *parent, int k, const ref_graph *g, ref_c
     o.mem_pattern = parent->opts.mem_pattern;
     o.plan_cache = parent->opts.plan_cache;
     o.fold_bn = parent->opts.fold_bn;
+    o.fuse_qdq = parent->opts.fuse_qdq;
     o.max_tensor_bytes = parent->opts.max_tensor_bytes;
     ref_compiled *c = compiled_alloc(parent->model, g, &o);
     if (!c)

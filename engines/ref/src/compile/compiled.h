@@ -119,6 +119,14 @@ bool ref_exec_is_op(const ref_exec_node *e, const char *op);
 /* The only node reading activation v, or -1 when none or several read it, a subgraph reads it, it is a graph output
  * or not an activation. Needs the reader index (ref_readers_build). */
 int ref_only_consumer(const ref_compiled *c, int v);
+/* affine.c: keep buffer p (an input id array a rewrite made) until the compiled model is freed; on failure p is
+ * freed and REF_E_NOMEM returned. */
+int ref_compile_keep(ref_compiled *c, void *p, ref_error *err);
+/* fuse_qdq.c: MatMul(DequantizeLinear(8-bit activation), DequantizeLinear(8-bit constant weights)) becomes
+ * com.microsoft MatMulIntegerToFloat on the 8-bit values (integer GEMM); Conv of the same (int32 bias at the product
+ * scale) read only by a QuantizeLinear (maybe through a redundant Relu) becomes QLinearConv writing its output; the
+ * dequantized copies go when unread. Runs before ref_fuse_activations. */
+int ref_fuse_qdq(ref_compiled *c, ref_error *err);
 /* fuse_act.c: a Relu or Clip (constant bounds) that alone reads a float Conv's output is fused into the Conv, which
  * then clamps as it writes (ref_exec_node.act), and elided. */
 int ref_fuse_activations(ref_compiled *c, ref_error *err);

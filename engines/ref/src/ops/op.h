@@ -125,6 +125,21 @@ extern const ref_op ref_ops_training[]; /* domain ai.onnx.preview.training */
 extern const ref_op ref_ops_quant_ms[];
 extern const ref_op ref_ops_quant_ms_gemm[];
 extern const ref_op ref_ops_quant_ms_pool[];
+/* The GELU family (gelu.c): ONNX Gelu in the default domain; Gelu, FastGelu, BiasGelu, QuickGelu in com.microsoft. */
+extern const ref_op ref_ops_gelu[];
+extern const ref_op ref_ops_gelu_ms[];
+/* norm_skip.c: SimplifiedLayerNormalization and RMSNormalization (default domain); com.microsoft SkipLayerNormalization
+ * and SkipSimplifiedLayerNormalization. */
+extern const ref_op ref_ops_norm_rms[];
+extern const ref_op ref_ops_norm_ms[];
+/* attention_ms.c: com.microsoft Attention (no past state). */
+extern const ref_op ref_ops_attention_ms[];
+/* embed_ms.c: com.microsoft EmbedLayerNormalization. */
+extern const ref_op ref_ops_embed_ms[];
+/* fused_ms.c: com.microsoft FusedConv, FusedGemm, FusedMatMul. */
+extern const ref_op ref_ops_fused_ms[];
+/* matmul_nbits_ms.c: com.microsoft MatMulNBits (4- and 8-bit blockwise weights). */
+extern const ref_op ref_ops_matmul_nbits_ms[];
 
 /* Helpers for infer functions. */
 

@@ -60,12 +60,29 @@ ref_dequant_8_f32(const uint8_t *x, int64_t n, bool s8, int zp, float scale, flo
             y[i] = (float)(x[i] - zp) * scale;
 }
 
-void ref_requant_i32_8(const int32_t *acc, int64_t n, int64_t bias, double mult, double yz, bool s8, uint8_t *y)
+/* One loop per output type, so the avx512f and avx2 clones vectorize the rounding (vrndscalepd, vroundpd) and the
+ * clamps (the default clone called rint per value: 84% of a QDQ conv net's time); no FMA contraction, so every clone
+ * gives the same bits. */
+__attribute__((target_clones("avx512f", "avx2", "default"),
+               optimize("tree-vectorize", "fp-contract=off", "no-trapping-math"))) void
+ref_requant_i32_8(const int32_t *acc, int64_t n, int64_t bias, double mult, double yz, bool s8, uint8_t *y)
 {
-    double lo = s8 ? -128 : 0, hi = s8 ? 127 : 255;
-    for (int64_t i = 0; i < n; i++) {
-        double r = rint((double)(acc[i] + bias) * mult + yz);
-        r = r < lo ? lo : r > hi ? hi : r;
-        y[i] = s8 ? (uint8_t)(int8_t)r : (uint8_t)r;
+    const double b = (double)bias; /* acc + bias is exact in double either way; int32 -> double converts 4 at once */
+    if (s8) {
+        int8_t *ys = (int8_t *)y;
+        for (int64_t i = 0; i < n; i++) {
+            double r = rint(((double)acc[i] + b) * mult + yz);
+            r = r < -128.0 ? -128.0 : r;
+            r = r > 127.0 ? 127.0 : r;
+            ys[i] = (int8_t)(int32_t)r;
+        }
+    } else {
+        for (int64_t i = 0; i < n; i++) {
+            double r = rint(((double)acc[i] + b) * mult + yz);
+            r = r < 0.0 ? 0.0 : r;
+            r = r > 255.0 ? 255.0 : r;
+            y[i] = (uint8_t)(int32_t)r;
+        }
     }
 }
+

@@ -1,6 +1,6 @@
 /* quant_ms_gemm.c: ONNX Runtime's quantized matrix products in domain com.microsoft: QGemm (A, a_scale, a_zp, B,
  * b_scale, b_zp, C, y_scale, y_zp; transA, transB, alpha), MatMulIntegerToFloat (A, B, a_scale, b_scale, a_zp, b_zp,
- * bias) and DynamicQuantizeMatMul (float A quantized to uint8 from its range, B, b_scale, b_zp, bias). Sums are exact
+ * bias; its kernel is quant.c's integer GEMM) and DynamicQuantizeMatMul (float A quantized to uint8 from its range, B, b_scale, b_zp, bias). Sums are exact
  * (int64) and scaled in float32 as MLAS does, b's scale and zero point per tensor or per column. It must never read
  * a per-column parameter past N, nor allocate while running: B less its zero points and each thread's accumulator
  * row live in planned scratch. */
@@ -134,7 +134,6 @@ static int qgemm_prepare(ref_op_ctx *c, void **state)
     return mm_prepare(c, 3, 5, ref_attr_int_or(c->node, "transB", 0) != 0, state);
 }
 
-static int mmif_prepare(ref_op_ctx *c, void **state) { return mm_prepare(c, 1, 5, false, state); }
 
 static int dqmm_prepare(ref_op_ctx *c, void **state) { return mm_prepare(c, 1, 3, false, state); }
 
@@ -336,7 +335,6 @@ static size_t mmf_scratch(const ref_op_ctx *c, int bi, bool quantize_a)
     return mm_scratch(K, N, quantize_a ? ref_tensor_numel(a) : 0, c->n_threads);
 }
 
-static size_t mmif_scratch(const ref_op_ctx *c) { return mmf_scratch(c, 1, false); }
 
 static size_t dqmm_scratch(const ref_op_ctx *c) { return mmf_scratch(c, 1, true); }
 
@@ -372,20 +370,6 @@ static void mmf_batches(ref_op_ctx *c, const ref_tensor *a, const void *adata, i
     }
 }
 
-static int mmif_run(ref_op_ctx *c)
-{
-    const ref_tensor *a = c->in[0], *b = c->in[1];
-    int64_t K = b->dims[b->rank - 2], N = b->dims[b->rank - 1];
-    if (c->scratch_bytes < mm_scratch(K, N, 0, c->n_threads))
-        return ref_fail(c->err, REF_E_STATE, "scratch too small");
-    mm_job j = {0};
-    float *col;
-    int16_t *bq;
-    mm_carve(c->scratch, K, N, c->n_threads, &j, &col, &bq, NULL);
-    mmf_batches(c, a, a->data, a->dtype, ref_qms_zp(c, 4), ref_qms_scale(c, 2), 1, 3, 5, 6, &j, col, bq);
-    return REF_OK;
-}
-
 /* A quantized to uint8 as ORT's dynamic quantization does: the range widened to hold 0, scale (max - min) / 255
  * (1 when the range is empty), zero point round(-min / scale) saturated; each value rint(a / scale) + zp saturated. */
 static int dqmm_run(ref_op_ctx *c)
@@ -416,8 +400,9 @@ static int dqmm_run(ref_op_ctx *c)
 const ref_op ref_ops_quant_ms_gemm[] = {
     {.name = "QGemm", .infer = qgemm_infer, .run = qgemm_run, .scratch_bytes = qgemm_scratch,
      .prepare = qgemm_prepare, .state_free = mm_state_free, .state_bytes = mm_state_bytes},
-    {.name = "MatMulIntegerToFloat", .infer = mmif_infer, .run = mmif_run, .scratch_bytes = mmif_scratch,
-     .prepare = mmif_prepare, .state_free = mm_state_free, .state_bytes = mm_state_bytes},
+    {.name = "MatMulIntegerToFloat", .infer = mmif_infer, .run = ref_quant_mmif_run,
+     .scratch_bytes = ref_quant_mmif_scratch, .prepare = ref_quant_mmif_prepare, .state_free = ref_quant_mm_state_free,
+     .state_bytes = ref_quant_mm_state_bytes},
     {.name = "DynamicQuantizeMatMul", .infer = dqmm_infer, .run = dqmm_run, .scratch_bytes = dqmm_scratch,
      .prepare = dqmm_prepare, .state_free = mm_state_free, .state_bytes = mm_state_bytes},
     {.name = NULL},

@@ -13,7 +13,7 @@ static const ref_op *const families[] = {
     ref_ops_loop,        ref_ops_scan,  ref_ops_signal,     ref_ops_misc,
     ref_ops_quant,       ref_ops_einsum, ref_ops_select,     ref_ops_sample,
     ref_ops_tfidf,       ref_ops_sequence, ref_ops_sequence_map, ref_ops_string,
-    ref_ops_rnn,
+    ref_ops_rnn,         ref_ops_gelu,   ref_ops_norm_rms,
 };
 
 const ref_op *ref_op_find(const char *domain, const char *op_type)
@@ -25,7 +25,9 @@ const ref_op *ref_op_find(const char *domain, const char *op_type)
         return NULL;
     }
     if (domain && !strcmp(domain, "com.microsoft")) {
-        static const ref_op *const ms[] = {ref_ops_quant_ms, ref_ops_quant_ms_gemm, ref_ops_quant_ms_pool};
+        static const ref_op *const ms[] = {ref_ops_quant_ms, ref_ops_quant_ms_gemm, ref_ops_quant_ms_pool,
+                                           ref_ops_gelu_ms,  ref_ops_norm_ms,       ref_ops_attention_ms,
+                                           ref_ops_embed_ms, ref_ops_fused_ms,      ref_ops_matmul_nbits_ms};
         for (size_t f = 0; f < sizeof ms / sizeof ms[0]; f++)
             for (const ref_op *op = ms[f]; op->name; op++)
                 if (!strcmp(op->name, op_type))
