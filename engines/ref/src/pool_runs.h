@@ -1,5 +1,6 @@
 /* pool_runs.h: the run-level arbiter: for each kind of inference it times runs with the workers and runs on the
- * caller alone, and picks the faster, probing the other now and then. It must never allocate after creation. */
+ * caller alone, and picks the faster (the workers only when clearly so), probing the other now and then. It must
+ * never allocate after creation. */
 #ifndef REF_POOL_RUNS_H
 #define REF_POOL_RUNS_H
 

@@ -75,6 +75,21 @@ static void test_decides_early_when_clear(void)
         m[i] = run(&s, 5, 10500000, 10000000); /* 5% apart */
     CHECK(m[3] == REF_RUN_WORKERS && m[4] == REF_RUN_SOLO);
     ref_runs_free(s.r);
+    /* workers 5% faster: not enough to leave the caller alone (a noisy median could as well be 5% slower) */
+    sim g = {0};
+    CHECK(ref_runs_new(&g.r, &err) == REF_OK);
+    for (int i = 0; i < 6; i++)
+        run(&g, 6, 9500000, 10000000);
+    reset_counts(&g);
+    for (int i = 0; i < 40; i++)
+        run(&g, 6, 9500000, 10000000);
+    CHECK(g.runs[REF_RUN_SOLO] >= 36);
+    /* 15% faster: the workers */
+    reset_counts(&g);
+    for (int i = 0; i < 40; i++)
+        run(&g, 7, 8500000, 10000000);
+    CHECK(g.runs[REF_RUN_WORKERS] >= 30);
+    ref_runs_free(g.r);
 }
 
 static void test_follows_the_machine(void)
