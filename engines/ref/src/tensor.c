@@ -227,6 +227,18 @@ void ref_broadcast_strides(const ref_tensor *in, const ref_tensor *out, int64_t 
     }
 }
 
+void ref_broadcast_offsets2(const int64_t *dims, int rank, const int64_t *sa, const int64_t *sb, int64_t t,
+                            int64_t *oa, int64_t *ob)
+{
+    *oa = *ob = 0;
+    for (int d = rank - 1; d >= 0; d--) {
+        int64_t q = t % dims[d];
+        t /= dims[d];
+        *oa += q * sa[d];
+        *ob += q * sb[d];
+    }
+}
+
 int ref_norm_axis(int64_t axis, int rank)
 {
     if (axis < -rank || axis >= rank)

@@ -20,6 +20,11 @@ int ref_broadcast_shape(int n, const ref_tensor *const *in, ref_tensor *out, ref
  * dims. strides has out->rank entries. */
 void ref_broadcast_strides(const ref_tensor *in, const ref_tensor *out, int64_t *strides);
 
+/* Where flat index t of out (rank dims) falls in two inputs broadcast into it with strides sa and sb (from
+ * ref_broadcast_strides): a batched matrix product's a and b matrices for output matrix t. */
+void ref_broadcast_offsets2(const int64_t *dims, int rank, const int64_t *sa, const int64_t *sb, int64_t t,
+                            int64_t *oa, int64_t *ob);
+
 /* Row-major contiguous strides of t (in elements). */
 void ref_contiguous_strides(const ref_tensor *t, int64_t *strides);
 

@@ -170,6 +170,26 @@ done:
     return rc;
 }
 
+/* A request on c, its input 0 set to in, one infer: the first failing call's status. *r is the caller's to read and
+ * free (NULL when it was not made). */
+static inline int oh_request_infer(ref_compiled *c, const ref_tensor *in, ref_request **r, ref_error *err)
+{
+    int rc = ref_request_new(c, r, err);
+    if (!rc)
+        rc = ref_request_set_input(*r, 0, in, err);
+    if (!rc)
+        rc = ref_infer(*r, err);
+    return rc;
+}
+
+/* Compile m with o (NULL: defaults), then oh_request_infer: *c and *r are the caller's to read and free. */
+static inline int oh_compile_infer(ref_model *m, const ref_options *o, const ref_tensor *in, ref_compiled **c,
+                                   ref_request **r, ref_error *err)
+{
+    int rc = ref_compile(m, o, c, err);
+    return rc ? rc : oh_request_infer(*c, in, r, err);
+}
+
 static inline void oh_free_outputs(int n_out, ref_tensor *out)
 {
     for (int i = 0; i < n_out; i++) {

@@ -114,13 +114,7 @@ static int run(ref_model *m, int fold, float *y, float *w, float *v, float *u, i
         x[i] = rnd(&seed);
     int64_t xd[] = {1, 3, 6, 6};
     ref_tensor t = oh_tensor(REF_DT_FLOAT, 4, xd, x), out;
-    int rc = ref_compile(m, &o, &c, &err);
-    if (!rc)
-        rc = ref_request_new(c, &r, &err);
-    if (!rc)
-        rc = ref_request_set_input(r, 0, &t, &err);
-    if (!rc)
-        rc = ref_infer(r, &err);
+    int rc = oh_compile_infer(m, &o, &t, &c, &r, &err);
     if (!rc && !(rc = ref_request_output(r, 0, &out, &err)))
         memcpy(y, out.data, sizeof(float) * 5);
     if (!rc && !(rc = ref_request_output(r, 1, &out, &err)))

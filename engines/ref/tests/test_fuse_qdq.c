@@ -62,13 +62,7 @@ static int run(ref_model *m, int fuse, float *y, float *y2, int *elided, int *fr
     ref_request *r = NULL;
     int64_t xd[] = {M, K};
     ref_tensor t = oh_tensor(REF_DT_FLOAT, 2, xd, (void *)x), out;
-    int rc = ref_compile(m, &o, &c, &err);
-    if (!rc)
-        rc = ref_request_new(c, &r, &err);
-    if (!rc)
-        rc = ref_request_set_input(r, 0, &t, &err);
-    if (!rc)
-        rc = ref_infer(r, &err);
+    int rc = oh_compile_infer(m, &o, &t, &c, &r, &err);
     if (!rc && !(rc = ref_request_output(r, 0, &out, &err)))
         memcpy(y, out.data, sizeof(float) * M * N);
     if (!rc && !(rc = ref_request_output(r, 1, &out, &err)))
@@ -188,13 +182,7 @@ static int run_conv(ref_model *m, int fuse, float *y, int *elided)
     ref_compiled *c = NULL;
     ref_request *r = NULL;
     ref_tensor t = oh_tensor(REF_DT_FLOAT, 4, (int64_t[]){1, 2, 2, 2}, (void *)cx), out;
-    int rc = ref_compile(m, &o, &c, &err);
-    if (!rc)
-        rc = ref_request_new(c, &r, &err);
-    if (!rc)
-        rc = ref_request_set_input(r, 0, &t, &err);
-    if (!rc)
-        rc = ref_infer(r, &err);
+    int rc = oh_compile_infer(m, &o, &t, &c, &r, &err);
     if (!rc && !(rc = ref_request_output(r, 0, &out, &err)))
         memcpy(y, out.data, sizeof(float) * 12);
     if (!rc) {

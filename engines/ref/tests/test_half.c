@@ -363,11 +363,7 @@ static int run_cast(ref_model *m, float *y, bool half, int64_t *peak, size_t *pa
     if (!rc && half)
         check_cast_compiled(c);
     if (!rc)
-        rc = ref_request_new(c, &r, &err);
-    if (!rc)
-        rc = ref_request_set_input(r, 0, &t, &err);
-    if (!rc)
-        rc = ref_infer(r, &err);
+        rc = oh_request_infer(c, &t, &r, &err);
     if (!rc && !(rc = ref_request_output(r, 0, &out, &err))) {
         CHECK(out.dtype == REF_DT_FLOAT && ref_tensor_numel(&out) == CAST_N);
         memcpy(y, out.data, sizeof(float) * CAST_N);
@@ -460,11 +456,7 @@ static int run_odd(ref_model *m, const char *wc, const char *wt, uint16_t *yh)
         CHECK(C && T && !C->t.data && !C->owned && !T->t.data && !T->owned && ref_compiled_packed_bytes(c) > 0);
     }
     if (!rc)
-        rc = ref_request_new(c, &r, &err);
-    if (!rc)
-        rc = ref_request_set_input(r, 0, &t, &err);
-    if (!rc)
-        rc = ref_infer(r, &err);
+        rc = oh_request_infer(c, &t, &r, &err);
     if (!rc && !(rc = ref_request_output(r, 0, &out, &err))) {
         CHECK(out.dtype == REF_DT_FLOAT16 && ref_tensor_numel(&out) == ODD_N);
         memcpy(yh, out.data, sizeof(uint16_t) * ODD_N);

@@ -352,15 +352,9 @@ static void test_oom_loop(void)
         ref_compiled *c = NULL;
         ref_request *r = NULL;
         ref_error err = {0};
-        ref_alloc_fail_after(k, 0);
-        int rc = built ? ref_compile(m, NULL, &c, &err) : REF_E_NOMEM;
-        if (!rc)
-            rc = ref_request_new(c, &r, &err);
         ref_tensor t = oh_tensor(REF_DT_UINT8, 2, ad, ga);
-        if (!rc)
-            rc = ref_request_set_input(r, 0, &t, &err);
-        if (!rc)
-            rc = ref_infer(r, &err);
+        ref_alloc_fail_after(k, 0);
+        int rc = built ? oh_compile_infer(m, NULL, &t, &c, &r, &err) : REF_E_NOMEM;
         ref_alloc_fail_after(-1, 0);
         if (rc) {
             failures++;

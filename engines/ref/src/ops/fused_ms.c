@@ -209,12 +209,8 @@ static int fmm_run(ref_op_ctx *c)
     float alpha = ref_attr_float_or(c->node, "alpha", 1.0f);
     int64_t batches = ref_dims_prod(g.dims, 0, g.rank);
     for (int64_t t = 0; t < batches; t++) {
-        int64_t oa = 0, ob = 0, rest = t;
-        for (int d = g.rank - 1; d >= 0; d--) {
-            int64_t q = rest % g.dims[d];
-            rest /= g.dims[d];
-            oa += q * g.sa[d], ob += q * g.sb[d];
-        }
+        int64_t oa, ob;
+        ref_broadcast_offsets2(g.dims, g.rank, g.sa, g.sb, t, &oa, &ob);
         ref_sgemm_operand A = {.data = (const float *)c->in[0]->data + oa * g.M * g.K, .ld = g.ta ? g.M : g.K,
                                .trans = g.ta};
         ref_sgemm_operand B = {.data = (const float *)c->in[1]->data + ob * g.K * g.N, .ld = g.tb ? g.K : g.N,

@@ -360,13 +360,8 @@ static int mm_each(ref_op_ctx *c, const ref_tensor *a, const ref_tensor *b, cons
     ref_broadcast_strides(&bb, &yb, sb);
     int64_t batches = ref_dims_prod(yb.dims, 0, yb.rank);
     for (int64_t t = 0; t < batches; t++) {
-        int64_t oa = 0, ob = 0, rest = t;
-        for (int d = yb.rank - 1; d >= 0; d--) {
-            int64_t q = rest % yb.dims[d];
-            rest /= yb.dims[d];
-            oa += q * sa[d];
-            ob += q * sb[d];
-        }
+        int64_t oa, ob;
+        ref_broadcast_offsets2(yb.dims, yb.rank, sa, sb, t, &oa, &ob);
         const qmm_state *st = c->state;
         int32_t *out = f ? acc : (int32_t *)y->data + t * M * N;
         if (st && st->b8) {

@@ -354,13 +354,8 @@ static void mmf_batches(ref_op_ctx *c, const ref_tensor *a, const void *adata, i
     ref_broadcast_strides(&ab, &yb, sa);
     ref_broadcast_strides(&bb, &yb, sb);
     for (int64_t t = 0; t < batches; t++) {
-        int64_t oa = 0, ob = 0, rest = t;
-        for (int d = yb.rank - 1; d >= 0; d--) {
-            int64_t q = rest % yb.dims[d];
-            rest /= yb.dims[d];
-            oa += q * sa[d];
-            ob += q * sb[d];
-        }
+        int64_t oa, ob;
+        ref_broadcast_offsets2(yb.dims, yb.rank, sa, sb, t, &oa, &ob);
         j->M = M, j->N = N, j->K = K;
         j->a = (const char *)adata + oa * M * K, j->adt = adt, j->az = az, j->a_sm = K, j->a_sk = 1;
         j->b = (const char *)b->data + ob * K * N, j->bdt = b->dtype, j->b_sk = N, j->b_sn = 1;
