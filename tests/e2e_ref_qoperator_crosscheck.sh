@@ -8,11 +8,7 @@
 source "$(dirname "$0")/lib.sh"
 build="${MLK_BUILD_DIR:?MLK_BUILD_DIR must point at the build tree}"
 xc="$build/tests/ort_crosscheck"
-if [ ! -f "$build/lib/engine_ort.so" ] || [ ! -x "$xc" ]; then
-  echo "SKIP: engine_ort.so is not built: ONNX Runtime was not fetched (run engines/ort/fetch.sh, then cmake again)"
-  exit 77
-fi
-/usr/bin/python3 -c 'import onnx' 2>/dev/null || { echo "SKIP: Debian's python3-onnx is missing"; exit 77; }
+need_ort_crosscheck "$build"
 
 m="$work/models"
 /usr/bin/python3 "$src/tests/qoperator_models.py" "$m"

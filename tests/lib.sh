@@ -21,3 +21,12 @@ eq() { [ "$1" = "$2" ] || { echo "  got '$1', expected '$2'"; return 1; }; }
 q() { sqlite3 -batch -noheader "$db" "$1"; }
 finish() { echo "$passed passed, $failed failed"; [ "$failed" -eq 0 ]; }
 need_sqlite() { command -v sqlite3 >/dev/null || { echo "SKIP: sqlite3 CLI missing (Debian package sqlite3)"; exit 77; }; }
+# ref against ORT on models written by a Python script: build tree $1 holds engine_ort.so and ort_crosscheck, and
+# Debian's python3-onnx is there; else SKIP.
+need_ort_crosscheck() {
+  if [ ! -f "$1/lib/engine_ort.so" ] || [ ! -x "$1/tests/ort_crosscheck" ]; then
+    echo "SKIP: engine_ort.so is not built: ONNX Runtime was not fetched (run engines/ort/fetch.sh, then cmake again)"
+    exit 77
+  fi
+  /usr/bin/python3 -c 'import onnx' 2>/dev/null || { echo "SKIP: Debian's python3-onnx is missing"; exit 77; }
+}
